@@ -1,0 +1,1 @@
+"""Environments. Importing this package registers the built-in ones."""

@@ -1,0 +1,199 @@
+"""The GUIEnv and task contracts shared by every environment (mobile, web, ...).
+
+Gymnasium conventions: ``reset(seed=, options=) -> (obs, info)`` and
+``step(action) -> (obs, reward, terminated, truncated, info)``; the env owns its RNG.
+The *task* (instruction, seeded setup, verifier, step limit) is separate from the
+*environment* (GUI mechanics, observation, action execution): a :class:`TaskSpec` names a
+task instance, the env resolves it.
+
+Episode semantics every env follows:
+* ``reward`` is 1.0 on the step where the episode ends in success, else 0.0;
+* ``terminated`` is True when the task's verifier is satisfied, or when the agent issues
+  ``done(...)`` (success then depends on the verifier, e.g. the answer's correctness);
+* ``truncated`` is True when ``max_steps`` actions were taken without termination;
+* ``info["success"]`` (bool) is always present after a terminal step.
+
+Snapshots are a separate protocol (:mod:`adaroll.snapshots.base`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from adaroll.actions import Action
+from adaroll.registry import Registry
+
+ELEMENT_FLAGS = ("enabled", "clickable", "checked", "selected", "focused", "editable",
+                 "scrollable")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class UIElement:
+    """One visible UI element. ``bounds`` = (left, top, right, bottom) normalised to [0, 1]."""
+
+    id: int
+    role: str
+    text: str
+    bounds: tuple[float, float, float, float]
+    flags: frozenset[str] = frozenset()
+
+    @property
+    def center(self) -> tuple[float, float]:
+        left, top, right, bottom = self.bounds
+        return ((left + right) / 2, (top + bottom) / 2)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "role": self.role, "text": self.text,
+                "bounds": list(self.bounds), "flags": sorted(self.flags)}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> UIElement:
+        return cls(int(d["id"]), str(d["role"]), str(d["text"]),
+                   tuple(float(v) for v in d["bounds"]), frozenset(d.get("flags", ())))  # type: ignore[arg-type]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a policy sees. ``screenshot`` (H x W x 3 uint8) is present only when requested."""
+
+    elements: tuple[UIElement, ...]
+    screen_size: tuple[int, int]
+    screenshot: Any = field(default=None, compare=False, repr=False)
+
+    def element_tree_hash(self) -> str:
+        """A stable hash of the element list, used to verify restores and deduplicate states."""
+        payload = json.dumps([e.to_dict() for e in self.elements], sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"elements": [e.to_dict() for e in self.elements],
+                "screen_size": list(self.screen_size)}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Observation:
+        elements = tuple(UIElement.from_dict(e) for e in d["elements"])
+        return cls(elements, tuple(d["screen_size"]))  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        """Element list as text, one line per element (for prompts and the CLI)."""
+        lines = []
+        for e in self.elements:
+            b = ", ".join(f"{v:.3f}" for v in e.bounds)
+            flags = f" [{' '.join(sorted(e.flags))}]" if e.flags else ""
+            lines.append(f"[{e.id}] {e.role} {json.dumps(e.text)} ({b}){flags}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, order=True)
+class TaskSpec:
+    """Names one task instance: environment, template and the seed of its parameters."""
+
+    env: str
+    template: str
+    seed: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.env}:{self.template}#{self.seed}"
+
+    @classmethod
+    def from_id(cls, task_id: str) -> TaskSpec:
+        try:
+            env, rest = task_id.split(":", 1)
+            template, seed = rest.rsplit("#", 1)
+            return cls(env, template, int(seed))
+        except ValueError:
+            raise ValueError(f"bad task id {task_id!r}; expected ENV:TEMPLATE#SEED") from None
+
+
+class GUIEnv(ABC):
+    """A GUI environment holding one live episode."""
+
+    name: str = ""
+
+    @abstractmethod
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Observation, dict[str, Any]]:
+        """Start the episode of ``options["task"]`` (a TaskSpec). ``info["instruction"]`` holds
+        the task text."""
+
+    @abstractmethod
+    def step(self, action: Action) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        """Execute one action. Invalid actions raise ``adaroll.envs.base.InvalidActionError``."""
+
+    @abstractmethod
+    def observe(self) -> Observation:
+        """The current observation without acting."""
+
+    @property
+    @abstractmethod
+    def task(self) -> TaskSpec: ...
+
+    @property
+    @abstractmethod
+    def instruction(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def max_steps(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def steps_taken(self) -> int: ...
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release processes/files the env holds."""
+
+
+class InvalidActionError(ValueError):
+    """An action the environment cannot execute (bad coordinates, unknown app, ...)."""
+
+
+class TaskSuite(ABC):
+    """The tasks of one environment: templates, splits and scripted experts."""
+
+    @abstractmethod
+    def templates(self) -> list[str]: ...
+
+    @abstractmethod
+    def split(self, name: str) -> list[TaskSpec]:
+        """Named split: ``pretrain``, ``train``, ``heldout`` or ``heldout-templates``."""
+
+    @abstractmethod
+    def expert_action(self, env: GUIEnv) -> Action:
+        """The scripted expert's next action, planned from the env's current state."""
+
+
+ENVS: Registry[Any] = Registry("environment")
+"""Environment factories by name: ``ENVS.get("mobile")(**kwargs) -> GUIEnv``."""
+
+SUITES: Registry[Any] = Registry("task suite")
+"""Task suites by env name: ``SUITES.get("mobile")() -> TaskSuite``."""
+
+
+def run_expert(env: GUIEnv, suite: TaskSuite, task: TaskSpec) -> tuple[list[Action], bool]:
+    """Roll out the scripted expert on ``task`` from reset; return its actions and success."""
+    env.reset(options={"task": task})
+    actions: list[Action] = []
+    while True:
+        action = suite.expert_action(env)
+        actions.append(action)
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return actions, bool(info.get("success", False))
+
+
+def replay(env: GUIEnv, task: TaskSpec, prefix: Sequence[Action]) -> Observation:
+    """Reset to ``task`` and re-execute ``prefix``; the generic way to reach a checkpoint."""
+    obs, _ = env.reset(options={"task": task})
+    for action in prefix:
+        obs, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            raise RuntimeError(f"replayed prefix of {task.id} ended the episode early")
+    return obs
