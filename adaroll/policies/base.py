@@ -1,0 +1,89 @@
+"""The Policy protocol every policy implements (small torch net, transformers LM, remote API).
+
+Nothing in training depends on a particular policy: the trainer only calls these methods.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from adaroll.actions import Action
+from adaroll.envs.base import Observation
+from adaroll.registry import Registry
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the policy conditions on at one decision: task text, observation, recent actions."""
+
+    instruction: str
+    observation: Observation
+    history: tuple[Action, ...] = ()
+
+
+@dataclass(frozen=True)
+class SampledAction:
+    """One sampled decision. ``action`` is None when the raw output did not parse (``valid``
+    False): such a sample is kept, earns reward 0 and forms its own disagreement cluster."""
+
+    action: Action | None
+    log_prob: float
+    raw: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.action is not None
+
+
+class Policy(ABC):
+    """A stochastic GUI policy with exact log-probabilities of its samples."""
+
+    @abstractmethod
+    def sample(
+        self, contexts: Sequence[Context], n: int, *, greedy: bool = False
+    ) -> list[list[SampledAction]]:
+        """``n`` samples per context -> list (len B) of lists (len n). No gradients."""
+
+    @abstractmethod
+    def decision_log_probs(
+        self, contexts: Sequence[Context], samples: Sequence[SampledAction]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-token (or per-factor) log-probs of ``samples[i]`` under ``contexts[i]``, with
+        gradients: ``(logp [B, T], mask [B, T])``. Summing over T gives the sample's log-prob."""
+
+    def log_prob(
+        self, contexts: Sequence[Context], samples: Sequence[SampledAction]
+    ) -> torch.Tensor:
+        """Sequence log-probs ``[B]`` (with gradients)."""
+        logp, mask = self.decision_log_probs(contexts, samples)
+        return (logp * mask).sum(dim=-1)
+
+    @abstractmethod
+    def parameters(self) -> Sequence[torch.nn.Parameter]: ...
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+    @abstractmethod
+    def save(self, path: Path) -> None:
+        """Write weights and config (atomically) so that ``load`` restores an equal policy."""
+
+    @classmethod
+    @abstractmethod
+    def load(cls, path: Path) -> Policy: ...
+
+    def train(self, mode: bool = True) -> None:  # noqa: B027 - optional hook
+        """Switch dropout etc.; no-op by default."""
+
+
+POLICIES: Registry[Any] = Registry("policy")
+"""Policy classes by kind: ``small``, ``hf``, ``remote``."""
