@@ -107,8 +107,9 @@ class Action:
         object.__setattr__(self, "kind", kind)
         for name in ("x", "y", "x2", "y2"):
             value = getattr(self, name)
-            if isinstance(value, int) and not isinstance(value, bool):
-                object.__setattr__(self, name, float(value))
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                # ints -> float; -0.0 -> 0.0 so that equal actions have one canonical text
+                object.__setattr__(self, name, float(value) + 0.0)
         used = self._validate()
         set_fields = {n for n in ("x", "y", "x2", "y2", "direction", "text", "key", "app")
                       if getattr(self, n) is not None}  # fmt: skip
@@ -242,7 +243,7 @@ _CALL = re.compile(r"\A\s*([A-Za-z_]+)\s*\((.*)\)\s*\Z", re.DOTALL)
 _TOKEN = re.compile(
     r"""\s*(?:
         (?P<string>"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")
-      | (?P<number>[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
+      | (?P<number>[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
       | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
     )\s*""",
     re.VERBOSE,

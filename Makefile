@@ -1,0 +1,38 @@
+# AdaRoll's two commands: `make run` (set up + main job) and `make test` (set up + whole suite).
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EXTRAS ?= dev,web
+OUT ?= runs/main
+
+.PHONY: setup system run test lint typecheck clean
+
+setup: $(VENV)/.installed
+
+# CPU torch first from its pinned release, so the package's torch range never pulls a CUDA build.
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check torch==2.13.0
+	$(PY) -m pip install -q --disable-pip-version-check -e ".[$(EXTRAS)]"
+	touch $@
+
+# Debian packages (Chromium) and CRIU in a private prefix; needs root, idempotent.
+system:
+	bash scripts/install_system.sh
+	bash scripts/install_criu.sh
+
+run: setup
+	$(VENV)/bin/adaroll run --out $(OUT)
+
+lint: setup
+	$(VENV)/bin/ruff check adaroll tests benchmarks
+
+typecheck: setup
+	$(VENV)/bin/mypy adaroll/algos adaroll/actions.py adaroll/training/ledger.py adaroll/config.py
+
+test: setup system lint typecheck
+	$(VENV)/bin/python -m pytest -q -ra tests
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

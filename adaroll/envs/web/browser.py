@@ -1,0 +1,593 @@
+"""Launching, reaching and stopping headless Chromium - isolated in its own namespaces.
+
+An isolated browser (the default when running as root, as CI does) follows DESIGN.md section 4:
+
+* ``unshare --mount --propagation private --pid --net --time --fork`` runs
+  :mod:`adaroll.envs.web._nsinit`, which mounts a private tmpfs at ``state_dir`` for all the
+  browser's mutable state (``ud/`` profile, ``tmp/`` TMPDIR, ``home/`` HOME), brings ``lo``
+  up, closes inherited descriptors, points stdio at /dev/null, calls ``setsid`` and ``exec``s
+  Chromium - so Chromium is pid 1 of its pid namespace and :attr:`BrowserProcess.pid` is its
+  host pid (the process a CRIU dump targets);
+* the browser has no route to anything but its own loopback; its DevTools port
+  (:data:`DEVTOOLS_PORT` on 127.0.0.1) exists only inside its network namespace. The
+  controller reaches it with :func:`open_socket_in_netns`: ``setns`` one thread into the
+  namespace, connect, ``setns`` back; the socket keeps its namespace;
+* :meth:`BrowserProcess.kill` SIGKILLs the pid-namespace init (the kernel then kills every
+  other process of the namespace) and reaps it; the namespaces, the tmpfs and every mount in
+  them vanish with it. The host-side directory (an empty mount point) is removed.
+
+Crash safety: every browser is registered with a per-controller *janitor* process
+(:mod:`adaroll.envs.web._janitor`) that SIGKILLs registered processes and removes registered
+directories when the controller exits in any way (even SIGKILL); ``weakref.finalize`` kills
+browsers whose handles are garbage-collected or still alive at interpreter exit.
+
+Without root (a developer laptop) the browser runs un-isolated: a plain child process in its
+own session with a temporary profile and ``--remote-debugging-port=0``.
+
+Reuse by the CRIU backend: a restored branch is adopted with :meth:`BrowserProcess.adopt`
+(call :func:`become_subreaper` before running ``criu restore -d`` so the restored init is
+re-parented to this process and can be reaped), then reached with the same
+:meth:`BrowserProcess.connect`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from adaroll.envs.web.cdp import CDPError, CDPSession
+
+DEVTOOLS_PORT = 9333
+"""DevTools port inside an isolated browser's network namespace (each has its own loopback)."""
+
+CLONE_NEWNET = 0x40000000
+PR_SET_CHILD_SUBREAPER = 36
+_HERE = Path(__file__).resolve().parent
+NSINIT_SCRIPT = _HERE / "_nsinit.py"
+JANITOR_SCRIPT = _HERE / "_janitor.py"
+CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser")
+INSTALL_HINT = "install it with `sudo bash scripts/install_system.sh` (Debian: apt-get install chromium)"
+
+# Flags from DESIGN.md section 4, plus a few that make rendering and timers deterministic.
+CHROMIUM_FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--disable-crash-reporter",
+    "--disable-breakpad",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication",
+    "--password-store=basic",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+    "--force-color-profile=srgb",
+    "--lang=en-US",
+)
+
+
+class BrowserUnavailableError(RuntimeError):
+    """Chromium (or the isolation tools) cannot be found or started."""
+
+
+# -- namespaces and process plumbing ------------------------------------------------------------
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_netns_lock = threading.Lock()
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+@contextlib.contextmanager
+def entered_netns(netns_path: str) -> Iterator[None]:
+    """Run the body with the *calling thread* inside the network namespace ``netns_path``
+    (e.g. ``/proc/PID/ns/net``); sockets created there keep that namespace."""
+    with _netns_lock:
+        own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            target = os.open(netns_path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                _check(_libc.setns(target, CLONE_NEWNET), f"setns({netns_path})")
+            finally:
+                os.close(target)
+            try:
+                yield
+            finally:
+                _check(_libc.setns(own, CLONE_NEWNET), "setns(back)")
+        finally:
+            os.close(own)
+
+
+def open_socket_in_netns(
+    netns_path: str | None, port: int, *, host: str = "127.0.0.1", timeout: float = 5.0
+) -> socket.socket:
+    """A TCP socket connected to ``host:port`` as seen from network namespace ``netns_path``
+    (the current namespace when None)."""
+    if netns_path is None:
+        return socket.create_connection((host, port), timeout=timeout)
+    with entered_netns(netns_path):
+        return socket.create_connection((host, port), timeout=timeout)
+
+
+def become_subreaper() -> None:
+    """Make this process a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``): orphaned
+    descendants - e.g. a tree restored by ``criu restore -d`` - are re-parented here and can be
+    reaped with ``waitpid``. Idempotent."""
+    _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+def proc_starttime(pid: int) -> str | None:
+    """Start time (clock ticks, /proc/PID/stat field 22) of a live, non-zombie process."""
+    try:
+        data = Path(f"/proc/{pid}/stat").read_bytes().decode(errors="replace")
+    except OSError:
+        return None
+    fields = data.rsplit(")", 1)[1].split()
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+def pid_alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    return proc_starttime(pid) is not None
+
+
+def reap(pid: int, timeout: float = 10.0) -> None:
+    """Wait until ``pid`` is gone: ``waitpid`` when it is our child, else poll /proc."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done == pid:
+                return
+        except ChildProcessError:
+            if not pid_alive(pid):
+                return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"process {pid} did not exit within {timeout} s")
+        time.sleep(0.005)
+
+
+class _Janitor:
+    """Client side of :mod:`adaroll.envs.web._janitor` (one per controller process)."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pid_owner = 0
+        self._lock = threading.Lock()
+
+    def _send(self, line: str) -> None:
+        with self._lock:
+            if self._proc is None or self._pid_owner != os.getpid() or self._proc.poll() is not None:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(JANITOR_SCRIPT)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+                self._pid_owner = os.getpid()
+            assert self._proc.stdin is not None
+            try:
+                self._proc.stdin.write(line.encode() + b"\n")
+                self._proc.stdin.flush()
+            except OSError:
+                pass
+
+    def register_pid(self, pid: int) -> None:
+        start = proc_starttime(pid)
+        if start is not None:
+            self._send(f"pid {pid} {start}")
+
+    def unregister_pid(self, pid: int) -> None:
+        self._send(f"unpid {pid}")
+
+    def register_dir(self, path: str) -> None:
+        self._send(f"dir {path}")
+
+    def unregister_dir(self, path: str) -> None:
+        self._send(f"undir {path}")
+
+    def stop(self) -> None:
+        """Close the pipe (the janitor cleans up what is still registered) and reap it."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is not None and self._pid_owner == os.getpid():
+            with contextlib.suppress(OSError):
+                assert proc.stdin is not None
+                proc.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+
+
+JANITOR = _Janitor()
+"""Crash-safety registry: ``register_pid``/``register_dir`` anything that must not outlive
+this process; ``unregister_*`` once cleaned up normally."""
+
+
+def find_chromium(executable: str | None = None) -> str:
+    """The Chromium binary to run (``$ADAROLL_CHROMIUM`` or Debian's), or a clear error."""
+    candidates = [executable] if executable else []
+    if os.environ.get("ADAROLL_CHROMIUM"):
+        candidates.insert(0, os.environ["ADAROLL_CHROMIUM"])
+    candidates += list(CHROMIUM_CANDIDATES)
+    for cand in candidates:
+        assert cand is not None
+        path = cand if os.path.isabs(cand) else shutil.which(cand)
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    raise BrowserUnavailableError(f"Chromium not found (tried {', '.join(candidates)}); {INSTALL_HINT}")
+
+
+def isolation_available() -> bool:
+    """Namespaced launches need root (CAP_SYS_ADMIN) and util-linux ``unshare``."""
+    return os.geteuid() == 0 and shutil.which("unshare") is not None
+
+
+def chromium_command(
+    executable: str,
+    *,
+    user_data_dir: str,
+    port: int,
+    window_size: tuple[int, int] = (800, 600),
+    extra_args: tuple[str, ...] = (),
+    url: str = "about:blank",
+) -> list[str]:
+    """The Chromium command line (DESIGN.md section 4 flags)."""
+    return [
+        executable,
+        *CHROMIUM_FLAGS,
+        f"--window-size={window_size[0]},{window_size[1]}",
+        f"--user-data-dir={user_data_dir}",
+        "--remote-debugging-address=127.0.0.1",
+        f"--remote-debugging-port={port}",
+        *extra_args,
+        url,
+    ]
+
+
+@dataclass(frozen=True)
+class BrowserConfig:
+    """How to launch a browser."""
+
+    executable: str | None = None
+    """Chromium binary; None finds Debian's (``/usr/lib/chromium/chromium``) or ``$ADAROLL_CHROMIUM``."""
+    isolate: bool | None = None
+    """Run in private pid/mount/net/time namespaces; None = whenever possible (root)."""
+    window_size: tuple[int, int] = (800, 600)
+    """Browser window (= viewport) size in CSS pixels."""
+    tmpfs_size_mb: int = 512
+    """Size limit of the private tmpfs holding the profile and TMPDIR (isolated mode)."""
+    startup_timeout: float = 30.0
+    """Seconds to wait for the DevTools endpoint to answer."""
+    extra_args: tuple[str, ...] = ()
+    """Additional Chromium flags."""
+    base_dir: str | None = None
+    """Parent of the per-browser host directory (default: the system temp dir)."""
+
+
+@dataclass
+class _Resources:
+    """What a :class:`BrowserProcess` must release; kept apart so finalizers need no ``self``."""
+
+    pid: int
+    popen: subprocess.Popen[bytes] | None
+    owned_dirs: list[str] = field(default_factory=list)
+    process_group: bool = False
+    killed: bool = False
+
+    def release(self) -> None:
+        if self.killed:
+            return
+        self.killed = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if self.process_group:  # un-isolated: the browser leads its own process group
+                os.killpg(self.pid, signal.SIGKILL)
+            else:  # isolated: killing the pid-namespace init kills the whole namespace
+                os.kill(self.pid, signal.SIGKILL)
+        try:
+            if self.popen is not None:
+                self.popen.wait(timeout=10)  # unshare exits once its child (the init) is dead
+                reap(self.pid, timeout=10)
+            else:
+                reap(self.pid, timeout=10)
+        except (TimeoutError, subprocess.TimeoutExpired):
+            pass  # the janitor keeps it registered and kills it at exit
+        else:
+            JANITOR.unregister_pid(self.pid)
+        for path in self.owned_dirs:
+            shutil.rmtree(path, ignore_errors=True)
+            JANITOR.unregister_dir(path)
+
+
+class BrowserProcess:
+    """A running (headless) Chromium and how to reach its DevTools endpoint.
+
+    Attributes used by snapshot backends:
+
+    * ``pid``: host pid of the browser's main process - the init of its pid namespace when
+      ``isolated``;
+    * ``state_dir``: absolute path of the browser's mutable state (``ud/`` profile, ``tmp/``
+      TMPDIR, ``home/``); when isolated it is a tmpfs visible only inside the browser's mount
+      namespace (on the host it is an empty directory, the mount point);
+    * ``port``: DevTools port on 127.0.0.1 inside ``net_ns_path`` (host loopback when not
+      isolated);
+    * ``net_ns_path`` / ``mnt_ns_path``: ``/proc/PID/ns/net`` and ``/proc/PID/ns/mnt``
+      (None when not isolated).
+    """
+
+    def __init__(
+        self,
+        pid: int,
+        *,
+        port: int,
+        state_dir: str,
+        isolated: bool,
+        popen: subprocess.Popen[bytes] | None = None,
+        owned_dirs: tuple[str, ...] = (),
+    ) -> None:
+        self.pid = pid
+        self.port = port
+        self.state_dir = state_dir
+        self.isolated = isolated
+        self._res = _Resources(pid, popen, list(owned_dirs), process_group=not isolated)
+        self._finalizer = weakref.finalize(self, _Resources.release, self._res)
+        JANITOR.register_pid(pid)
+        for path in owned_dirs:
+            JANITOR.register_dir(path)
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def launch(cls, config: BrowserConfig | None = None) -> BrowserProcess:
+        """Start a browser on ``about:blank`` and wait until its DevTools endpoint answers."""
+        config = config or BrowserConfig()
+        executable = find_chromium(config.executable)
+        isolate = isolation_available() if config.isolate is None else config.isolate
+        if isolate and not isolation_available():
+            raise BrowserUnavailableError("isolated browsers need root and util-linux `unshare`")
+        host_dir = tempfile.mkdtemp(prefix="adaroll-browser-", dir=config.base_dir)
+        try:
+            if isolate:
+                browser = cls._launch_isolated(executable, config, host_dir)
+            else:
+                browser = cls._launch_plain(executable, config, host_dir)
+        except BaseException:
+            shutil.rmtree(host_dir, ignore_errors=True)
+            raise
+        try:
+            browser.wait_ready(config.startup_timeout)
+        except BaseException:
+            browser.kill()
+            raise
+        return browser
+
+    @classmethod
+    def _launch_isolated(cls, executable: str, config: BrowserConfig, host_dir: str) -> BrowserProcess:
+        state_dir = os.path.join(host_dir, "state")
+        os.mkdir(state_dir, 0o700)
+        chrome = chromium_command(
+            executable,
+            user_data_dir=f"{state_dir}/ud",
+            port=DEVTOOLS_PORT,
+            window_size=config.window_size,
+            extra_args=config.extra_args,
+        )
+        read_fd, write_fd = os.pipe()
+        cmd = [
+            shutil.which("unshare") or "unshare",
+            "--mount", "--propagation", "private", "--pid", "--net", "--time", "--fork", "--",
+            sys.executable, "-I", "-S", str(NSINIT_SCRIPT),
+            str(write_fd), state_dir, str(config.tmpfs_size_mb), "--", *chrome,
+        ]  # fmt: skip
+        try:
+            popen = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=(write_fd,),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            os.close(read_fd)
+            raise BrowserUnavailableError(f"cannot run unshare: {exc}") from exc
+        finally:
+            os.close(write_fd)
+        try:
+            report = _read_until_eof(read_fd, config.startup_timeout)
+        finally:
+            os.close(read_fd)
+        if not report.startswith("ok "):
+            err = b""
+            with contextlib.suppress(Exception):
+                popen.kill()
+                _, err = popen.communicate(timeout=5)
+            raise BrowserUnavailableError(
+                f"isolated browser launch failed: {report.strip() or 'no report'}; "
+                f"{err.decode(errors='replace').strip()}"
+            )
+        assert popen.stderr is not None
+        popen.stderr.close()
+        pid = int(report.split()[1])
+        return cls(pid, port=DEVTOOLS_PORT, state_dir=state_dir, isolated=True, popen=popen,
+                   owned_dirs=(host_dir,))  # fmt: skip
+
+    @classmethod
+    def _launch_plain(cls, executable: str, config: BrowserConfig, host_dir: str) -> BrowserProcess:
+        state_dir = os.path.join(host_dir, "state")
+        for sub in ("ud", "tmp", "home"):
+            os.makedirs(os.path.join(state_dir, sub), mode=0o700)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": f"{state_dir}/home",
+               "TMPDIR": f"{state_dir}/tmp", "LANG": "C.UTF-8", "TZ": "UTC"}  # fmt: skip
+        cmd = chromium_command(executable, user_data_dir=f"{state_dir}/ud", port=0,
+                               window_size=config.window_size, extra_args=config.extra_args)  # fmt: skip
+        popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, env=env, start_new_session=True)  # fmt: skip
+        port_file = Path(state_dir, "ud", "DevToolsActivePort")
+        deadline = time.monotonic() + config.startup_timeout
+        while True:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                port = int(port_file.read_text().split()[0])
+                break
+            if popen.poll() is not None or time.monotonic() > deadline:
+                popen.kill()
+                popen.wait()
+                raise BrowserUnavailableError(f"Chromium exited or did not start ({executable})")
+            time.sleep(0.01)
+        return cls(popen.pid, port=port, state_dir=state_dir, isolated=False, popen=popen,
+                   owned_dirs=(host_dir,))  # fmt: skip
+
+    @classmethod
+    def adopt(
+        cls,
+        pid: int,
+        *,
+        state_dir: str,
+        port: int = DEVTOOLS_PORT,
+        isolated: bool = True,
+        owned_dirs: tuple[str, ...] = (),
+        popen: subprocess.Popen[bytes] | None = None,
+    ) -> BrowserProcess:
+        """Take ownership of a browser started elsewhere (e.g. a CRIU-restored branch whose
+        init ``pid`` was re-parented to this subreaper). :meth:`kill` will SIGKILL and reap
+        it and remove ``owned_dirs``; it is registered with the crash janitor."""
+        if not pid_alive(pid):
+            raise BrowserUnavailableError(f"process {pid} is not running")
+        return cls(pid, port=port, state_dir=state_dir, isolated=isolated, popen=popen,
+                   owned_dirs=owned_dirs)  # fmt: skip
+
+    # -- reaching it ----------------------------------------------------------------------------
+    @property
+    def net_ns_path(self) -> str | None:
+        return f"/proc/{self.pid}/ns/net" if self.isolated else None
+
+    @property
+    def mnt_ns_path(self) -> str | None:
+        return f"/proc/{self.pid}/ns/mnt" if self.isolated else None
+
+    def alive(self) -> bool:
+        return not self._res.killed and pid_alive(self.pid)
+
+    def open_socket(self, timeout: float = 5.0) -> socket.socket:
+        """A TCP socket connected to the DevTools port (inside the browser's netns)."""
+        if not self.alive():
+            raise BrowserUnavailableError(f"browser {self.pid} is not running")
+        return open_socket_in_netns(self.net_ns_path, self.port, timeout=timeout)
+
+    def http_json(self, path: str, timeout: float = 5.0) -> Any:
+        """GET a DevTools HTTP endpoint (``/json/version``, ``/json/list``) and parse it."""
+        with self.open_socket(timeout) as sock:
+            sock.settimeout(timeout)
+            request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nConnection: close\r\n\r\n"
+            sock.sendall(request.encode())
+            raw = b""
+            while b"\r\n\r\n" not in raw:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    raise CDPError(f"DevTools HTTP {path}: connection closed")
+                raw += chunk
+            head, _, body = raw.partition(b"\r\n\r\n")
+            length = None
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value.strip())
+            while length is None or len(body) < length:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                body += chunk
+        status = head.split(b"\r\n", 1)[0]
+        if b" 200 " not in status + b" ":
+            raise CDPError(f"DevTools HTTP {path}: {status.decode(errors='replace')}")
+        return json.loads(body)
+
+    def page_ws_url(self) -> str:
+        """The WebSocket URL of the browser's first page target."""
+        for target in self.http_json("/json/list"):
+            if target.get("type") == "page":
+                return str(target["webSocketDebuggerUrl"])
+        raise CDPError("the browser has no page target")
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Poll until the DevTools endpoint lists a page target."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.page_ws_url()
+                return
+            except (OSError, CDPError, ValueError) as exc:
+                if not self.alive():
+                    raise BrowserUnavailableError(f"browser {self.pid} exited during startup") from exc
+                if time.monotonic() > deadline:
+                    raise BrowserUnavailableError(f"DevTools did not answer within {timeout} s: {exc}") from exc
+            time.sleep(0.01)
+
+    def connect(self, timeout: float = 10.0) -> CDPSession:
+        """A fresh :class:`CDPSession` to the page target (call again after every restore)."""
+        url = self.page_ws_url()
+        return CDPSession.open(url, sock=self.open_socket(timeout), timeout=timeout)
+
+    # -- stopping -------------------------------------------------------------------------------
+    def kill(self) -> None:
+        """SIGKILL the browser (its whole pid namespace when isolated), reap it and remove the
+        directories it owns. Idempotent."""
+        self._finalizer()
+
+    close = kill
+
+    def __enter__(self) -> BrowserProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+
+    def __repr__(self) -> str:
+        return (f"BrowserProcess(pid={self.pid}, port={self.port}, isolated={self.isolated}, "
+                f"state_dir={self.state_dir!r}, alive={self.alive()})")  # fmt: skip
+
+
+def _read_until_eof(fd: int, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    chunks = []
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return b"".join(chunks).decode(errors="replace")
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            continue
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return b"".join(chunks).decode(errors="replace")
+        chunks.append(chunk)

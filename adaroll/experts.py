@@ -1,0 +1,98 @@
+"""Expert collection: run the scripted expert on a task split, keep only verified successes,
+write one JSONL row per step and the checkpoints before every expert action."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from adaroll.actions import Action
+from adaroll.checkpoints import CheckpointStore
+from adaroll.envs.base import GUIEnv, Observation, TaskSpec, TaskSuite
+from adaroll.io import atomic_write_text
+
+
+@dataclass
+class ExpertRun:
+    task: TaskSpec
+    instruction: str
+    observations: list[Observation]
+    actions: list[Action]
+    success: bool
+
+
+@dataclass(frozen=True)
+class ExpertCollection:
+    runs: list[ExpertRun]
+    store: CheckpointStore
+
+    @property
+    def verified(self) -> list[ExpertRun]:
+        return [r for r in self.runs if r.success]
+
+    @property
+    def verified_rate(self) -> float:
+        return len(self.verified) / max(1, len(self.runs))
+
+    def rate_by_template(self) -> dict[str, float]:
+        total = Counter(r.task.template for r in self.runs)
+        ok = Counter(r.task.template for r in self.runs if r.success)
+        return {t: ok[t] / n for t, n in sorted(total.items())}
+
+    @property
+    def env_steps(self) -> int:
+        return sum(len(r.actions) for r in self.runs)
+
+
+def run_expert_recorded(env: GUIEnv, suite: TaskSuite, task: TaskSpec) -> ExpertRun:
+    """The expert's trajectory with the observation before each of its actions."""
+    obs, info = env.reset(options={"task": task})
+    run = ExpertRun(task, str(info.get("instruction", env.instruction)), [], [], False)
+    while True:
+        action = suite.expert_action(env)
+        run.observations.append(obs)
+        run.actions.append(action)
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            run.success = bool(info.get("success", False))
+            return run
+
+
+def collect_experts(
+    make_env: Callable[[], GUIEnv], suite: TaskSuite, tasks: Sequence[TaskSpec], *, progress: bool = True
+) -> ExpertCollection:
+    env = make_env()
+    runs = []
+    try:
+        for task in tqdm(tasks, desc="experts", disable=not progress, leave=False):
+            runs.append(run_expert_recorded(env, suite, task))
+    finally:
+        env.close()
+    store = CheckpointStore()
+    for run in runs:
+        if run.success:
+            store.add_trajectory(run.task, run.instruction, run.observations, run.actions)
+    return ExpertCollection(runs, store)
+
+
+def save_collection(collection: ExpertCollection, directory: Path) -> None:
+    """``trajectories.jsonl`` (one row per step, verified runs only), ``checkpoints.jsonl`` and
+    ``experts.json`` (verified rate overall and per template)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for run in collection.verified:
+        for t, (obs, action) in enumerate(zip(run.observations, run.actions, strict=True)):
+            rows.append(json.dumps({"task": run.task.id, "step": t, "instruction": run.instruction,
+                                    "observation": obs.to_dict(), "action": action.to_dict(),
+                                    "trajectory_length": len(run.actions)}))  # fmt: skip
+    atomic_write_text(directory / "trajectories.jsonl", "".join(r + "\n" for r in rows))
+    collection.store.save(directory / "checkpoints.jsonl")
+    summary = {"tasks": len(collection.runs), "verified": len(collection.verified),
+               "verified_rate": collection.verified_rate, "env_steps": collection.env_steps,
+               "by_template": collection.rate_by_template()}  # fmt: skip
+    atomic_write_text(directory / "experts.json", json.dumps(summary, indent=1))

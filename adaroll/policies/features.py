@@ -1,0 +1,631 @@
+"""Featurisation of a :class:`~adaroll.policies.base.Context` for the small policy.
+
+No pretrained model is involved: text becomes *bags of hashed ids* (one id per lower-cased word
+plus one per character n-gram of the word, hashed with CRC32 into ``hash_buckets`` buckets; id 0
+is never produced) that the network embeds with an ``EmbeddingBag``. Because hashing is
+deterministic, a word never seen in training still gets the same vector wherever it occurs, so
+the instruction word "bob" and the element text "Bob" embed identically - the attention from
+elements to instruction words can learn to match them. Matching is the crux of GUI tasks, so
+it is also given to the network explicitly, as exact symbolic features (token overlap, quoted
+span equality/containment, character-trigram Jaccard) per element and per candidate string.
+
+Per context this module computes (and caches by object identity, see :class:`FeatureCache`):
+
+* **elements** (at most ``max_elements``, the first ones in the observation's order): text bag,
+  role bag, numeric features (flags, bounds, match and history features), and the *pointer
+  options* - see :func:`tap_target` for the rule that maps a point to an element;
+* **instruction words** (at most ``max_words``): one bag per word, plus in-quote/position
+  features;
+* **candidate strings** for ``type`` / ``open_app`` / ``done(answer)``: the double-quoted spans of
+  the instruction, the instruction's word n-grams (outside quotes), the distinct element texts
+  and the configured app names, deduplicated by exact string, with per-source flags;
+* **history**: the last ``history_len`` actions (kind, point, direction, text/key bag);
+* a few global numbers.
+
+Tap-point rule (used to map any point action, e.g. the expert's, onto the element pointer):
+among the elements whose bounds contain the point (inclusive), the smallest-area *clickable*
+one; when none of them is clickable, the smallest-area one; when no element contains the
+point, the element with the nearest centre (Euclidean, normalised coordinates). Ties go to the
+lowest index. An element is a *pointer option* only when it is not entirely off screen and the
+rule maps its (clipped) centre back to itself; the policy taps an option at that centre, so a
+sampled tap always maps back to the element it was drawn from.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+import zlib
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from adaroll.actions import DIRECTIONS, POINT_KINDS, Action, ActionKind
+from adaroll.envs.base import ELEMENT_FLAGS, UIElement
+from adaroll.policies.base import Context
+
+ACTION_KINDS: tuple[ActionKind, ...] = tuple(ActionKind)
+CANDIDATE_SOURCES = ("quoted", "ngram", "element", "app")
+
+# Sizes of the numeric feature vectors (the network's input widths depend on them).
+N_ELEMENT_FEATURES = len(ELEMENT_FLAGS) + 9 + 10 + 3 + 2
+N_WORD_FEATURES = 4
+N_CANDIDATE_FEATURES = 19
+N_HISTORY_FEATURES = len(ACTION_KINDS) + 3 + len(DIRECTIONS) + 1
+N_GLOBAL_FEATURES = 6
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_QUOTED = re.compile(r'"([^"]*)"|\u201c([^\u201d]*)\u201d')
+_STRIP = ".,;:!?()[]{}<>'\"\u201c\u201d\u2018\u2019"
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """The part of the policy configuration that featurisation depends on."""
+
+    hash_buckets: int = 1 << 15
+    char_ngram: int = 3
+    history_len: int = 4
+    max_elements: int = 128
+    max_words: int = 48
+    max_ngram: int = 3
+    app_names: tuple[str, ...] = ()
+    type_sources: tuple[str, ...] = ("quoted", "ngram")
+    app_sources: tuple[str, ...] = ("app", "element", "ngram")
+    answer_sources: tuple[str, ...] = ("element", "quoted")
+
+
+# -- text -------------------------------------------------------------------------------------
+
+
+def normalise(text: str) -> str:
+    """Case-folded text with whitespace collapsed."""
+    return " ".join(text.casefold().split())
+
+
+@lru_cache(maxsize=1 << 16)
+def words(text: str) -> tuple[str, ...]:
+    """Lower-cased alphanumeric words of ``text`` (punctuation separates words)."""
+    return tuple(_WORD.findall(text.casefold()))
+
+
+def stable_hash(token: str, buckets: int) -> int:
+    """A process-independent hash of ``token`` into ``1 .. buckets - 1`` (0 is never used)."""
+    return zlib.crc32(token.encode("utf-8")) % (buckets - 1) + 1
+
+
+@lru_cache(maxsize=1 << 17)
+def word_ids(word: str, buckets: int, n: int) -> tuple[int, ...]:
+    """Hashed ids of one word: the whole word plus its character n-grams (with boundaries)."""
+    ids = [stable_hash("w:" + word, buckets)]
+    padded = f"<{word}>"
+    if n > 0:
+        for i in range(max(1, len(padded) - n + 1)):
+            ids.append(stable_hash("c:" + padded[i : i + n], buckets))
+    return tuple(ids)
+
+
+@lru_cache(maxsize=1 << 16)
+def text_ids(text: str, buckets: int, n: int, max_words: int = 24) -> np.ndarray:
+    """The bag of hashed ids of a whole text (all its words); a marker id when it has none."""
+    ws = words(text)[:max_words]
+    if not ws:
+        return np.array([stable_hash("<empty>", buckets)], dtype=np.int64)
+    out: list[int] = []
+    for w in ws:
+        out.extend(word_ids(w, buckets, n))
+    arr = np.array(out, dtype=np.int64)
+    arr.setflags(write=False)
+    return arr
+
+
+def token_ids(token: str, buckets: int) -> np.ndarray:
+    """A one-id bag for a symbolic token (role names, keys, markers)."""
+    return np.array([stable_hash("t:" + token, buckets)], dtype=np.int64)
+
+
+@lru_cache(maxsize=1 << 16)
+def trigrams(text: str) -> frozenset[str]:
+    padded = f" {normalise(text)} "
+    return frozenset(padded[i : i + 3] for i in range(len(padded) - 2))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def quoted_spans(instruction: str) -> list[str]:
+    """Non-empty double-quoted spans of the instruction ("..." or curly quotes), in order."""
+    out = []
+    for m in _QUOTED.finditer(instruction):
+        span = m.group(1) if m.group(1) is not None else m.group(2)
+        if span.strip():
+            out.append(span)
+    return out
+
+
+def contains_sequence(haystack: str, needle: tuple[str, ...]) -> bool:
+    """Whether the word sequence ``needle`` occurs contiguously in ``haystack`` (" w1 w2 ... ")."""
+    return bool(needle) and (" " + " ".join(needle) + " ") in haystack
+
+
+# -- the tap rule -------------------------------------------------------------------------------
+
+
+def _bounds(elements: Sequence[UIElement]) -> tuple[np.ndarray, np.ndarray]:
+    b = np.array([e.bounds for e in elements], dtype=np.float64).reshape(-1, 4)
+    clickable = np.array(["clickable" in e.flags for e in elements], dtype=bool)
+    return b, clickable
+
+
+def _targets(b: np.ndarray, clickable: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Vectorised tap rule: for each point [P, 2] the index of its target element [P]."""
+    x, y = pts[:, 0:1], pts[:, 1:2]
+    inside = (b[None, :, 0] <= x) & (x <= b[None, :, 2]) & (b[None, :, 1] <= y) & (y <= b[None, :, 3])
+    area = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
+    key = np.where(inside, area[None, :] + np.where(clickable, 0.0, 10.0)[None, :], np.inf)
+    best = key.argmin(axis=1)  # argmin returns the lowest index among ties
+    centres = np.stack([(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2], axis=1)
+    dist = ((centres[None, :, :] - pts[:, None, :]) ** 2).sum(-1)
+    nearest = dist.argmin(axis=1)
+    return np.where(inside.any(axis=1), best, nearest)
+
+
+def tap_target(elements: Sequence[UIElement], x: float, y: float) -> int | None:
+    """The element a tap at ``(x, y)`` addresses (module docstring rule); None without elements."""
+    if not elements:
+        return None
+    b, clickable = _bounds(elements)
+    return int(_targets(b, clickable, np.array([[x, y]], dtype=np.float64))[0])
+
+
+def pointer_options(elements: Sequence[UIElement]) -> tuple[np.ndarray, np.ndarray]:
+    """``(is_option [E] bool, tap point [E, 2])``: which elements the pointer may choose."""
+    if not elements:
+        return np.zeros(0, dtype=bool), np.zeros((0, 2))
+    b, clickable = _bounds(elements)
+    centres = np.clip(np.stack([(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2], axis=1), 0, 1)
+    on_screen = (b[:, 2] >= 0) & (b[:, 0] <= 1) & (b[:, 3] >= 0) & (b[:, 1] <= 1)
+    back = _targets(b, clickable, centres)
+    return on_screen & (back == np.arange(len(elements))), centres
+
+
+# -- per-instruction information ------------------------------------------------------------------
+
+
+@dataclass
+class _InstructionCandidate:
+    text: str
+    quoted: bool
+    qidx: int
+    rel_pos: float
+    left: tuple[str, ...]
+
+
+@dataclass(eq=False)  # hashed by identity (instances are cached per instruction string)
+class InstructionInfo:
+    """Everything derived from the instruction text alone (cached per instruction string)."""
+
+    word_list: tuple[str, ...]
+    word_in_quote: np.ndarray
+    word_qidx: np.ndarray
+    word_first: np.ndarray
+    word_set: frozenset[str]
+    seq: str
+    tri: frozenset[str]
+    quoted: tuple[str, ...]
+    quoted_norm: tuple[str, ...]
+    quoted_words: tuple[frozenset[str], ...]
+    quoted_tri: tuple[frozenset[str], ...]
+    candidates: tuple[_InstructionCandidate, ...]
+
+
+@lru_cache(maxsize=4096)
+def instruction_info(instruction: str, max_words: int, max_ngram: int) -> InstructionInfo:
+    spans = quoted_spans(instruction)
+    # Words with quote membership, by walking the instruction's quoted and unquoted segments.
+    wl: list[str] = []
+    inq: list[float] = []
+    qid: list[float] = []
+    first: list[float] = []
+    cands: list[_InstructionCandidate] = []
+    pos = 0
+    q = 0
+    segments: list[tuple[str, int, int]] = []  # (text, qidx or -1, start)
+    for m in _QUOTED.finditer(instruction):
+        segments.append((instruction[pos : m.start()], -1, pos))
+        span = m.group(1) if m.group(1) is not None else m.group(2)
+        segments.append((span, q if span.strip() else -1, m.start()))
+        q += 1 if span.strip() else 0
+        pos = m.end()
+    segments.append((instruction[pos:], -1, pos))
+    left: list[str] = []
+    n_words = max(1, len(words(instruction)))
+    for text, qidx, _start in segments:
+        ws = words(text)
+        for i, w in enumerate(ws):
+            wl.append(w)
+            inq.append(1.0 if qidx >= 0 else 0.0)
+            qid.append(qidx if qidx >= 0 else -1)
+            first.append(1.0 if qidx >= 0 and i == 0 else 0.0)
+        if qidx >= 0:
+            rel = min(1.0, len(left) / n_words)
+            cands.append(_InstructionCandidate(text, True, qidx, rel, tuple(left[-2:])))
+        else:
+            toks = [t.strip(_STRIP) for t in text.split()]
+            toks = [t for t in toks if t]
+            before = list(left)
+            for i in range(len(toks)):
+                rel = min(1.0, len(before) / n_words)
+                for n in range(1, max_ngram + 1):
+                    if i + n > len(toks):
+                        break
+                    cands.append(
+                        _InstructionCandidate(" ".join(toks[i : i + n]), False, -1, rel,
+                                              tuple(before[-2:]))
+                    )
+                before.extend(words(toks[i]))
+        left.extend(ws)
+    wl = wl[:max_words] or ["<empty>"]
+    m = len(wl)
+    pad = [0.0] * max(0, m - len(inq))
+    quoted_norm = tuple(normalise(s) for s in spans)
+    all_words = words(instruction)
+    return InstructionInfo(
+        word_list=tuple(wl),
+        word_in_quote=np.array((inq + pad)[:m], dtype=np.float32),
+        word_qidx=np.array((qid + pad)[:m], dtype=np.float32),
+        word_first=np.array((first + pad)[:m], dtype=np.float32),
+        word_set=frozenset(all_words),
+        seq=" " + " ".join(all_words) + " ",
+        tri=trigrams(instruction),
+        quoted=tuple(spans),
+        quoted_norm=quoted_norm,
+        quoted_words=tuple(frozenset(words(s)) for s in spans),
+        quoted_tri=tuple(trigrams(s) for s in spans),
+        candidates=tuple(cands),
+    )
+
+
+@lru_cache(maxsize=1 << 16)
+def _text_match(text: str, info: InstructionInfo) -> tuple[float, ...]:
+    """Match features of an element text against an instruction (10 numbers)."""
+    norm = normalise(text)
+    ws = words(text)
+    wset = frozenset(ws)
+    tri = trigrams(text)
+    if not norm:
+        return (0.0,) * 10
+    eq_q = any(norm == q for q in info.quoted_norm)
+    q_in_t = any(q and q in norm for q in info.quoted_norm)
+    t_in_q = any(norm in q for q in info.quoted_norm)
+    in_seq = contains_sequence(info.seq, ws)
+    frac_w = len(wset & info.word_set) / len(wset) if wset else 0.0
+    frac_q = max((len(qw & wset) / len(qw) for qw in info.quoted_words if qw), default=0.0)
+    jac_q = max((jaccard(tri, qt) for qt in info.quoted_tri), default=0.0)
+    frac_tri = len(tri & info.tri) / len(tri) if tri else 0.0
+    return (1.0, float(eq_q), float(q_in_t), float(t_in_q), float(in_seq), frac_w, frac_q, jac_q,
+            frac_tri, float(np.log1p(len(ws)) / 3))  # fmt: skip
+
+
+# -- per-context features -------------------------------------------------------------------------
+
+
+@dataclass
+class Bags:
+    """Ragged bags of hashed ids: ``ids`` concatenated, ``lens`` per bag."""
+
+    ids: np.ndarray
+    lens: np.ndarray
+
+    @classmethod
+    def of(cls, bags: Sequence[np.ndarray]) -> Bags:
+        if not bags:
+            return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        return cls(np.concatenate(bags), np.array([len(b) for b in bags], dtype=np.int64))
+
+
+@dataclass
+class ContextFeatures:
+    """The featurised context (numpy only; batched into tensors by the policy)."""
+
+    elements: tuple[UIElement, ...]
+    el_text: Bags
+    el_role: Bags
+    el_num: np.ndarray  # [E, N_ELEMENT_FEATURES]
+    el_option: np.ndarray  # [E] bool: the pointer may choose it
+    el_point: np.ndarray  # [E, 2] tap point of each element
+    el_norm_text: tuple[str, ...]
+    word_bags: Bags
+    word_num: np.ndarray  # [W, N_WORD_FEATURES]
+    cand_text: tuple[str, ...]
+    cand_bags: Bags
+    cand_left: Bags
+    cand_num: np.ndarray  # [N, N_CANDIDATE_FEATURES]
+    cand_sources: np.ndarray  # [N, len(CANDIDATE_SOURCES)] bool
+    cand_elem: tuple[tuple[int, ...], ...]  # elements whose text equals each candidate
+    hist_bags: Bags  # history_len bags (oldest first; missing slots hold the marker bag)
+    hist_num: np.ndarray  # [history_len, N_HISTORY_FEATURES]
+    glob: np.ndarray  # [N_GLOBAL_FEATURES]
+    # context information needed to featurise extra candidates at scoring time
+    info: InstructionInfo
+    typed: frozenset[str]
+    used_texts: frozenset[str]
+    n_typed: int
+    focused_norm: str
+    focused_words: frozenset[str]
+    editable_norm: frozenset[str]
+    norm_counts: dict[str, int]
+
+    @property
+    def n_elements(self) -> int:
+        return len(self.elements)
+
+    @property
+    def n_candidates(self) -> int:
+        return len(self.cand_text)
+
+
+def _history_rows(history: Sequence[Action], k: int, spec: FeatureSpec) -> tuple[Bags, np.ndarray]:
+    recent = list(history)[-k:] if k > 0 else []
+    rows = np.zeros((k, N_HISTORY_FEATURES), dtype=np.float32)
+    bags: list[np.ndarray] = []
+    missing = token_ids("<no-action>", spec.hash_buckets)
+    offset = k - len(recent)
+    for slot in range(k):
+        if slot < offset:
+            bags.append(missing)
+            continue
+        a = recent[slot - offset]
+        row = rows[slot]
+        row[ACTION_KINDS.index(a.kind)] = 1.0
+        base = len(ACTION_KINDS)
+        if a.x is not None and a.y is not None:
+            row[base], row[base + 1], row[base + 2] = a.x, a.y, 1.0
+        if a.kind is ActionKind.SWIPE:
+            row[base + 3 + DIRECTIONS.index(a.swipe_direction)] = 1.0
+        row[-1] = 1.0
+        if a.kind is ActionKind.KEY and a.key is not None:
+            bags.append(token_ids("key:" + a.key, spec.hash_buckets))
+        elif a.text is not None:
+            bags.append(text_ids(a.text, spec.hash_buckets, spec.char_ngram))
+        elif a.app is not None:
+            bags.append(text_ids(a.app, spec.hash_buckets, spec.char_ngram))
+        else:
+            bags.append(token_ids("kind:" + a.kind.value, spec.hash_buckets))
+    return Bags.of(bags), rows
+
+
+def candidate_features(
+    cf: ContextFeatures | None,
+    text: str,
+    sources: Sequence[bool],
+    qidx: int,
+    rel_pos: float | None,
+    *,
+    extra: bool = False,
+    info: InstructionInfo | None = None,
+    ctx_fields: dict[str, object] | None = None,
+) -> np.ndarray:
+    """Numeric features of one candidate string (N_CANDIDATE_FEATURES numbers)."""
+    if cf is not None:
+        info = cf.info
+        typed, used, n_typed = cf.typed, cf.used_texts, cf.n_typed
+        focused_norm, editable, counts = cf.focused_norm, cf.editable_norm, cf.norm_counts
+    else:
+        assert info is not None and ctx_fields is not None
+        typed = ctx_fields["typed"]  # type: ignore[assignment]
+        used = ctx_fields["used_texts"]  # type: ignore[assignment]
+        n_typed = ctx_fields["n_typed"]  # type: ignore[assignment]
+        focused_norm = ctx_fields["focused_norm"]  # type: ignore[assignment]
+        editable = ctx_fields["editable_norm"]  # type: ignore[assignment]
+        counts = ctx_fields["norm_counts"]  # type: ignore[assignment]
+    norm = normalise(text)
+    ws = words(text)
+    wset = frozenset(ws)
+    tri = trigrams(text)
+    f = np.zeros(N_CANDIDATE_FEATURES, dtype=np.float32)
+    f[0:4] = [float(s) for s in sources]
+    f[4] = float(extra)
+    f[5] = min(len(ws), 10) / 5
+    if rel_pos is not None:
+        f[6], f[7] = rel_pos, 1.0
+    if qidx >= 0:
+        f[8] = float(qidx == n_typed)
+        f[9] = min(qidx, 8) / 4
+    f[10] = float(text in used or text in typed)
+    f[11] = float(bool(norm) and norm == focused_norm)
+    f[12] = float(norm in editable)
+    # f[13] (left-context overlap with the focused field) is filled by the caller.
+    f[14] = float(contains_sequence(info.seq, ws))
+    f[15] = len(wset & info.word_set) / len(wset) if wset else 0.0
+    f[16] = min(counts.get(norm, 0), 5) / 5
+    f[17] = float(norm in info.quoted_norm)
+    f[18] = max((jaccard(tri, qt) for qt in info.quoted_tri), default=0.0)
+    return f
+
+
+def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
+    """Compute the features of one context (see the module docstring)."""
+    B, n = spec.hash_buckets, spec.char_ngram
+    info = instruction_info(context.instruction, spec.max_words, spec.max_ngram)
+    elements = tuple(context.observation.elements[: spec.max_elements])
+    history = context.history
+
+    # history-derived facts
+    typed = frozenset(a.text for a in history if a.kind is ActionKind.TYPE and a.text is not None)
+    used = frozenset(
+        (a.text if a.text is not None else a.app or "")
+        for a in history
+        if a.kind in (ActionKind.TYPE, ActionKind.OPEN_APP, ActionKind.DONE)
+    )
+    n_typed = sum(1 for a in history if a.kind is ActionKind.TYPE)
+    k = spec.history_len
+    recent_points = [(a.x, a.y) for a in list(history)[-k:] if a.kind in POINT_KINDS] if k else []
+    last = history[-1] if history else None
+    last_point = (last.x, last.y) if last is not None and last.kind in POINT_KINDS else None
+
+    # elements
+    E = len(elements)
+    el_text_bags = [text_ids(e.text, B, n) for e in elements]
+    el_role_bags = [token_ids("role:" + e.role.casefold(), B) for e in elements]
+    el_num = np.zeros((E, N_ELEMENT_FEATURES), dtype=np.float32)
+    norm_texts = tuple(normalise(e.text) for e in elements)
+    if E:
+        b = np.array([e.bounds for e in elements], dtype=np.float32)
+        nf = len(ELEMENT_FLAGS)
+        for i, e in enumerate(elements):
+            for j, flag in enumerate(ELEMENT_FLAGS):
+                if flag in e.flags:
+                    el_num[i, j] = 1.0
+        bc = np.clip(b, 0.0, 1.0)
+        w, h = bc[:, 2] - bc[:, 0], bc[:, 3] - bc[:, 1]
+        el_num[:, nf : nf + 4] = bc
+        el_num[:, nf + 4] = (bc[:, 0] + bc[:, 2]) / 2
+        el_num[:, nf + 5] = (bc[:, 1] + bc[:, 3]) / 2
+        el_num[:, nf + 6], el_num[:, nf + 7] = w, h
+        el_num[:, nf + 8] = np.sqrt(np.clip(w * h, 0, None))
+        col = nf + 9
+        for i, e in enumerate(elements):
+            el_num[i, col : col + 10] = _text_match(e.text, info)
+        col += 10
+        if last_point is not None:
+            lx, ly = last_point
+            el_num[:, col] = (b[:, 0] <= lx) & (lx <= b[:, 2]) & (b[:, 1] <= ly) & (ly <= b[:, 3])
+        for px, py in recent_points:
+            el_num[:, col + 1] += ((b[:, 0] <= px) & (px <= b[:, 2]) & (b[:, 1] <= py) & (py <= b[:, 3])) / max(k, 1)  # fmt: skip
+        typed_norm = {normalise(t) for t in typed}
+        el_num[:, col + 2] = [bool(t) and t in typed_norm for t in norm_texts]
+        col += 3
+        el_num[:, col] = np.arange(E) / max(E, 1)
+        option, point = pointer_options(elements)
+        el_num[:, col + 1] = option
+    else:
+        option, point = np.zeros(0, dtype=bool), np.zeros((0, 2))
+
+    focused = [e for e in elements if "focused" in e.flags]
+    focused_norm = normalise(focused[0].text) if focused else ""
+    focused_words = frozenset(words(focused[0].text)) if focused else frozenset()
+    editable_norm = frozenset(t for e, t in zip(elements, norm_texts, strict=True)
+                              if "editable" in e.flags and t)  # fmt: skip
+    counts: dict[str, int] = {}
+    for t in norm_texts:
+        if t:
+            counts[t] = counts.get(t, 0) + 1
+
+    # instruction words
+    W = len(info.word_list)
+    word_bags = Bags.of([np.array(word_ids(w, B, n), dtype=np.int64) for w in info.word_list])
+    word_num = np.zeros((W, N_WORD_FEATURES), dtype=np.float32)
+    word_num[:, 0] = info.word_in_quote
+    word_num[:, 1] = np.arange(W) / max(W, 1)
+    word_num[:, 2] = info.word_first
+    word_num[:, 3] = np.clip(info.word_qidx, -1, 8) / 4
+
+    # candidates: quoted spans, instruction n-grams, element texts, app names (dedup by string)
+    order: dict[str, int] = {}
+    c_src: list[list[bool]] = []
+    c_q: list[int] = []
+    c_pos: list[float | None] = []
+    c_left: list[tuple[str, ...]] = []
+
+    def add(text: str, src: int, qidx: int = -1, pos: float | None = None,
+            left: tuple[str, ...] = ()) -> None:  # fmt: skip
+        if not text.strip():
+            return
+        i = order.get(text)
+        if i is None:
+            order[text] = len(c_src)
+            c_src.append([False] * len(CANDIDATE_SOURCES))
+            c_q.append(qidx)
+            c_pos.append(pos)
+            c_left.append(left)
+            i = len(c_src) - 1
+        c_src[i][src] = True
+
+    for c in info.candidates:
+        add(c.text, 0 if c.quoted else 1, c.qidx, c.rel_pos, c.left)
+    for e in elements:
+        if len(e.text) <= 80:
+            add(e.text.strip(), 2)
+    for app in spec.app_names:
+        add(app, 3)
+    cand_text = tuple(order)
+    ctx_fields = dict(typed=typed, used_texts=used, n_typed=n_typed, focused_norm=focused_norm,
+                      editable_norm=editable_norm, norm_counts=counts)  # fmt: skip
+    cand_num = np.zeros((len(cand_text), N_CANDIDATE_FEATURES), dtype=np.float32)
+    for i, t in enumerate(cand_text):
+        cand_num[i] = candidate_features(None, t, c_src[i], c_q[i], c_pos[i], info=info,
+                                         ctx_fields=ctx_fields)  # fmt: skip
+        if focused_words and c_left[i]:
+            cand_num[i, 13] = len(focused_words & set(c_left[i])) / len(focused_words)
+    marker = token_ids("<no-left>", B)
+    cand_bags = Bags.of([text_ids(t, B, n) for t in cand_text])
+    cand_left = Bags.of([np.concatenate([np.array(word_ids(w, B, n), dtype=np.int64) for w in lw])
+                         if lw else marker for lw in c_left])  # fmt: skip
+    by_norm: dict[str, list[int]] = {}
+    for i, t in enumerate(norm_texts):
+        by_norm.setdefault(t, []).append(i)
+    cand_elem = tuple(tuple(by_norm.get(normalise(t), ())) for t in cand_text)
+
+    hist_bags, hist_num = _history_rows(history, k, spec)
+    glob = np.array([min(len(history), 30) / 10, min(n_typed, 10) / 5, min(E, 200) / 50,
+                     min(len(info.quoted), 8) / 4, float(bool(focused) and "editable" in focused[0].flags),
+                     min(sum(1 for a in history if a.kind in POINT_KINDS), 30) / 10],
+                    dtype=np.float32)  # fmt: skip
+    return ContextFeatures(
+        elements=elements, el_text=Bags.of(el_text_bags), el_role=Bags.of(el_role_bags),
+        el_num=el_num, el_option=option.astype(bool), el_point=point, el_norm_text=norm_texts,
+        word_bags=word_bags, word_num=word_num, cand_text=cand_text, cand_bags=cand_bags,
+        cand_left=cand_left, cand_num=cand_num,
+        cand_sources=np.array(c_src, dtype=bool).reshape(-1, len(CANDIDATE_SOURCES)),
+        cand_elem=cand_elem, hist_bags=hist_bags, hist_num=hist_num, glob=glob, info=info,
+        typed=typed, used_texts=used, n_typed=n_typed, focused_norm=focused_norm,
+        focused_words=focused_words, editable_norm=editable_norm, norm_counts=counts,
+    )  # fmt: skip
+
+
+def extra_candidate(cf: ContextFeatures, text: str, spec: FeatureSpec) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """Bag, numeric features and matching elements of a string that is not a candidate of ``cf``
+    (appended at scoring time, e.g. an expert's typed text that the instruction does not quote)."""
+    num = candidate_features(cf, text, [False] * len(CANDIDATE_SOURCES), -1, None, extra=True)
+    norm = normalise(text)
+    elems = tuple(i for i, t in enumerate(cf.el_norm_text) if t == norm)
+    return text_ids(text, spec.hash_buckets, spec.char_ngram), num, elems
+
+
+class FeatureCache:
+    """Features by context *identity* (a weak reference guards against reused ids).
+
+    Contexts are immutable, so the features of one object never change; the cache keeps the
+    ``maxsize`` most recently used ones.
+    """
+
+    def __init__(self, spec: FeatureSpec, maxsize: int = 50_000) -> None:
+        self.spec = spec
+        self.maxsize = maxsize
+        self._items: OrderedDict[int, tuple[weakref.ref[Context], ContextFeatures]] = OrderedDict()
+
+    def get(self, context: Context) -> ContextFeatures:
+        key = id(context)
+        hit = self._items.get(key)
+        if hit is not None and hit[0]() is context:
+            self._items.move_to_end(key)
+            return hit[1]
+        cf = featurise(context, self.spec)
+        try:
+            ref = weakref.ref(context)
+        except TypeError:  # not weak-referenceable: do not cache
+            return cf
+        self._items[key] = (ref, cf)
+        if len(self._items) > self.maxsize:
+            self._items.popitem(last=False)
+        return cf
+
+    def clear(self) -> None:
+        self._items.clear()

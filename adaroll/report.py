@@ -1,0 +1,143 @@
+"""Tables and plots from run directories: the paper's views of our runs.
+
+* Table 3: Base, SFT, Base->Vanilla, Base->Hybrid, Action->Vanilla, Action->Hybrid with Train
+  and Held-Out Avg@4/Pass@4, training samples and env steps;
+* Figure 4: Train Avg@4 against env steps and against training samples, vanilla vs hybrid;
+* Figure 5: share of tasks in Local/Suffix/Root over hybrid training;
+* Table 2: pivot-signal ablation, when a run directory holds ``ablation.json``.
+
+Everything is redrawn from ``summary.json`` and the phases' ``metrics.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from adaroll.io import atomic_write_text  # noqa: E402
+from adaroll.jsonl import read_jsonl  # noqa: E402
+
+LABELS = {"base": "Base", "sft": "SFT", "action": "Action (Stage I)",
+          "base_vanilla": "Base->Vanilla", "base_hybrid": "Base->Hybrid",
+          "action_vanilla": "Action->Vanilla", "action_hybrid": "Action->Hybrid"}  # fmt: skip
+RL_RUNS = ("base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid")
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.2f}"
+
+
+def _num(v: Any) -> str:
+    return "-" if v is None else f"{v:,}"
+
+
+def table3(summary: dict[str, Any]) -> str:
+    rows = ["| configuration | Train Avg@4 | Train Pass@4 | Held-Out Avg@4 | Held-Out Pass@4 | "
+            "train samples | env steps | steps to target | samples to target |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for name, r in summary["configurations"].items():
+        rows.append(f"| {LABELS.get(name, name)} | {_pct(r['train_avg4'])} | {_pct(r['train_pass4'])} | "
+                    f"{_pct(r['heldout_avg4'])} | {_pct(r['heldout_pass4'])} | {_num(r['train_samples'])} | "
+                    f"{_num(r['env_steps'])} | {_num(r.get('steps_to_target'))} | "
+                    f"{_num(r.get('samples_to_target'))} |")  # fmt: skip
+    return "\n".join(rows)
+
+
+def _evals(run: Path, name: str) -> list[dict[str, Any]]:
+    records, _ = read_jsonl(run / name / "metrics.jsonl")
+    return [r for r in records if r.get("kind") == "eval"]
+
+
+def figure4(run: Path, summary: dict[str, Any], out: Path) -> Path | None:
+    present = [n for n in RL_RUNS if (run / n / "metrics.jsonl").exists()]
+    if not present:
+        return None
+    offsets = summary["configurations"].get("action", {})
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for name in present:
+        pts = _evals(run, name)
+        dx = (offsets.get("env_steps") or 0, offsets.get("train_samples") or 0) if name.startswith("action") else (0, 0)
+        ys = [100 * p["train_avg"] for p in pts]
+        style = "--" if "vanilla" in name else "-"
+        axes[0].plot([p["env_steps"] + dx[0] for p in pts], ys, style, marker="o", label=LABELS[name])
+        axes[1].plot([p["train_samples"] + dx[1] for p in pts], ys, style, marker="o", label=LABELS[name])
+    target = summary.get("target_train_avg4")
+    for ax, xlabel in zip(axes, ("environment steps", "training samples"), strict=True):
+        if target is not None:
+            ax.axhline(100 * target, color="grey", lw=0.8, ls=":", label="target (Base->Vanilla final)")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("Train Avg@4 (%)")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Training efficiency (Figure 4 analogue)")
+    fig.tight_layout()
+    path = out / "figure4_efficiency.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def figure5(run: Path, out: Path) -> Path | None:
+    present = [n for n in ("base_hybrid", "action_hybrid") if (run / n / "metrics.jsonl").exists()]
+    if not present:
+        return None
+    fig, axes = plt.subplots(1, len(present), figsize=(5.5 * len(present), 4), squeeze=False)
+    for ax, name in zip(axes[0], present, strict=True):
+        records, _ = read_jsonl(run / name / "metrics.jsonl")
+        rows = [r for r in records if r.get("kind") == "iteration"]
+        its = [r["iteration"] for r in rows]
+        for mode in ("unrouted", "local", "suffix", "root"):
+            shares = [r["routes"].get(mode, 0) / max(1, sum(r["routes"].values())) for r in rows]
+            if any(shares):
+                ax.plot(its, [100 * s for s in shares], label=mode)
+        ax.set_title(LABELS[name])
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("share of tasks (%)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("Routing dynamics (Figure 5 analogue)")
+    fig.tight_layout()
+    path = out / "figure5_routing.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def table2(ablation: dict[str, Any]) -> str:
+    rows = ["| pivot signal | pivots | samples | Train Avg@4 | Train Pass@4 | Held-Out Avg@4 | Held-Out Pass@4 |",
+            "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for name, r in ablation.items():
+        rows.append(f"| {name} | {_num(r.get('pivots'))} | {_num(r.get('train_samples'))} | "
+                    f"{_pct(r.get('train_avg4'))} | {_pct(r.get('train_pass4'))} | "
+                    f"{_pct(r.get('heldout_avg4'))} | {_pct(r.get('heldout_pass4'))} |")  # fmt: skip
+    return "\n".join(rows)
+
+
+def write_report(run: Path, out: Path | None = None) -> Path:
+    """Write ``report.md`` and its PNGs for one run directory; return the report's path."""
+    run = Path(run)
+    summary_path = run / "summary.json"
+    if not summary_path.exists():
+        raise FileNotFoundError(f"{summary_path} does not exist: is {run} a finished `adaroll run`?")
+    summary = json.loads(summary_path.read_text())
+    out = Path(out) if out else run / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    parts = [f"# AdaRoll report: `{run}`", "", "## Table 3 analogue: configurations", "",
+             table3(summary), "",
+             f"Target = Base->Vanilla's final Train Avg@4 = {_pct(summary.get('target_train_avg4'))}.", ""]  # fmt: skip
+    for title, path in (("Figure 4 analogue: efficiency", figure4(run, summary, out)),
+                        ("Figure 5 analogue: routing", figure5(run, out))):  # fmt: skip
+        if path is not None:
+            parts += [f"## {title}", "", f"![{title}]({path.name})", ""]
+    if (run / "ablation.json").exists():
+        parts += ["## Table 2 analogue: pivot signals", "",
+                  table2(json.loads((run / "ablation.json").read_text())), ""]  # fmt: skip
+    report = out / "report.md"
+    atomic_write_text(report, "\n".join(parts))
+    return report

@@ -1,0 +1,1 @@
+"""Rollout collection: the scheduler says *what* to run (jobs), this package says *how*."""

@@ -1,0 +1,76 @@
+"""Run many episodes in lockstep so that every step is one batched policy call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from adaroll.actions import Action
+from adaroll.envs.base import GUIEnv, InvalidActionError, Observation
+from adaroll.policies.base import Context, Policy
+from adaroll.rollout.jobs import Decision
+
+
+@dataclass
+class Episode:
+    """One rollout from some start state to its end."""
+
+    decisions: list[Decision] = field(default_factory=list)
+    success: bool = False
+    env_steps: int = 0
+    invalid_samples: int = 0
+
+
+@dataclass
+class _Live:
+    env: GUIEnv
+    instruction: str
+    history: list[Action]
+    observation: Observation
+    episode: Episode
+
+
+def run_episodes(
+    policy: Policy,
+    envs: Sequence[GUIEnv],
+    starts: Sequence[tuple[str, tuple[Action, ...], Observation]],
+    history_window: int,
+) -> list[Episode]:
+    """Roll every env from its current state to termination or truncation.
+
+    ``starts[i]`` = (instruction, actions already taken, current observation) of ``envs[i]``.
+    An unparseable sample (``action is None``) or an action the env rejects ends its episode
+    as a failure: the decision stays in the episode (it is trained on with reward 0).
+    """
+    live = [_Live(env, instr, list(hist), obs, Episode())
+            for env, (instr, hist, obs) in zip(envs, starts, strict=True)]  # fmt: skip
+    active = list(range(len(live)))
+    while active:
+        contexts = [_context(live[i], history_window) for i in active]
+        samples = policy.sample(contexts, 1)
+        still: list[int] = []
+        for i, context, (sample,) in zip(active, contexts, samples, strict=True):
+            state = live[i]
+            state.episode.decisions.append(Decision(context, sample))
+            if sample.action is None:
+                state.episode.invalid_samples += 1
+                continue
+            try:
+                obs, _, terminated, truncated, info = state.env.step(sample.action)
+            except InvalidActionError:
+                state.episode.invalid_samples += 1
+                continue
+            state.episode.env_steps += 1
+            state.history.append(sample.action)
+            state.observation = obs
+            if terminated or truncated:
+                state.episode.success = bool(info.get("success", False))
+            else:
+                still.append(i)
+        active = still
+    return [state.episode for state in live]
+
+
+def _context(state: _Live, window: int) -> Context:
+    history = tuple(state.history[-window:]) if window > 0 else ()
+    return Context(state.instruction, state.observation, history)

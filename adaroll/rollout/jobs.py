@@ -1,0 +1,71 @@
+"""Jobs: the scheduler's requests to the rollout layer, and the groups that answer them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from adaroll.envs.base import TaskSpec
+from adaroll.policies.base import Context, SampledAction
+
+StartKind = Literal["onestep", "suffix", "root"]
+Purpose = Literal["train", "routing"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One GRPO group to collect: ``group_size`` samples from one start of one task.
+
+    ``mode`` is the ledger tag (onestep/suffix/root/vanilla); ``purpose`` says whether the
+    group may train (``train``) or only measures success for routing (``routing``).
+    """
+
+    kind: StartKind
+    task: TaskSpec
+    group_size: int
+    checkpoint_id: str | None = None
+    purpose: Purpose = "train"
+    mode: str = ""
+
+    @property
+    def ledger_mode(self) -> str:
+        return self.mode or self.kind
+
+
+@dataclass
+class Decision:
+    """One decision a sample made: what the policy saw and what it drew."""
+
+    context: Context
+    sample: SampledAction
+
+
+@dataclass
+class Cost:
+    """What collecting something cost, in the ledger's units."""
+
+    policy_samples: int = 0
+    env_steps: int = 0
+    restores: int = 0
+    restore_seconds: float = 0.0
+    replayed_steps: int = 0
+    invalid_samples: int = 0
+    faults: int = 0
+
+    def add(self, other: Cost) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+@dataclass
+class Group:
+    """A collected group: per sample its decisions and its reward."""
+
+    job: Job
+    decisions: list[list[Decision]]
+    rewards: list[float]
+    cost: Cost = field(default_factory=Cost)
+
+    @property
+    def success_rate(self) -> float:
+        return sum(r > 0 for r in self.rewards) / len(self.rewards)

@@ -1,0 +1,236 @@
+"""`adaroll run`: the whole method end to end, resumable step by step.
+
+experts (pretrain + train splits) -> Base = SFT on the pretrain pool -> SFT baseline (Base + SFT
+on the train experts) -> pivots scored with Base -> Stage I (Action) -> Base->Vanilla,
+Base->Hybrid, Action->Vanilla, Action->Hybrid -> summary.json + report.
+
+Each step writes its outputs under the run directory and is skipped when they already exist,
+so a killed run resumes where it stopped (the RL phases resume mid-phase).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from adaroll.actions import Action
+from adaroll.checkpoints import CheckpointStore
+from adaroll.config import RunConfig, TrainConfig, dump_config
+from adaroll.envs import get_suite, make_env_factory
+from adaroll.envs.base import GUIEnv, TaskSpec, TaskSuite
+from adaroll.evaluation import evaluate_split
+from adaroll.experts import ExpertCollection, collect_experts, save_collection
+from adaroll.io import atomic_write_text
+from adaroll.policies import load_policy, make_policy
+from adaroll.policies.base import Context, Policy
+from adaroll.rollout.collector import Collector
+from adaroll.seeding import derive_seed, seed_everything
+from adaroll.snapshots.base import SNAPSHOT_BACKENDS
+from adaroll.training.pivot_scoring import PivotSet, score_checkpoints
+from adaroll.training.scheduler import SCHEDULERS
+from adaroll.training.sft import train_sft
+from adaroll.training.trainer import PhaseResult, Trainer
+
+log = logging.getLogger("adaroll")
+
+RL_CONFIGS = {  # configuration -> (starting policy, algorithm)
+    "base_vanilla": ("base", "vanilla"),
+    "base_hybrid": ("base", "hybrid"),
+    "action_vanilla": ("action", "vanilla"),
+    "action_hybrid": ("action", "hybrid"),
+}
+
+
+@dataclass
+class Pipeline:
+    cfg: RunConfig
+    out: Path
+    progress: bool = True
+    say: Callable[[str], None] = print
+    _suite: TaskSuite | None = field(default=None, init=False)
+
+    # -- shared pieces --------------------------------------------------------------------------
+    @property
+    def suite(self) -> TaskSuite:
+        if self._suite is None:
+            self._suite = get_suite(self.cfg.env.name, **self.cfg.env.suite_options)
+        return self._suite
+
+    def make_env(self) -> GUIEnv:
+        return make_env_factory(self.cfg.env.name, **self.cfg.env.options)()
+
+    def split(self, name: str) -> list[TaskSpec]:
+        return self.suite.split(name)
+
+    def eval_tasks(self) -> dict[str, list[TaskSpec]]:
+        return {s: self.split(s) for s in ("train", "heldout")}
+
+    # -- steps ------------------------------------------------------------------------------------
+    def experts(self, split: str) -> ExpertCollection | CheckpointStore:
+        directory = self.out / "experts" / split
+        if (directory / "experts.json").exists():
+            return CheckpointStore.load(directory / "checkpoints.jsonl")
+        collection = collect_experts(self.make_env, self.suite, self.split(split), progress=self.progress)
+        save_collection(collection, directory)
+        self.say(f"experts[{split}]: {len(collection.verified)}/{len(collection.runs)} verified "
+                 f"({collection.verified_rate:.0%}), {len(collection.store)} checkpoints")  # fmt: skip
+        return collection.store
+
+    def store(self, split: str) -> CheckpointStore:
+        result = self.experts(split)
+        return result if isinstance(result, CheckpointStore) else result.store
+
+    def sft_policy(self, name: str, start: Policy | None, split: str) -> Policy:
+        directory = self.out / "policies" / name
+        if (directory / "done").exists():
+            return load_policy(self.cfg.policy, directory)
+        seed_everything(self.cfg.seed, "sft", name)
+        policy = start or make_policy(self.cfg.policy, seed=derive_seed(self.cfg.seed, "init"))
+        examples = sft_examples(self.store(split), self.cfg.policy.history)
+        stats = train_sft(policy, examples, epochs=self.cfg.sft.epochs,
+                          batch_size=self.cfg.sft.batch_size, lr=self.cfg.sft.lr,
+                          seed=derive_seed(self.cfg.seed, "sft", name), progress=self.progress)  # fmt: skip
+        policy.save(directory)
+        atomic_write_text(directory / "done", json.dumps({"examples": len(examples), **_jsonable(stats)}))
+        return policy
+
+    def evaluate(self, name: str, policy: Policy) -> dict[str, float]:
+        path = self.out / "evals" / f"{name}.json"
+        if path.exists():
+            return json.loads(path.read_text())
+        row: dict[str, float] = {}
+        for split, tasks in self.eval_tasks().items():
+            r = evaluate_split(policy, self.make_env, tasks, k=self.cfg.rl.eval.k,
+                               history_window=self.cfg.policy.history,
+                               seed=derive_seed(self.cfg.seed, "final-eval", name, split))  # fmt: skip
+            row[f"{split}_avg"], row[f"{split}_pass"] = r.avg, r.pass_
+        atomic_write_text(path, json.dumps(row))
+        return row
+
+    def pivots(self, name: str, policy: Policy, phase: TrainConfig) -> PivotSet:
+        path = self.out / "pivots" / f"{name}.json"
+        if path.exists():
+            return PivotSet.load(path)
+        collector = self.collector(policy)
+        pivot_set = score_checkpoints(policy, collector, self.store("train"), phase.pivots,
+                                      seed=derive_seed(self.cfg.seed, "pivots", name))  # fmt: skip
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pivot_set.save(path)
+        self.say(f"pivots[{name}]: {pivot_set.count} of {len(pivot_set.scores)} checkpoints "
+                 f"({phase.pivots.scorer}, tau={phase.pivots.tau_dis})")  # fmt: skip
+        return pivot_set
+
+    def collector(self, policy: Policy) -> Collector:
+        backend = SNAPSHOT_BACKENDS.get(self.cfg.env.snapshot_backend)(make_env=self.make_env)
+        return Collector(policy, self.make_env, self.store("train"), backend,
+                         history_window=self.cfg.policy.history)  # fmt: skip
+
+    def rl_phase(self, name: str, start: Policy, phase: TrainConfig, *, resume: bool) -> PhaseResult:
+        pivot_set = self.pivots(f"{name}", start, phase) if phase.algorithm != "vanilla" else None
+        tasks = self.split("train")
+        scheduler = SCHEDULERS.get(phase.algorithm)(
+            tasks=tasks, sched=phase.scheduler, grpo=phase.grpo,
+            pivots=pivot_set.pivots if pivot_set else {})  # fmt: skip
+        collector = self.collector(start)
+        evals = {"train": tasks} if phase.algorithm == "stage1" else self.eval_tasks()
+        trainer = Trainer(name, self.out / name, phase, start, scheduler, collector, self.make_env,
+                          evals, seed=self.cfg.seed, history_window=self.cfg.policy.history,
+                          progress=self.progress)  # fmt: skip
+        try:
+            result = trainer.train(resume=resume)
+        finally:
+            collector.close()
+        if pivot_set is not None:
+            result.final["pivots"] = pivot_set.count
+            result.final["pivot_scoring_samples"] = pivot_set.policy_samples
+        return result
+
+    # -- the whole run ------------------------------------------------------------------------------
+    def run(self, *, resume: bool = True) -> dict[str, Any]:
+        self.out.mkdir(parents=True, exist_ok=True)
+        saved = self.out / "config.yaml"
+        if saved.exists() and saved.read_text() != dump_config(self.cfg):
+            raise ValueError(f"{saved} holds a different config; use a new --out or the same config")
+        atomic_write_text(saved, dump_config(self.cfg))
+        wanted = set(self.cfg.configurations)
+        self.experts("pretrain")
+        self.experts("train")
+        base = self.sft_policy("base", None, "pretrain")
+        results: dict[str, dict[str, Any]] = {"base": self._row(self.evaluate("base", base), 0, 0)}
+        if "sft" in wanted:
+            sft = self.sft_policy("sft", load_policy(self.cfg.policy, self.out / "policies" / "base"), "train")
+            n = sum(c.trajectory_length > 0 for c in self.store("train"))
+            results["sft"] = self._row(self.evaluate("sft", sft), 0, n)
+        starts = {"base": self.out / "policies" / "base"}
+        if wanted & {"action_vanilla", "action_hybrid"}:
+            stage1 = self.rl_phase("stage1", load_policy(self.cfg.policy, starts["base"]),
+                                   self.cfg.stage1, resume=resume)  # fmt: skip
+            starts["action"] = stage1.policy_dir
+            results["action"] = self._row(self.evaluate("action", load_policy(self.cfg.policy, stage1.policy_dir)),
+                                          stage1.final["env_steps"], stage1.final["train_samples"])  # fmt: skip
+        curves: dict[str, list[dict[str, Any]]] = {}
+        for name, (start, algorithm) in RL_CONFIGS.items():
+            if name not in wanted:
+                continue
+            phase = self.cfg.rl.model_copy(update={"algorithm": algorithm})
+            result = self.rl_phase(name, load_policy(self.cfg.policy, starts[start]), phase, resume=resume)
+            offset = results["action"] if start == "action" else {"env_steps": 0, "train_samples": 0}
+            last = result.final["last_eval"] or {}
+            results[name] = self._row(last, result.final["env_steps"] + offset["env_steps"],
+                                      result.final["train_samples"] + offset["train_samples"])  # fmt: skip
+            curves[name] = [r for r in _read_metrics(self.out / name) if r.get("kind") == "eval"]
+        summary = summarise(results, curves)
+        atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=2))
+        return summary
+
+    @staticmethod
+    def _row(metrics: dict[str, Any], env_steps: int, samples: int) -> dict[str, Any]:
+        return {"env_steps": env_steps, "train_samples": samples,
+                "train_avg4": metrics.get("train_avg"), "train_pass4": metrics.get("train_pass"),
+                "heldout_avg4": metrics.get("heldout_avg"),
+                "heldout_pass4": metrics.get("heldout_pass")}  # fmt: skip
+
+
+def sft_examples(store: CheckpointStore, history: int) -> list[tuple[Context, Action]]:
+    out = []
+    for c in store:
+        window = c.history[-history:] if history > 0 else ()
+        out.append((Context(c.instruction, c.observation, tuple(window)), c.expert_action))
+    return out
+
+
+def _read_metrics(directory: Path) -> list[dict[str, Any]]:
+    path = directory / "metrics.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def summarise(results: dict[str, dict[str, Any]], curves: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """summary.json: per configuration its costs and scores, and steps/samples to reach
+    Base->Vanilla's final Train Avg@4 (None when never reached)."""
+    target = (results.get("base_vanilla") or {}).get("train_avg4")
+    offsets = {n: (results.get("action") or {}) if n.startswith("action_") else {} for n in curves}
+    for name, row in results.items():
+        row["steps_to_target"] = row["samples_to_target"] = None
+        if target is None:
+            continue
+        if name in curves:
+            off = offsets[name]
+            for point in curves[name]:
+                if point.get("train_avg") is not None and point["train_avg"] >= target:
+                    row["steps_to_target"] = point["env_steps"] + off.get("env_steps", 0)
+                    row["samples_to_target"] = point["train_samples"] + off.get("train_samples", 0)
+                    break
+        elif row.get("train_avg4") is not None and row["train_avg4"] >= target:
+            row["steps_to_target"], row["samples_to_target"] = row["env_steps"], row["train_samples"]
+    return {"target_train_avg4": target, "configurations": results,
+            "curves": {n: [{k: p.get(k) for k in ("iteration", "env_steps", "train_samples",
+                                                  "train_avg", "heldout_avg", "routes")}
+                           for p in pts] for n, pts in curves.items()}}  # fmt: skip
+
+
+def _jsonable(stats: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in stats.items() if isinstance(v, (int, float, str, list))}

@@ -1,0 +1,246 @@
+"""The RL training loop: schedule -> collect -> update -> observe -> ledger -> evaluate -> save.
+
+One :class:`Trainer` runs one phase (Stage I, hybrid or vanilla) in its own directory::
+
+    PHASE/ledger.jsonl     append-only cost records
+    PHASE/metrics.jsonl    one line per iteration and per evaluation
+    PHASE/state/           policy, optimiser, scheduler and counters after the last iteration
+    PHASE/best/            Stage I: the policy with the best Train Avg@k so far
+    PHASE/done.json        written last: the phase's final numbers
+
+Randomness is derived from (seed, phase, iteration), and the ledger and metrics files are cut
+back to the counts saved with the state, so ``resume=True`` after a kill reproduces the run an
+uninterrupted process would have produced.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from adaroll.config import TrainConfig
+from adaroll.envs.base import GUIEnv, TaskSpec
+from adaroll.evaluation import evaluate_split
+from adaroll.io import atomic_write_bytes, atomic_write_text
+from adaroll.policies.base import Policy
+from adaroll.rollout.collector import Collector
+from adaroll.rollout.jobs import Group
+from adaroll.seeding import derive_seed, seed_everything
+from adaroll.training.ledger import Ledger
+from adaroll.jsonl import JsonlLog
+from adaroll.training.scheduler import Scheduler
+from adaroll.training.update import grpo_update
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    policy_dir: Path
+    final: dict[str, Any]
+
+
+class Trainer:
+    def __init__(
+        self,
+        name: str,
+        directory: Path,
+        cfg: TrainConfig,
+        policy: Policy,
+        scheduler: Scheduler,
+        collector: Collector,
+        make_env: Callable[[], GUIEnv],
+        eval_tasks: dict[str, Sequence[TaskSpec]],
+        *,
+        seed: int,
+        history_window: int,
+        progress: bool = True,
+    ) -> None:
+        self.name, self.dir, self.cfg = name, Path(directory), cfg
+        self.policy, self.scheduler, self.collector = policy, scheduler, collector
+        self.make_env, self.eval_tasks = make_env, eval_tasks
+        self.seed, self.history_window, self.progress = seed, history_window, progress
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.optimizer = torch.optim.Adam(list(policy.parameters()), lr=cfg.grpo.lr)
+        self.ledger = Ledger(self.dir / "ledger.jsonl")
+        self.metrics = JsonlLog(self.dir / "metrics.jsonl")
+        self.iteration = 0
+        self.best: dict[str, Any] = {"train_avg": -1.0, "iteration": 0}
+        self.phase_times: dict[str, float] = {}
+
+    # -- the algorithm ----------------------------------------------------------------------
+    def train(self, *, resume: bool = False) -> PhaseResult:
+        done = self.dir / "done.json"
+        if resume and done.exists():
+            return PhaseResult(self._output_dir(), json.loads(done.read_text()))
+        if resume and (self.dir / "state").exists():
+            self._load_state()
+        else:
+            self._reset_files()
+            self._evaluate()  # the starting point of every learning curve
+            self._save_state()
+        bar = self._progress_bar()
+        while not self._budget_spent():
+            self.iteration += 1
+            seed_everything(self.seed, self.name, self.iteration)
+            with self._timed("schedule"):
+                jobs = self.scheduler.plan(self.iteration)
+            with self._timed("collect"):
+                groups = self.collector.collect(jobs)
+            with self._timed("update"):
+                update = grpo_update(self.policy, self.optimizer, groups, self.cfg.grpo)
+            self.scheduler.observe(groups, self.iteration)
+            self._record_costs(groups, update.training_samples)
+            self.metrics.append({"kind": "iteration", "iteration": self.iteration,
+                                 "loss": update.loss, "groups_used": update.groups_used,
+                                 "groups_skipped": update.groups_skipped, **update.stats,
+                                 **self._totals(), "routes": self.scheduler.route_counts()})  # fmt: skip
+            if self.iteration % self.cfg.eval.every == 0 or self._budget_spent():
+                self._evaluate()
+            self._save_state()
+            bar.update(self.iteration, self._totals())
+        bar.close()
+        return self._finish()
+
+    # -- pieces ---------------------------------------------------------------------------------
+    def _evaluate(self) -> dict[str, Any]:
+        row: dict[str, Any] = {"kind": "eval", "iteration": self.iteration, **self._totals(),
+                               "routes": self.scheduler.route_counts()}  # fmt: skip
+        with self._timed("evaluate"):
+            for split, tasks in self.eval_tasks.items():
+                result = evaluate_split(self.policy, self.make_env, tasks, k=self.cfg.eval.k,
+                                        history_window=self.history_window,
+                                        seed=derive_seed(self.seed, self.name, self.iteration, split))  # fmt: skip
+                row[f"{split}_avg"], row[f"{split}_pass"] = result.avg, result.pass_
+                self.ledger.add("eval", "eval", policy_samples=result.policy_samples,
+                                env_steps=result.env_steps, stage=self.name,
+                                iteration=self.iteration)  # fmt: skip
+        self.metrics.append(row)
+        if self.cfg.algorithm == "stage1" and row.get("train_avg", -1.0) > self.best["train_avg"]:
+            self.best = {"train_avg": row["train_avg"], "iteration": self.iteration}
+            self.policy.save(self.dir / "best")
+        return row
+
+    def _record_costs(self, groups: Sequence[Group], used: dict[int, int]) -> None:
+        setup = self.collector.setup_cost
+        if setup.replayed_steps:
+            # Rebuilding snapshot images by replay serves the Suffix starts.
+            self.ledger.add("suffix", "train", replayed_steps=setup.replayed_steps,
+                            stage=self.name, iteration=self.iteration)  # fmt: skip
+            setup.replayed_steps = 0
+        for g, group in enumerate(groups):
+            c = group.cost
+            self.ledger.add(
+                group.job.ledger_mode, group.job.purpose,
+                training_samples=used.get(g, 0), policy_samples=c.policy_samples,
+                env_steps=c.env_steps, restores=c.restores, restore_seconds=c.restore_seconds,
+                replayed_steps=c.replayed_steps, invalid_samples=c.invalid_samples,
+                faults=c.faults, task_id=group.job.task.id, stage=self.name,
+                iteration=self.iteration)  # fmt: skip
+
+    def _totals(self) -> dict[str, Any]:
+        cost = self.ledger.training_cost()
+        return {"env_steps": cost.env_steps, "train_samples": cost.training_samples,
+                "policy_samples": cost.policy_samples}  # fmt: skip
+
+    def _budget_spent(self) -> bool:
+        b = self.cfg.budget
+        totals = self._totals()
+        return ((b.iterations is not None and self.iteration >= b.iterations)
+                or (b.env_steps is not None and totals["env_steps"] >= b.env_steps)
+                or (b.samples is not None and totals["train_samples"] >= b.samples))  # fmt: skip
+
+    def _output_dir(self) -> Path:
+        return self.dir / ("best" if self.cfg.algorithm == "stage1" else "state")
+
+    def _finish(self) -> PhaseResult:
+        final = {"phase": self.name, "iteration": self.iteration, **self._totals(),
+                 "best": self.best, "phase_seconds": self.phase_times,
+                 "last_eval": self.metrics.last(kind="eval")}  # fmt: skip
+        atomic_write_text(self.dir / "done.json", json.dumps(final, indent=2))
+        return PhaseResult(self._output_dir(), final)
+
+    # -- crash-safe state -------------------------------------------------------------------------
+    def _reset_files(self) -> None:
+        for name in ("state", "state.old", "best", "done.json"):
+            path = self.dir / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+        self.ledger.truncate_to(0)
+        self.metrics.truncate_to(0)
+
+    def _save_state(self) -> None:
+        tmp, state, old = self.dir / "state.tmp", self.dir / "state", self.dir / "state.old"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        self.policy.save(tmp)
+        buffer = _torch_bytes(self.optimizer.state_dict())
+        atomic_write_bytes(tmp / "optimizer.pt", buffer)
+        meta = {"iteration": self.iteration, "ledger_records": len(self.ledger),
+                "metrics_records": len(self.metrics), "best": self.best,
+                "scheduler": self.scheduler.state_dict(), "phase_times": self.phase_times}  # fmt: skip
+        atomic_write_text(tmp / "meta.json", json.dumps(meta))
+        if state.exists():
+            state.rename(old)
+        tmp.rename(state)
+        if old.exists():
+            shutil.rmtree(old)
+
+    def _load_state(self) -> None:
+        state = self.dir / "state"
+        if not state.exists() and (self.dir / "state.old").exists():
+            (self.dir / "state.old").rename(state)  # killed between the two renames
+        meta = json.loads((state / "meta.json").read_text())
+        self.policy.load_state_dict(type(self.policy).load(state).state_dict())
+        self.optimizer.load_state_dict(torch.load(state / "optimizer.pt", weights_only=False))
+        self.scheduler.load_state_dict(meta["scheduler"])
+        self.iteration, self.best = int(meta["iteration"]), meta["best"]
+        self.phase_times = meta.get("phase_times", {})
+        self.ledger.truncate_to(int(meta["ledger_records"]))
+        self.metrics.truncate_to(int(meta["metrics_records"]))
+
+    # -- presentation -------------------------------------------------------------------------------
+    @contextmanager
+    def _timed(self, phase: str):  # type: ignore[no-untyped-def]
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phase_times[phase] = self.phase_times.get(phase, 0.0) + time.perf_counter() - began
+
+    def _progress_bar(self) -> _Bar:
+        return _Bar(self.name, self.cfg.budget, self.iteration, enabled=self.progress)
+
+
+def _torch_bytes(obj: Any) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
+
+
+class _Bar:
+    """A tqdm bar over the phase's binding budget (iterations, env steps or samples)."""
+
+    def __init__(self, name: str, budget: Any, start: int, *, enabled: bool) -> None:
+        from tqdm import tqdm
+
+        self.total = budget.iterations
+        self.bar = tqdm(total=self.total, initial=start, desc=name, disable=not enabled,
+                        unit="it", leave=False, dynamic_ncols=True)  # fmt: skip
+
+    def update(self, iteration: int, totals: dict[str, Any]) -> None:
+        self.bar.n = iteration
+        self.bar.set_postfix(steps=totals["env_steps"], samples=totals["train_samples"], refresh=False)
+        self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()

@@ -1,0 +1,84 @@
+"""One GRPO policy update from collected groups (the math lives in :mod:`adaroll.algos.grpo`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from adaroll.algos import grpo
+from adaroll.config import GRPOConfig
+from adaroll.policies.base import Context, Policy, SampledAction
+from adaroll.rollout.jobs import Group
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    training_samples: dict[int, int]
+    """Decisions that entered the update, per group index (0 for skipped groups)."""
+    loss: float
+    groups_used: int
+    groups_skipped: int
+    stats: dict[str, float]
+
+
+def grpo_update(
+    policy: Policy,
+    optimizer: torch.optim.Optimizer,
+    groups: Sequence[Group],
+    cfg: GRPOConfig,
+    reference: Policy | None = None,
+) -> UpdateResult:
+    """Group-normalise rewards, drop zero-variance groups, take ``ppo_epochs`` clipped steps
+    on every decision of every remaining sample (each decision gets its sample's advantage)."""
+    contexts: list[Context] = []
+    samples: list[SampledAction] = []
+    advantages: list[float] = []
+    used: dict[int, int] = {}
+    skipped = 0
+    for g, group in enumerate(groups):
+        if group.job.purpose != "train":
+            continue
+        rewards = torch.tensor([group.rewards], dtype=torch.float32)
+        if bool(grpo.zero_variance_groups(rewards)[0]):
+            skipped += 1
+            used[g] = 0
+            continue
+        adv = grpo.group_advantages(rewards, normalize_std=cfg.normalize_std)[0]
+        count = 0
+        for decisions, a in zip(group.decisions, adv.tolist(), strict=True):
+            for d in decisions:
+                contexts.append(d.context)
+                samples.append(d.sample)
+                advantages.append(a)
+                count += 1
+        used[g] = count
+    if not samples:
+        return UpdateResult(used, 0.0, 0, skipped, {})
+
+    # Samples were drawn by the current weights (nothing updated since), so a no-grad forward
+    # gives the exact per-factor behaviour log-probs that the sampler summed.
+    with torch.no_grad():
+        old, _ = policy.decision_log_probs(contexts, samples)
+    adv_t = torch.tensor(advantages, dtype=torch.float32)
+    ref_logp = None
+    if reference is not None and cfg.kl_coef > 0:
+        with torch.no_grad():
+            ref_logp, _ = reference.decision_log_probs(contexts, samples)
+    policy.train(True)
+    loss_value, stats = 0.0, {}
+    for _ in range(cfg.ppo_epochs):
+        logp, mask = policy.decision_log_probs(contexts, samples)
+        loss, stats = grpo.grpo_loss(
+            logp, old, adv_t, mask, clip_low=cfg.clip_eps, kl_coef=cfg.kl_coef,
+            ref_log_probs=ref_logp, aggregation=cfg.aggregation,
+        )  # fmt: skip
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(list(policy.parameters()), cfg.max_grad_norm)
+        optimizer.step()
+        loss_value = float(loss.detach())
+    return UpdateResult(used, loss_value, sum(1 for v in used.values() if v), skipped,
+                        {k: float(v) for k, v in stats.items()})  # fmt: skip
+

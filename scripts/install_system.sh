@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install the system packages AdaRoll's web environment needs: Debian's `chromium` and
+# `chromium-driver` (the latter only for the Selenium comparison in benchmarks/web_step_rate.py).
+# Idempotent and quiet: does nothing when both binaries are present. Needs root (CI runs as root).
+set -euo pipefail
+
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+# util-linux provides unshare/nsenter/setsid; iproute2 is not needed (lo is raised via ioctl).
+command -v unshare >/dev/null 2>&1 || need+=(util-linux)
+
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install_system.sh: need root to apt-get install ${need[*]}" >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+echo "install_system.sh: installing ${need[*]}" >&2
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+command -v chromium >/dev/null && command -v chromedriver >/dev/null

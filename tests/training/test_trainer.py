@@ -1,0 +1,100 @@
+"""The trainer loop on the corridor env with a one-parameter policy: it learns, it ledgers
+exactly what ran, and a resumed run equals an uninterrupted one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, SchedulerConfig, TrainConfig
+from adaroll.experts import collect_experts
+from adaroll.rollout.collector import Collector
+from adaroll.rollout.jobs import Job
+from adaroll.snapshots.memory import MemorySnapshots
+from adaroll.training.scheduler import SCHEDULERS
+from adaroll.training.trainer import Trainer
+from tests.fakes import GoPolicy, LineEnv, LineSuite
+
+SUITE = LineSuite()
+
+
+@pytest.fixture(scope="module")
+def store():
+    collection = collect_experts(LineEnv, SUITE, SUITE.split("train"), progress=False)
+    assert collection.verified_rate == 1.0
+    return collection.store
+
+
+def make_trainer(tmp: Path, store, algorithm: str, iterations: int, theta: float = -1.0):
+    policy = GoPolicy(theta)
+    cfg = TrainConfig(algorithm=algorithm, budget=BudgetConfig(iterations=iterations),
+                      grpo=GRPOConfig(lr=0.2), eval=EvalConfig(k=2, every=2),
+                      scheduler=SchedulerConfig(tasks_per_iteration=2))
+    tasks = SUITE.split("train")
+    pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
+    scheduler = SCHEDULERS.get(algorithm)(tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots)
+    collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
+    return Trainer(algorithm, tmp, cfg, policy, scheduler, collector, LineEnv,
+                   {"train": tasks}, seed=3, history_window=2, progress=False)
+
+
+def test_onestep_costs_no_env_steps_and_rollouts_count_every_step(store) -> None:
+    policy = GoPolicy(0.0)
+    collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
+    task = SUITE.split("train")[0]
+    ckpt = store.for_task(task.id)[1]
+    one, suffix, root = collector.collect([Job("onestep", task, 8, checkpoint_id=ckpt.id),
+                                           Job("suffix", task, 4, checkpoint_id=ckpt.id),
+                                           Job("root", task, 3)])
+    assert one.cost.env_steps == 0 and one.cost.policy_samples == 8 and one.cost.restores == 0
+    assert all(len(d) == 1 for d in one.decisions)
+    assert suffix.cost.restores == 4 and suffix.cost.replayed_steps == 0
+    assert suffix.cost.env_steps == sum(len(d) for d in suffix.decisions) == suffix.cost.policy_samples
+    assert root.cost.env_steps == sum(len(d) for d in root.decisions) and root.cost.restores == 0
+    # Suffix episodes start at the checkpoint: at most max_steps - step decisions remain.
+    assert all(len(d) <= 6 - ckpt.step for d in suffix.decisions)
+
+
+@pytest.mark.parametrize("algorithm", ["vanilla", "hybrid", "stage1"])
+def test_training_raises_the_go_probability(tmp_path: Path, store, algorithm: str) -> None:
+    trainer = make_trainer(tmp_path, store, algorithm, iterations=8)
+    before = float(trainer.policy.theta.detach())
+    result = trainer.train()
+    assert float(trainer.policy.theta.detach()) > before + 0.5
+    assert result.final["iteration"] == 8
+    ledger = trainer.ledger
+    onestep = ledger.totals(mode="onestep")
+    assert onestep.env_steps == 0
+    if algorithm == "stage1":
+        assert ledger.training_cost().env_steps == 0
+        assert (tmp_path / "best").exists()
+    evals = [m for m in trainer.metrics if m["kind"] == "eval"]
+    assert evals[0]["iteration"] == 0 and evals[-1]["iteration"] == 8
+
+
+def test_ledger_matches_collected_groups(tmp_path: Path, store) -> None:
+    trainer = make_trainer(tmp_path, store, "vanilla", iterations=2)
+    trainer.train()
+    train = trainer.ledger.training_cost()
+    rows = [m for m in trainer.metrics if m["kind"] == "iteration"]
+    assert rows[-1]["env_steps"] == train.env_steps
+    # Vanilla: 2 tasks x 8 samples per iteration, every decision an env step.
+    assert trainer.ledger.totals(mode="vanilla").records == 2 * 2
+    assert train.policy_samples == train.env_steps
+
+
+def test_resume_equals_uninterrupted(tmp_path: Path, store) -> None:
+    straight = make_trainer(tmp_path / "a", store, "hybrid", iterations=6)
+    straight.train()
+    first = make_trainer(tmp_path / "b", store, "hybrid", iterations=3)
+    first.train()
+    (tmp_path / "b" / "done.json").unlink()  # as if killed right after iteration 3
+    resumed = make_trainer(tmp_path / "b", store, "hybrid", iterations=6, theta=5.0)
+    resumed.train(resume=True)
+    assert torch.equal(resumed.policy.theta, straight.policy.theta)
+    counts = [n for n in vars(straight.ledger.training_cost()) if not n.endswith("seconds")]
+    for name in counts:
+        assert getattr(resumed.ledger.training_cost(), name) == getattr(straight.ledger.training_cost(), name)
+    assert list(resumed.metrics) == list(straight.metrics)
