@@ -88,9 +88,17 @@ def test_ledger_matches_collected_groups(tmp_path: Path, store) -> None:
 def test_resume_equals_uninterrupted(tmp_path: Path, store) -> None:
     straight = make_trainer(tmp_path / "a", store, "hybrid", iterations=6)
     straight.train()
-    first = make_trainer(tmp_path / "b", store, "hybrid", iterations=3)
-    first.train()
-    (tmp_path / "b" / "done.json").unlink()  # as if killed right after iteration 3
+    first = make_trainer(tmp_path / "b", store, "hybrid", iterations=6)
+    plan = first.scheduler.plan
+
+    def crash_at_four(iteration: int):
+        if iteration == 4:
+            raise KeyboardInterrupt  # killed after iteration 3's state was saved
+        return plan(iteration)
+
+    first.scheduler.plan = crash_at_four  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        first.train()
     resumed = make_trainer(tmp_path / "b", store, "hybrid", iterations=6, theta=5.0)
     resumed.train(resume=True)
     assert torch.equal(resumed.policy.theta, straight.policy.theta)

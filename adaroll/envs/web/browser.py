@@ -424,7 +424,7 @@ class BrowserProcess:
         finally:
             os.close(write_fd)
         try:
-            report = _read_until_eof(read_fd, config.startup_timeout)
+            report = _read_line(read_fd, config.startup_timeout)
         finally:
             os.close(read_fd)
         if not report.startswith("ok "):
@@ -577,7 +577,9 @@ class BrowserProcess:
                 f"state_dir={self.state_dir!r}, alive={self.alive()})")  # fmt: skip
 
 
-def _read_until_eof(fd: int, timeout: float) -> str:
+def _read_line(fd: int, timeout: float) -> str:
+    """Read up to the first newline (or EOF/timeout). ``unshare`` keeps its copy of the pipe
+    open, so EOF would only come when the browser exits."""
     deadline = time.monotonic() + timeout
     chunks = []
     while True:
@@ -588,6 +590,6 @@ def _read_until_eof(fd: int, timeout: float) -> str:
         if not ready:
             continue
         chunk = os.read(fd, 4096)
-        if not chunk:
-            return b"".join(chunks).decode(errors="replace")
         chunks.append(chunk)
+        if not chunk or b"\n" in chunk:
+            return b"".join(chunks).decode(errors="replace")
