@@ -100,6 +100,116 @@ def report(
             raise typer.Exit(2) from None
 
 
+def _pipeline(out: Path, config: Path | None, set_: list[str] | None, quick: bool = False):  # type: ignore[no-untyped-def]
+    from adaroll.training.pipeline import Pipeline
+
+    return Pipeline(_config(config, set_, quick), out, say=lambda m: typer.echo(m))
+
+
+@experts_app.command("collect")
+def experts_collect(
+    split: Annotated[str, typer.Option(help="Task split: pretrain, train, heldout, heldout-templates.")] = "train",
+    out: OutOpt = Path("runs/main"),
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+) -> None:
+    """Run the scripted expert on a split; keep verified successes as trajectories and
+    checkpoints under OUT/experts/SPLIT."""
+    pipeline = _pipeline(out, config, set_)
+    store = pipeline.store(split)
+    typer.echo(f"{len(store)} checkpoints in {out / 'experts' / split}")
+
+
+@train_app.command("sft")
+def train_sft_cmd(
+    name: Annotated[str, typer.Option(help="Policy name under OUT/policies.")] = "base",
+    split: Annotated[str, typer.Option(help="Expert split to clone.")] = "pretrain",
+    init: Annotated[Path | None, typer.Option(help="Start from this saved policy.")] = None,
+    out: OutOpt = Path("runs/main"),
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+) -> None:
+    """Behaviour cloning on expert steps (Base = SFT on the pretrain pool)."""
+    from adaroll.policies import load_policy
+
+    pipeline = _pipeline(out, config, set_)
+    start = load_policy(pipeline.cfg.policy, init) if init else None
+    pipeline.sft_policy(name, start, split)
+    typer.echo(f"policy saved to {out / 'policies' / name}")
+
+
+def _rl(algorithm: str, start: Path, name: str | None, out: Path, config: Path | None,
+        set_: list[str] | None, resume: bool) -> None:  # fmt: skip
+    from adaroll.policies import load_policy
+
+    pipeline = _pipeline(out, config, set_)
+    phase = pipeline.cfg.stage1 if algorithm == "stage1" else pipeline.cfg.rl
+    phase = phase.model_copy(update={"algorithm": algorithm})
+    result = pipeline.rl_phase(name or algorithm, load_policy(pipeline.cfg.policy, start), phase,
+                               resume=resume)  # fmt: skip
+    typer.echo(json.dumps(result.final, indent=1, default=str))
+
+
+StartOpt = Annotated[Path, typer.Option("--policy", help="Saved policy to start from.")]
+NameOpt = Annotated[str | None, typer.Option(help="Phase directory name under OUT.")]
+ResumeOpt = Annotated[bool, typer.Option(help="Continue the phase from its saved state.")]
+
+
+@train_app.command("stage1")
+def train_stage1(policy: StartOpt, name: NameOpt = None, out: OutOpt = Path("runs/main"),
+                 config: ConfigOpt = None, set_: SetOpt = None, resume: ResumeOpt = False) -> None:  # fmt: skip
+    """Stage I: OneStep GRPO on pivots; keeps the best policy by Train Avg@k in OUT/NAME/best."""
+    _rl("stage1", policy, name, out, config, set_, resume)
+
+
+@train_app.command("hybrid")
+def train_hybrid(policy: StartOpt, name: NameOpt = None, out: OutOpt = Path("runs/main"),
+                 config: ConfigOpt = None, set_: SetOpt = None, resume: ResumeOpt = False) -> None:  # fmt: skip
+    """Stage II: adaptive Local/Suffix/Root routing."""
+    _rl("hybrid", policy, name, out, config, set_, resume)
+
+
+@train_app.command("vanilla")
+def train_vanilla(policy: StartOpt, name: NameOpt = None, out: OutOpt = Path("runs/main"),
+                  config: ConfigOpt = None, set_: SetOpt = None, resume: ResumeOpt = False) -> None:  # fmt: skip
+    """Baseline: trajectory-level GRPO from the task root for every task."""
+    _rl("vanilla", policy, name, out, config, set_, resume)
+
+
+@pivots_app.command("score")
+def pivots_score(policy: StartOpt, name: Annotated[str, typer.Option()] = "manual",
+                 out: OutOpt = Path("runs/main"), config: ConfigOpt = None, set_: SetOpt = None) -> None:  # fmt: skip
+    """N samples per train checkpoint; writes scores and the pivot set to OUT/pivots/NAME.json."""
+    from adaroll.policies import load_policy
+
+    pipeline = _pipeline(out, config, set_)
+    pivot_set = pipeline.pivots(name, load_policy(pipeline.cfg.policy, policy), pipeline.cfg.stage1)
+    typer.echo(f"{pivot_set.count} pivots of {len(pivot_set.scores)} checkpoints -> "
+               f"{out / 'pivots' / (name + '.json')}")  # fmt: skip
+
+
+@app.command("eval")
+def eval_cmd(
+    policy: StartOpt,
+    split: Annotated[list[str] | None, typer.Option(help="Splits to evaluate (repeatable).")] = None,
+    k: Annotated[int, typer.Option(help="Attempts per task.")] = 4,
+    seed: Annotated[int, typer.Option()] = 0,
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+) -> None:
+    """Avg@k / Pass@k of a saved policy on task splits."""
+    from adaroll.evaluation import evaluate_split
+    from adaroll.policies import load_policy
+
+    pipeline = _pipeline(Path("."), config, set_)
+    loaded = load_policy(pipeline.cfg.policy, policy)
+    for name in split or ["train", "heldout"]:
+        r = evaluate_split(loaded, pipeline.make_env, pipeline.split(name), k=k,
+                           history_window=pipeline.cfg.policy.history, seed=seed)  # fmt: skip
+        typer.echo(f"{name}: Avg@{k} {100 * r.avg:.2f}  Pass@{k} {100 * r.pass_:.2f}  "
+                   f"({r.episodes} episodes, {r.env_steps} env steps)")  # fmt: skip
+
+
 @config_app.command("show")
 def config_show(config: ConfigOpt = None, set_: SetOpt = None,
                 quick: Annotated[bool, typer.Option()] = False) -> None:  # fmt: skip

@@ -33,7 +33,7 @@ def evaluate_split(
     batch: int = 256,
 ) -> SplitResult:
     """Run ``k`` root attempts of every task (sampling from the policy) and score them."""
-    seed_everything("eval", seed)
+    seed_everything("eval", seed, policy=policy)
     attempts = [t for t in tasks for _ in range(k)]
     outcomes: dict[str, list[bool]] = {t.id: [] for t in tasks}
     env_steps = policy_samples = 0

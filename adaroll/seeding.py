@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from typing import Any
 
 import numpy as np
 import torch
@@ -16,9 +17,12 @@ def derive_seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "little") & 0x7FFF_FFFF_FFFF_FFFF
 
 
-def seed_everything(*parts: object) -> int:
+def seed_everything(*parts: object, policy: Any = None) -> int:
+    """Seed Python, NumPy, torch (and ``policy.reseed`` when given) from ``parts``."""
     seed = derive_seed(*parts)
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
+    if policy is not None:
+        policy.reseed(seed)
     return seed

@@ -16,7 +16,14 @@ from typing import Any
 import torch
 
 from adaroll.actions import Action, ActionKind
-from adaroll.envs.base import GUIEnv, InvalidActionError, Observation, TaskSpec, TaskSuite, UIElement
+from adaroll.envs.base import (
+    GUIEnv,
+    InvalidActionError,
+    Observation,
+    TaskSpec,
+    TaskSuite,
+    UIElement,
+)
 from adaroll.policies.base import Context, Policy, SampledAction
 
 LEFT = (0.1, 0.4, 0.4, 0.6)

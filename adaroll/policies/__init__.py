@@ -1,0 +1,35 @@
+"""Policies, registered by kind. ``make_policy`` builds one from the run config; ``load_policy``
+restores a saved one. Built-in kinds are imported on first use (``hf`` needs the llm extra)."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from adaroll.config import PolicyConfig
+from adaroll.policies.base import POLICIES, Policy
+
+BUILTIN = {"small": "adaroll.policies.small", "hf": "adaroll.policies.hf",
+           "remote": "adaroll.policies.remote"}  # fmt: skip
+
+
+def policy_class(kind: str) -> Any:
+    if kind in BUILTIN and kind not in POLICIES:
+        importlib.import_module(BUILTIN[kind])
+    return POLICIES.get(kind)
+
+
+def make_policy(cfg: PolicyConfig, *, seed: int) -> Policy:
+    """A fresh policy of ``cfg.kind`` with ``cfg.options`` (history length from ``cfg.history``)."""
+    options: dict[str, Any] = {"history_len": cfg.history, "seed": seed % 2**31, **cfg.options}
+    policy: Policy = policy_class(cfg.kind)(**options)
+    return policy
+
+
+def load_policy(cfg: PolicyConfig, path: Path) -> Policy:
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no saved policy at {path}")
+    policy: Policy = policy_class(cfg.kind).load(path)
+    return policy

@@ -81,6 +81,15 @@ class Policy(ABC):
     @abstractmethod
     def load(cls, path: Path) -> Policy: ...
 
+    def reseed(self, seed: int) -> None:
+        """Reset the sampling randomness, so that runs resume exactly (the trainer reseeds
+        every iteration from the run seed). Covers torch's global RNG and a ``generator``
+        attribute, if the policy keeps its own."""
+        torch.manual_seed(seed)
+        generator = getattr(self, "generator", None)
+        if isinstance(generator, torch.Generator):
+            generator.manual_seed(seed)
+
     def train(self, mode: bool = True) -> None:  # noqa: B027 - optional hook
         """Switch dropout etc.; no-op by default."""
 

@@ -166,7 +166,9 @@ def _bounds(elements: Sequence[UIElement]) -> tuple[np.ndarray, np.ndarray]:
 def _targets(b: np.ndarray, clickable: np.ndarray, pts: np.ndarray) -> np.ndarray:
     """Vectorised tap rule: for each point [P, 2] the index of its target element [P]."""
     x, y = pts[:, 0:1], pts[:, 1:2]
-    inside = (b[None, :, 0] <= x) & (x <= b[None, :, 2]) & (b[None, :, 1] <= y) & (y <= b[None, :, 3])
+    inside = (
+        (b[None, :, 0] <= x) & (x <= b[None, :, 2]) & (b[None, :, 1] <= y) & (y <= b[None, :, 3])
+    )
     area = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
     key = np.where(inside, area[None, :] + np.where(clickable, 0.0, 10.0)[None, :], np.inf)
     best = key.argmin(axis=1)  # argmin returns the lowest index among ties
@@ -266,21 +268,22 @@ def instruction_info(instruction: str, max_words: int, max_ngram: int) -> Instru
                     if i + n > len(toks):
                         break
                     cands.append(
-                        _InstructionCandidate(" ".join(toks[i : i + n]), False, -1, rel,
-                                              tuple(before[-2:]))
+                        _InstructionCandidate(
+                            " ".join(toks[i : i + n]), False, -1, rel, tuple(before[-2:])
+                        )
                     )
                 before.extend(words(toks[i]))
         left.extend(ws)
     wl = wl[:max_words] or ["<empty>"]
-    m = len(wl)
-    pad = [0.0] * max(0, m - len(inq))
+    n_w = len(wl)
+    pad = [0.0] * max(0, n_w - len(inq))
     quoted_norm = tuple(normalise(s) for s in spans)
     all_words = words(instruction)
     return InstructionInfo(
         word_list=tuple(wl),
-        word_in_quote=np.array((inq + pad)[:m], dtype=np.float32),
-        word_qidx=np.array((qid + pad)[:m], dtype=np.float32),
-        word_first=np.array((first + pad)[:m], dtype=np.float32),
+        word_in_quote=np.array((inq + pad)[:n_w], dtype=np.float32),
+        word_qidx=np.array((qid + pad)[:n_w], dtype=np.float32),
+        word_first=np.array((first + pad)[:n_w], dtype=np.float32),
         word_set=frozenset(all_words),
         seq=" " + " ".join(all_words) + " ",
         tri=trigrams(instruction),
@@ -466,9 +469,12 @@ def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
     )
     n_typed = sum(1 for a in history if a.kind is ActionKind.TYPE)
     k = spec.history_len
-    recent_points = [(a.x, a.y) for a in list(history)[-k:] if a.kind in POINT_KINDS] if k else []
+    recent_points = [(float(a.x), float(a.y)) for a in list(history)[-k:]
+                     if a.x is not None and a.y is not None and a.kind in POINT_KINDS] if k else []  # fmt: skip
     last = history[-1] if history else None
-    last_point = (last.x, last.y) if last is not None and last.kind in POINT_KINDS else None
+    last_point = None
+    if last is not None and last.kind in POINT_KINDS and last.x is not None and last.y is not None:
+        last_point = (float(last.x), float(last.y))
 
     # elements
     E = len(elements)
@@ -590,7 +596,9 @@ def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
     )  # fmt: skip
 
 
-def extra_candidate(cf: ContextFeatures, text: str, spec: FeatureSpec) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+def extra_candidate(
+    cf: ContextFeatures, text: str, spec: FeatureSpec
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     """Bag, numeric features and matching elements of a string that is not a candidate of ``cf``
     (appended at scoring time, e.g. an expert's typed text that the instruction does not quote)."""
     num = candidate_features(cf, text, [False] * len(CANDIDATE_SOURCES), -1, None, extra=True)

@@ -55,7 +55,7 @@ def score_checkpoints(
 ) -> PivotSet:
     """N samples per checkpoint from ``policy``; scores by ``cfg.scorer``; pivots selected."""
     scorer = PIVOT_SCORERS.get(cfg.scorer)
-    seed_everything("pivots", seed)
+    seed_everything("pivots", seed, policy=policy)
     checkpoints = list(store)
     scores: dict[str, float] = {}
     for start in range(0, len(checkpoints), batch):

@@ -31,12 +31,12 @@ from adaroll.config import TrainConfig
 from adaroll.envs.base import GUIEnv, TaskSpec
 from adaroll.evaluation import evaluate_split
 from adaroll.io import atomic_write_bytes, atomic_write_text
+from adaroll.jsonl import JsonlLog
 from adaroll.policies.base import Policy
 from adaroll.rollout.collector import Collector
 from adaroll.rollout.jobs import Group
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.training.ledger import Ledger
-from adaroll.jsonl import JsonlLog
 from adaroll.training.scheduler import Scheduler
 from adaroll.training.update import grpo_update
 
@@ -71,6 +71,7 @@ class Trainer:
         self.optimizer = torch.optim.Adam(list(policy.parameters()), lr=cfg.grpo.lr)
         self.ledger = Ledger(self.dir / "ledger.jsonl")
         self.metrics = JsonlLog(self.dir / "metrics.jsonl")
+        self._tb: Any = None
         self.iteration = 0
         self.best: dict[str, Any] = {"train_avg": -1.0, "iteration": 0}
         self.phase_times: dict[str, float] = {}
@@ -89,7 +90,7 @@ class Trainer:
         bar = self._progress_bar()
         while not self._budget_spent():
             self.iteration += 1
-            seed_everything(self.seed, self.name, self.iteration)
+            seed_everything(self.seed, self.name, self.iteration, policy=self.policy)
             with self._timed("schedule"):
                 jobs = self.scheduler.plan(self.iteration)
             with self._timed("collect"):
@@ -98,7 +99,7 @@ class Trainer:
                 update = grpo_update(self.policy, self.optimizer, groups, self.cfg.grpo)
             self.scheduler.observe(groups, self.iteration)
             self._record_costs(groups, update.training_samples)
-            self.metrics.append({"kind": "iteration", "iteration": self.iteration,
+            self._log({"kind": "iteration", "iteration": self.iteration,
                                  "loss": update.loss, "groups_used": update.groups_used,
                                  "groups_skipped": update.groups_skipped, **update.stats,
                                  **self._totals(), "routes": self.scheduler.route_counts()})  # fmt: skip
@@ -107,6 +108,8 @@ class Trainer:
             self._save_state()
             bar.update(self.iteration, self._totals())
         bar.close()
+        if self._tb is not None:
+            self._tb.close()
         return self._finish()
 
     # -- pieces ---------------------------------------------------------------------------------
@@ -122,7 +125,7 @@ class Trainer:
                 self.ledger.add("eval", "eval", policy_samples=result.policy_samples,
                                 env_steps=result.env_steps, stage=self.name,
                                 iteration=self.iteration)  # fmt: skip
-        self.metrics.append(row)
+        self._log(row)
         if self.cfg.algorithm == "stage1" and row.get("train_avg", -1.0) > self.best["train_avg"]:
             self.best = {"train_avg": row["train_avg"], "iteration": self.iteration}
             self.policy.save(self.dir / "best")
@@ -166,6 +169,18 @@ class Trainer:
                  "last_eval": self.metrics.last(kind="eval")}  # fmt: skip
         atomic_write_text(self.dir / "done.json", json.dumps(final, indent=2))
         return PhaseResult(self._output_dir(), final)
+
+    def _log(self, row: dict[str, Any]) -> None:
+        """One metrics line, mirrored to TensorBoard (scalars keyed by kind, x = env steps)."""
+        self.metrics.append(row)
+        if self._tb is None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._tb = SummaryWriter(log_dir=str(self.dir / "tensorboard"))
+        for key, value in row.items():
+            if isinstance(value, (int, float)) and key not in ("iteration", "env_steps"):
+                self._tb.add_scalar(f"{row['kind']}/{key}", value, global_step=row["env_steps"])
+        self._tb.flush()
 
     # -- crash-safe state -------------------------------------------------------------------------
     def _reset_files(self) -> None:

@@ -1,0 +1,190 @@
+"""The policy's view of a web page: a short list of visible UI elements read from the DOM.
+
+The extraction runs inside the page (``ELEMENTS_JS`` defines ``__adaroll.elements``) and
+returns only what a person could see on the task area (the ``screen``: the top-left
+``160 x 210`` CSS pixels MiniWoB++ draws its task in):
+
+* elements of ``document.body`` whose visible box - clipped by every scrolling/overflow-hidden
+  ancestor and by the screen - is non-empty, skipping MiniWoB's own chrome (``#query`` - the
+  instruction is given separately -, the reward display, the sync cover, the click canvas);
+* an element is listed when it is *interactive* (links, buttons, form controls, elements with
+  an ARIA widget role, a tabindex or a pointer cursor that its parent does not have) or when it
+  has text of its own; plain text inside an interactive element is folded into that element;
+  a ``<label>`` wrapping a control gives the control its text instead of being listed;
+* ``role`` comes from the tag/type/ARIA role; ``text`` is the visible text (a text field's
+  value, or its placeholder when empty), whitespace-collapsed, at most ``MAX_TEXT`` characters;
+* ``bounds`` are normalised to the screen and rounded to 4 decimals; ``flags`` from
+  :data:`adaroll.envs.base.ELEMENT_FLAGS` (``enabled``, ``clickable``, ``checked``,
+  ``selected``, ``focused``, ``editable``, ``scrollable``);
+* at most ``max_elements`` (default 60): when over budget interactive elements are kept first,
+  then text, always reported in document order.
+
+Nothing here reads event listeners, task variables or hidden attributes: the list carries no
+privileged information (experts read the page through :meth:`WebEnv.evaluate` instead).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adaroll.envs.base import ELEMENT_FLAGS, UIElement
+
+SCREEN_WIDTH = 160
+SCREEN_HEIGHT = 210
+MAX_ELEMENTS = 60
+MAX_TEXT = 80
+
+# Installed into the page by the prelude (see env.PRELUDE_JS); defines __adaroll.elements.
+ELEMENTS_JS = r"""
+A.elements = function (maxN, W, H, maxText) {
+  const SKIP = new Set(['reward-display', 'sync-task-cover', 'click-canvas', 'query',
+                        'attention-canvas']);
+  const WIDGET_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'tab', 'menuitem',
+    'option', 'treeitem', 'slider', 'spinbutton', 'textbox', 'combobox', 'listbox', 'switch',
+    'searchbox', 'menuitemcheckbox', 'menuitemradio']);
+  const TEXT_INPUTS = new Set(['text', 'password', 'email', 'number', 'search', 'tel', 'url',
+    'date', 'time', 'datetime-local', 'month', 'week', '']);
+  const out = [];
+  const collapse = (s) => (s || '').replace(/\s+/g, ' ').trim().slice(0, maxText);
+  const r4 = (v) => Math.round(v * 10000) / 10000;
+
+  function ownText(el) {
+    let t = '';
+    for (const c of el.childNodes) if (c.nodeType === 3) t += ' ' + c.data;
+    return collapse(t);
+  }
+  function roleOf(el, tag) {
+    const aria = el.getAttribute('role');
+    if (aria) return aria;
+    if (el instanceof SVGElement) return tag === 'text' ? 'text' : 'graphic';
+    switch (tag) {
+      case 'a': return 'link';
+      case 'button': return 'button';
+      case 'select': return 'combobox';
+      case 'option': return 'option';
+      case 'textarea': return 'textbox';
+      case 'img': return 'image';
+      case 'canvas': return 'canvas';
+      case 'li': return 'listitem';
+      case 'td': case 'th': return 'cell';
+      case 'label': return 'label';
+      case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
+      case 'input': {
+        const t = (el.getAttribute('type') || 'text').toLowerCase();
+        if (t === 'checkbox' || t === 'radio') return t;
+        if (t === 'button' || t === 'submit' || t === 'reset' || t === 'image') return 'button';
+        if (t === 'range') return 'slider';
+        return 'textbox';
+      }
+    }
+    return '';
+  }
+  function isEditable(el, tag) {
+    if (el.isContentEditable) return true;
+    if (tag === 'textarea') return !el.readOnly && !el.disabled;
+    if (tag === 'input') {
+      const t = (el.getAttribute('type') || 'text').toLowerCase();
+      return TEXT_INPUTS.has(t) && !el.readOnly && !el.disabled;
+    }
+    return false;
+  }
+  function clip(el, rect) {
+    let l = Math.max(rect.left, 0), t = Math.max(rect.top, 0);
+    let r = Math.min(rect.right, W), b = Math.min(rect.bottom, H);
+    for (let p = el.parentElement; p && p !== document.body && p !== document.documentElement;
+         p = p.parentElement) {
+      const cs = getComputedStyle(p);
+      if (cs.overflowX !== 'visible' || cs.overflowY !== 'visible') {
+        const pr = p.getBoundingClientRect();
+        l = Math.max(l, pr.left); t = Math.max(t, pr.top);
+        r = Math.min(r, pr.right); b = Math.min(b, pr.bottom);
+      }
+      if (cs.position === 'fixed') break;
+    }
+    return (r - l >= 1 && b - t >= 1) ? [l, t, r, b] : null;
+  }
+
+  function walk(el, parentCursor, inInteractive) {
+    if (el.id && SKIP.has(el.id)) return;
+    const cs = getComputedStyle(el);
+    if (cs.display === 'none') return;
+    const tag = el.tagName.toLowerCase();
+    if (tag === 'script' || tag === 'style' || tag === 'head' || tag === 'noscript') return;
+    const hidden = cs.visibility === 'hidden' || cs.visibility === 'collapse' ||
+                   parseFloat(cs.opacity) === 0;
+    let role = roleOf(el, tag);
+    const ariaRole = el.getAttribute('role');
+    const pointer = cs.cursor === 'pointer' && parentCursor !== 'pointer';
+    const isControl = ['a', 'button', 'select', 'textarea', 'input', 'option', 'summary']
+      .includes(tag);
+    const wrapsControl = tag === 'label' && el.querySelector('input,select,textarea');
+    const interactive = !wrapsControl && (isControl || (ariaRole && WIDGET_ROLES.has(ariaRole)) ||
+      el.hasAttribute('tabindex') || pointer || (tag === 'label' && !!el.htmlFor));
+    let text = '';
+    if (tag === 'input' || tag === 'textarea') {
+      const t = (el.getAttribute('type') || '').toLowerCase();
+      if (t === 'checkbox' || t === 'radio') {
+        text = el.labels && el.labels.length ? collapse(el.labels[0].innerText) : '';
+      } else if (t === 'button' || t === 'submit' || t === 'reset') {
+        text = collapse(el.value);
+      } else {
+        text = collapse(el.value) || collapse(el.getAttribute('placeholder'));
+      }
+    } else if (tag === 'select') {
+      const o = el.options[el.selectedIndex];
+      text = o ? collapse(o.text) : '';
+    } else if (interactive) {
+      text = collapse(el.innerText !== undefined ? el.innerText : el.textContent);
+    } else if (tag === 'img') {
+      text = collapse(el.getAttribute('alt'));
+    } else if (el instanceof SVGElement && tag === 'text') {
+      text = collapse(el.textContent);
+    } else if (!wrapsControl) {
+      text = ownText(el);
+    }
+    const svgShape = el instanceof SVGElement && tag !== 'svg' && tag !== 'g' && tag !== 'text';
+    const listed = !hidden && (interactive || (!inInteractive && (text || svgShape ||
+                   tag === 'canvas' || tag === 'img')));
+    if (listed) {
+      const box = clip(el, el.getBoundingClientRect());
+      if (box) {
+        const flags = [];
+        if (interactive) {
+          if (!el.disabled && el.getAttribute('aria-disabled') !== 'true') flags.push('enabled');
+          flags.push('clickable');
+        }
+        if (el.checked === true || el.getAttribute('aria-checked') === 'true') flags.push('checked');
+        if ((tag === 'option' && el.selected) || el.getAttribute('aria-selected') === 'true')
+          flags.push('selected');
+        if (document.activeElement === el && el !== document.body) flags.push('focused');
+        if (isEditable(el, tag)) flags.push('editable');
+        if ((el.scrollHeight > el.clientHeight + 1 &&
+             (cs.overflowY === 'auto' || cs.overflowY === 'scroll')) ||
+            (el.scrollWidth > el.clientWidth + 1 &&
+             (cs.overflowX === 'auto' || cs.overflowX === 'scroll'))) flags.push('scrollable');
+        if (!role) role = interactive ? 'generic' : 'text';
+        out.push({role: role, text: text, interactive: interactive, flags: flags,
+                  bounds: [r4(box[0] / W), r4(box[1] / H), r4(box[2] / W), r4(box[3] / H)]});
+      }
+    }
+    if (tag === 'select') return;  // options of a closed select are not on screen
+    for (const child of el.children) walk(child, cs.cursor, inInteractive || interactive);
+  }
+  walk(document.body, 'auto', false);
+  if (out.length <= maxN) return out;
+  const keep = new Set();
+  for (const e of out) if (e.interactive && keep.size < maxN) keep.add(e);
+  for (const e of out) if (!e.interactive && keep.size < maxN) keep.add(e);
+  return out.filter((e) => keep.has(e));
+};
+"""
+
+
+def parse_elements(raw: list[dict[str, Any]]) -> tuple[UIElement, ...]:
+    """UIElements (ids = list positions) from the page's ``__adaroll.elements`` result."""
+    elements = []
+    for i, item in enumerate(raw):
+        bounds = tuple(min(1.0, max(0.0, float(v))) for v in item["bounds"])
+        flags = frozenset(f for f in item.get("flags", ()) if f in ELEMENT_FLAGS)
+        elements.append(UIElement(i, str(item["role"]), str(item.get("text", "")), bounds, flags))  # type: ignore[arg-type]
+    return tuple(elements)

@@ -1,0 +1,172 @@
+"""MiniWoB++ tasks: the registry of every task the ``miniwob`` package ships, the curated set
+AdaRoll trains on, and the JavaScript that controls a task page.
+
+Pages are served straight from the installed package as ``file://`` URLs
+(``miniwob/html/miniwob/<task>.html``). Page API used (DESIGN.md section 4):
+``Math.seedrandom(seed)``, ``core.startEpisodeReal()``, ``core.getUtterance()`` and the globals
+``WOB_DONE_GLOBAL``, ``WOB_RAW_REWARD_GLOBAL``, ``WOB_REWARD_REASON``, ``WOB_TASK_READY``.
+
+Episode start (:data:`START_EPISODE_JS`): seed, data mode, ``core.startEpisodeReal()``, then the
+episode's wall-clock time limit is lifted - the timeout timer is cancelled and replaced by a
+sentinel so that ``core.endEpisode`` still rewards exactly once - and the countdown display is
+stopped. Success is ``WOB_RAW_REWARD_GLOBAL > 0`` (the raw reward: the time-scaled one uses
+``Date``, which jumps across snapshot restores).
+
+Metadata per task: ``curated`` (AdaRoll trains/evaluates on it and has a verified scripted
+expert), ``max_steps`` (the step limit of an episode), ``heldout_template`` (curated, but kept
+out of training: the ``heldout-templates`` split) and ``multi_step`` (the expert needs more
+than two actions).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_MAX_STEPS = 10
+"""Step limit of non-curated tasks."""
+
+
+@dataclass(frozen=True)
+class MiniWoBTask:
+    """Metadata of one MiniWoB++ task (one HTML page of the package)."""
+
+    name: str
+    curated: bool = False
+    max_steps: int = DEFAULT_MAX_STEPS
+    multi_step: bool = False
+    heldout_template: bool = False
+    note: str = ""
+
+    @property
+    def url(self) -> str:
+        return task_url(self.name)
+
+
+# Curated tasks: (max_steps, multi_step, heldout_template, note). Step limits leave room for
+# a policy to err: about twice the expert's longest solution, at least 5.
+_CURATED: dict[str, tuple[int, bool, bool, str]] = {
+    "click-button": (5, False, False, "click the button with a given label"),
+    "click-button-sequence": (6, True, False, "click two buttons in order"),
+    "click-link": (5, False, False, "click a link in a paragraph"),
+    "click-option": (6, True, False, "select a radio option and submit"),
+    "click-checkboxes": (16, True, False, "tick the named checkboxes and submit"),
+    "click-checkboxes-transfer": (16, True, True, "click-checkboxes, other phrasing"),
+    "click-dialog": (5, False, False, "close a jQuery dialog"),
+    "click-dialog-2": (5, False, False, "press a named dialog button"),
+    "click-tab": (5, False, False, "click a named tab"),
+    "click-tab-2": (10, True, False, "switch tabs to find and click a link"),
+    "click-collapsible": (6, True, False, "expand a section and click its link"),
+    "click-collapsible-2": (10, True, False, "expand sections to find a link"),
+    "click-widget": (5, False, False, "click a widget of a given type"),
+    "click-test-2": (5, False, False, "click the right one of two buttons"),
+    "focus-text": (5, False, False, "focus a text field"),
+    "focus-text-2": (5, False, False, "focus the n-th text field"),
+    "enter-text": (8, True, False, "type a given text and submit"),
+    "enter-text-2": (8, True, True, "type a transformed text and submit"),
+    "enter-password": (10, True, False, "type a password twice and submit"),
+    "enter-date": (8, True, False, "type a date into a date input and submit"),
+    "enter-time": (8, True, False, "type a time into a time input and submit"),
+    "login-user": (10, True, False, "fill username and password, log in"),
+    "login-user-popup": (12, True, True, "log in, dismissing a popup"),
+    "form-sequence": (10, True, False, "set a slider/checkbox/text form and submit"),
+    "form-sequence-2": (10, True, False, "radio, text and submit"),
+    "use-autocomplete": (10, True, False, "type a prefix, pick an autocomplete item, submit"),
+    "choose-date": (20, True, False, "pick a date in a jQuery datepicker and submit"),
+    "choose-list": (8, True, False, "pick an item of a select list and submit"),
+    "navigate-tree": (10, True, False, "expand folders to click a file"),
+    "search-engine": (12, True, False, "search and open the n-th result, paging"),
+    "social-media": (8, True, False, "click an action of a given user's post"),
+    "social-media-some": (20, True, True, "click an action on several posts and submit"),
+    "email-inbox": (16, True, False, "email client: reply/forward/delete/star"),
+    "email-inbox-delete": (8, True, False, "delete a given email"),
+    "email-inbox-forward-nl": (14, True, False, "forward an email (natural language)"),
+    "email-inbox-reply": (14, True, True, "reply to an email"),
+    "book-flight": (30, True, False, "search flights by city/date, book the cheapest/shortest"),
+}
+
+
+@functools.cache
+def miniwob_html_dir() -> Path:
+    """The ``html/miniwob`` directory of the installed ``miniwob`` package."""
+    spec = importlib.util.find_spec("miniwob")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            "the web environment needs the `miniwob` package: pip install -e '.[web]'"
+        )
+    root = Path(next(iter(spec.submodule_search_locations)))
+    html = root / "html" / "miniwob"
+    if not html.is_dir():
+        raise FileNotFoundError(f"miniwob package at {root} has no html/miniwob directory")
+    return html
+
+
+def task_url(name: str) -> str:
+    """The ``file://`` URL of a task page."""
+    path = miniwob_html_dir() / f"{name}.html"
+    if not path.is_file():
+        raise KeyError(f"unknown MiniWoB++ task {name!r}")
+    return path.as_uri()
+
+
+@functools.cache
+def all_tasks() -> dict[str, MiniWoBTask]:
+    """Every task page in the package, by name, curated ones with their metadata."""
+    names = sorted(p.stem for p in miniwob_html_dir().glob("*.html"))
+    tasks = {}
+    for name in names:
+        if name in _CURATED:
+            max_steps, multi, heldout, note = _CURATED[name]
+            tasks[name] = MiniWoBTask(name, True, max_steps, multi, heldout, note)
+        else:
+            tasks[name] = MiniWoBTask(name)
+    missing = set(_CURATED) - set(tasks)
+    if missing:
+        raise RuntimeError(f"curated MiniWoB++ tasks missing from the package: {sorted(missing)}")
+    return tasks
+
+
+def get_task(name: str) -> MiniWoBTask:
+    tasks = all_tasks()
+    try:
+        return tasks[name]
+    except KeyError:
+        raise KeyError(f"unknown MiniWoB++ task {name!r}; {len(tasks)} tasks, e.g. "
+                       f"{', '.join(list(tasks)[:5])}") from None  # fmt: skip
+
+
+def curated_tasks(*, heldout_template: bool | None = None) -> list[str]:
+    """Curated task names (optionally only the held-out-template or only the training ones)."""
+    return [n for n, t in all_tasks().items() if t.curated
+            and (heldout_template is None or t.heldout_template == heldout_template)]  # fmt: skip
+
+
+# -- page control ---------------------------------------------------------------------------------
+
+PAGE_READY_JS = """
+(() => typeof core !== 'undefined' && core.cover_div != null &&
+       typeof genProblem === 'function' && document.readyState === 'complete')()
+"""
+
+START_EPISODE_JS = """
+((seed, mode) => {
+  Math.seedrandom(seed);
+  core.setDataMode(mode);
+  core.startEpisodeReal();
+  // lift the wall-clock episode limit: cancel the timeout, keep a non-null sentinel so that
+  // core.endEpisode still rewards exactly once, stop the countdown display
+  if (core.EP_TIMER !== null) { clearTimeout(core.EP_TIMER); core.EP_TIMER = -1; }
+  core.clearTimer();
+  return true;
+})(%s, %s)
+"""
+
+STATUS_JS = """
+(() => ({done: !!WOB_DONE_GLOBAL, raw_reward: Number(WOB_RAW_REWARD_GLOBAL) || 0,
+         reason: WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON),
+         ready: WOB_TASK_READY !== false}))()
+"""
+
+UTTERANCE_JS = "core.getUtterance()"

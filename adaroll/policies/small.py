@@ -1,0 +1,865 @@
+"""The small policy: AdaRoll's default, a from-scratch PyTorch network that trains on a CPU.
+
+It reads the UI element list, the instruction and the last few actions (featurised without any
+pretrained model, see :mod:`adaroll.policies.features`) and outputs a *factorised* distribution
+over GUI actions with exact log-probabilities::
+
+    pi(a | c) = pi(kind | c) * pi(argument | kind, c)
+
+Factors (``decision_log_probs`` returns them as ``T = 2`` columns: kind, argument; the
+argument column is masked out for kinds without an argument, e.g. ``wait``/``done()``-less):
+
+==========================  ==================================================================
+kind                        argument
+==========================  ==================================================================
+tap/long_press/double_tap   pointer over elements (one head per kind); the action is the
+                            element's tap point (its centre, clipped to the screen)
+swipe                       one of up/down/left/right
+type                        pointer over candidate strings (quoted spans of the instruction,
+                            its word n-grams, ... per ``type_sources``)
+key                         one of ``config.keys``
+open_app                    pointer over candidate strings per ``app_sources``
+done                        "no answer" or a candidate string per ``answer_sources``
+wait                        none
+==========================  ==================================================================
+
+The network: hashed-bag embeddings of element text/role and instruction words; instruction
+words go through self-attention layers; elements attend to the instruction words (so "Bob" in
+the instruction can select the list item "Bob") and to each other; a pooled state vector drives
+the kind/swipe/key heads; element and candidate pointers are additive-attention scorers on top
+of the element/candidate encodings plus a linear "wide" term on their explicit match features
+(quoted-span equality, token overlap, ...), which is what lets a policy trained for a minute on
+a few thousand expert steps match names it has never seen.
+
+Scoring arbitrary actions (e.g. the expert's, for SFT): a point action maps to an element by the
+rule of :func:`adaroll.policies.features.tap_target` (smallest containing clickable element,
+else smallest containing, else nearest centre). Text (type / open_app / done answer) maps to
+the candidate with exactly that string (``open_app`` also accepts a case-insensitive match). A
+target the sampler could not have produced is still scored, *for that row only*, by widening the
+row's choice set: an element that is not a pointer option (its centre is covered by another
+element) is unmasked, a candidate string not allowed for the head is unmasked, and a string
+that is not a candidate at all is appended as an extra candidate (flagged ``extra``) - so SFT
+can learn from it and the log-probability stays a proper normalised one. Samples drawn by
+:meth:`SmallPolicy.sample` never need this, so their scores equal their sampled log-probs.
+Actions with no possible representation (a kind or key outside the config, a point action on a
+screen without elements) raise :class:`UnrepresentableActionError`; ``represents`` tells in
+advance (SFT skips and counts such examples).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from adaroll.actions import DIRECTIONS, KEYS, POINT_KINDS, Action, ActionKind
+from adaroll.policies.base import POLICIES, Context, Policy, SampledAction
+from adaroll.policies.features import (
+    CANDIDATE_SOURCES,
+    N_CANDIDATE_FEATURES,
+    N_ELEMENT_FEATURES,
+    N_GLOBAL_FEATURES,
+    N_HISTORY_FEATURES,
+    N_WORD_FEATURES,
+    Bags,
+    ContextFeatures,
+    FeatureCache,
+    FeatureSpec,
+    extra_candidate,
+    tap_target,
+    token_ids,
+)
+
+FORMAT = "adaroll-small-policy/1"
+NEG = -1e9  # finite "minus infinity": masked options get probability exactly 0, never NaN
+CAND_HEADS = ("type", "open_app", "done")
+
+
+class UnrepresentableActionError(ValueError):
+    """The small policy cannot express this action (kind/key not configured, no elements...)."""
+
+
+@dataclass(frozen=True)
+class SmallPolicyConfig:
+    """Configuration of :class:`SmallPolicy` (saved with its weights)."""
+
+    dim: int = 64
+    """Width of every embedding and hidden layer."""
+    heads: int = 4
+    """Attention heads (``dim`` must be divisible by it)."""
+    layers: int = 1
+    """Element blocks: each is cross-attention from elements to instruction words followed by
+    self-attention among elements."""
+    instruction_layers: int = 1
+    """Self-attention layers over the instruction words."""
+    history_len: int = 4
+    """How many of the most recent actions the policy sees."""
+    hash_buckets: int = 1 << 15
+    """Rows of the hashed text-embedding table (words and character n-grams share it)."""
+    char_ngram: int = 3
+    """Character n-gram length hashed for every word (0 = whole words only)."""
+    max_elements: int = 128
+    """Elements beyond this many (in observation order) are ignored."""
+    max_words: int = 48
+    """Instruction words beyond this many are ignored by the attention (not by the features)."""
+    max_ngram: int = 3
+    """Longest instruction word n-gram offered as a candidate string (0 = none)."""
+    kinds: tuple[str, ...] = ("tap", "long_press", "swipe", "type", "key", "open_app", "done")
+    """Action kinds the policy may emit (set it from the environment's action space)."""
+    keys: tuple[str, ...] = ("back", "home", "enter")
+    """Keys the ``key`` head chooses from (a subset of ``adaroll.actions.KEYS``)."""
+    app_names: tuple[str, ...] = ()
+    """App names always offered as candidates (source ``app``), e.g. the env's launcher apps."""
+    type_sources: tuple[str, ...] = ("quoted", "ngram")
+    """Candidate sources the ``type`` head chooses from: quoted, ngram, element, app."""
+    app_sources: tuple[str, ...] = ("app", "element", "ngram")
+    """Candidate sources the ``open_app`` head chooses from."""
+    answer_sources: tuple[str, ...] = ("element", "quoted")
+    """Candidate sources ``done(answer)`` chooses from (besides "no answer")."""
+    temperature: float = 1.0
+    """Sampling temperature; log-probabilities are those of the tempered distribution."""
+    seed: int = 0
+    """Seeds the weight initialisation and the policy's own sampling generator."""
+
+    def __post_init__(self) -> None:
+        for name in ("kinds", "keys", "app_names", "type_sources", "app_sources", "answer_sources"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        valid_kinds = [k.value for k in ActionKind]
+        if not self.kinds:
+            raise ValueError("kinds must not be empty")
+        for k in self.kinds:
+            if k not in valid_kinds:
+                raise ValueError(
+                    f"unknown action kind {k!r}; valid kinds: {', '.join(valid_kinds)}"
+                )
+        if len(set(self.kinds)) != len(self.kinds):
+            raise ValueError(f"duplicate kinds in {self.kinds}")
+        for key in self.keys:
+            if key not in KEYS:
+                raise ValueError(f"unknown key {key!r}; valid keys: {', '.join(KEYS)}")
+        if "key" in self.kinds and not self.keys:
+            raise ValueError("kind 'key' needs at least one key")
+        for name in ("type_sources", "app_sources", "answer_sources"):
+            for src in getattr(self, name):
+                if src not in CANDIDATE_SOURCES:
+                    raise ValueError(f"{name}: unknown source {src!r}; valid: {CANDIDATE_SOURCES}")
+        if self.dim <= 0 or self.dim % self.heads:
+            raise ValueError(
+                f"dim ({self.dim}) must be a positive multiple of heads ({self.heads})"
+            )
+        if self.temperature <= 0 or not math.isfinite(self.temperature):
+            raise ValueError("temperature must be a positive number")
+        if self.hash_buckets < 16:
+            raise ValueError("hash_buckets must be at least 16")
+        if min(self.layers, self.instruction_layers, self.history_len, self.max_ngram) < 0:
+            raise ValueError("layers, instruction_layers, history_len and max_ngram must be >= 0")
+        if self.max_elements < 1 or self.max_words < 1:
+            raise ValueError("max_elements and max_words must be >= 1")
+
+    def feature_spec(self) -> FeatureSpec:
+        return FeatureSpec(
+            hash_buckets=self.hash_buckets, char_ngram=self.char_ngram,
+            history_len=self.history_len, max_elements=self.max_elements,
+            max_words=self.max_words, max_ngram=self.max_ngram, app_names=self.app_names,
+            type_sources=self.type_sources, app_sources=self.app_sources,
+            answer_sources=self.answer_sources,
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SmallPolicyConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown SmallPolicyConfig field(s) {sorted(unknown)}")
+        return cls(**data)
+
+
+# -- network ------------------------------------------------------------------------------------
+
+
+def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """log_softmax over the options where ``mask`` is True (others get about -1e9)."""
+    return torch.log_softmax(logits.masked_fill(~mask, NEG), dim=dim)
+
+
+class _Attention(nn.Module):
+    """Multi-head attention written out (same arithmetic with and without autograd)."""
+
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(dim, dim)
+        self.kv = nn.Linear(dim, 2 * dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor, mem: torch.Tensor, key_valid: torch.Tensor) -> torch.Tensor:
+        """x [B, Q, d] attends to mem [B, K, d] where key_valid [B, K] -> [B, Q, d]."""
+        B, Q, d = x.shape
+        K = mem.shape[1]
+        h = self.heads
+        q = self.q(x).view(B, Q, h, d // h).transpose(1, 2)
+        k, v = self.kv(mem).view(B, K, 2, h, d // h).permute(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(d // h)
+        scores = scores.masked_fill(~key_valid[:, None, None, :], NEG)
+        out = torch.softmax(scores, dim=-1) @ v
+        return self.out(out.transpose(1, 2).reshape(B, Q, d))
+
+
+class _Block(nn.Module):
+    """Post-norm residual attention block with a feed-forward layer."""
+
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.attn = _Attention(dim, heads)
+        self.norm1 = nn.LayerNorm(dim)
+        self.ff = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Linear(2 * dim, dim))
+        self.norm2 = nn.LayerNorm(dim)
+
+    def forward(self, x: torch.Tensor, mem: torch.Tensor, key_valid: torch.Tensor) -> torch.Tensor:
+        x = self.norm1(x + self.attn(x, mem, key_valid))
+        return self.norm2(x + self.ff(x))
+
+
+class _PointerHead(nn.Module):
+    """Scores N options per context for P heads: additive attention + a wide linear term."""
+
+    def __init__(self, dim: int, n_features: int, n_heads: int) -> None:
+        super().__init__()
+        self.wh = nn.Linear(dim, dim)
+        self.ws = nn.Linear(dim, dim, bias=False)
+        self.v = nn.Linear(dim, n_heads)
+        self.wide = nn.Linear(n_features, n_heads, bias=False)
+
+    def forward(self, h: torch.Tensor, s: torch.Tensor, num: torch.Tensor) -> torch.Tensor:
+        """h [U, N, d], s [U, d] (or [U, N, d]), num [U, N, F] -> logits [U, N, P]."""
+        ss = self.ws(s)
+        if ss.dim() == 2:
+            ss = ss[:, None, :]
+        return self.v(torch.tanh(self.wh(h) + ss)) + self.wide(num)
+
+
+def _mlp(n_in: int, dim: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(n_in, dim), nn.ReLU(), nn.Linear(dim, dim), nn.LayerNorm(dim))
+
+
+class SmallPolicyNet(nn.Module):
+    """The network of :class:`SmallPolicy` (inputs: a collated batch of context features)."""
+
+    def __init__(self, cfg: SmallPolicyConfig) -> None:
+        super().__init__()
+        d = cfg.dim
+        self.cfg = cfg
+        self.n_point = sum(1 for k in cfg.kinds if ActionKind(k) in POINT_KINDS)
+        self.bag = nn.EmbeddingBag(cfg.hash_buckets, d, mode="mean")
+        nn.init.normal_(self.bag.weight, std=1.0)
+        self.el_in = _mlp(2 * d + N_ELEMENT_FEATURES, d)
+        self.word_pos = nn.Embedding(cfg.max_words, d)
+        self.word_in = nn.Linear(d + N_WORD_FEATURES, d)
+        self.word_norm = nn.LayerNorm(d)
+        self.word_blocks = nn.ModuleList(
+            _Block(d, cfg.heads) for _ in range(cfg.instruction_layers)
+        )
+        self.el_cross = nn.ModuleList(_Block(d, cfg.heads) for _ in range(cfg.layers))
+        self.el_self = nn.ModuleList(_Block(d, cfg.heads) for _ in range(cfg.layers))
+        k = cfg.history_len
+        self.hist_in = nn.Linear(d + N_HISTORY_FEATURES, d)
+        self.hist_out = nn.Linear(max(k, 1) * d, d)
+        self.state = nn.Sequential(
+            nn.Linear(4 * d + N_GLOBAL_FEATURES, 2 * d), nn.ReLU(), nn.Linear(2 * d, d), nn.ReLU()
+        )
+        self.kind = nn.Linear(d + N_GLOBAL_FEATURES, len(cfg.kinds))
+        self.swipe = nn.Linear(d, len(DIRECTIONS))
+        self.key = nn.Linear(d, max(len(cfg.keys), 1))
+        self.ptr = _PointerHead(d, N_ELEMENT_FEATURES, max(self.n_point, 1))
+        self.cand_in = _mlp(3 * d + N_CANDIDATE_FEATURES, d)
+        self.cand_ptr = _PointerHead(d, N_CANDIDATE_FEATURES, len(CAND_HEADS))
+        self.no_answer = nn.Linear(d, 1)
+
+    def encode(self, b: _Batch) -> dict[str, torch.Tensor]:
+        """Context-level forward: raw logits of every head, plus encodings for extras."""
+        d = self.cfg.dim
+        U = b.U
+        out = self.bag(b.ids, b.offsets)
+        seg = torch.split(out, b.seg_sizes)
+        el_text, el_role, word_e, cand_e, left_e, hist_e = seg
+
+        def pad(rows: torch.Tensor, pos: torch.Tensor, n: int) -> torch.Tensor:
+            return torch.zeros(U * n, d, dtype=rows.dtype).index_copy(0, pos, rows).view(U, n, d)
+
+        E, W, N, k = b.E, b.W, b.N, b.k
+        x_el = self.el_in(
+            torch.cat([pad(el_text, b.el_pos, E), pad(el_role, b.el_pos, E), b.el_num], -1)
+        )
+        w = self.word_in(torch.cat([pad(word_e, b.word_pos, W), b.word_num], -1))
+        w = self.word_norm(w + self.word_pos.weight[:W][None])
+        for blk in self.word_blocks:
+            w = blk(w, w, b.word_valid)
+        for cross, own in zip(self.el_cross, self.el_self, strict=True):
+            x_el = cross(x_el, w, b.word_valid)
+            x_el = own(x_el, x_el, b.el_valid)
+        ev = b.el_valid[..., None].float()
+        el_mean = (x_el * ev).sum(1) / ev.sum(1).clamp(min=1)
+        el_max = x_el.masked_fill(~b.el_valid[..., None], NEG).amax(1)
+        el_max = torch.where(b.el_valid.any(1, keepdim=True), el_max, torch.zeros_like(el_max))
+        wv = b.word_valid[..., None].float()
+        w_mean = (w * wv).sum(1) / wv.sum(1).clamp(min=1)
+        if k > 0:
+            h = self.hist_in(torch.cat([hist_e.view(U, k, d), b.hist_num], -1))
+            h_vec = self.hist_out(torch.relu(h).reshape(U, k * d))
+        else:
+            h_vec = self.hist_out(torch.zeros(U, d))
+        s = self.state(torch.cat([el_mean, el_max, w_mean, h_vec, b.glob], -1))
+        # candidates: text bag, left context bag, mean encoding of elements with that text
+        el_flat = x_el.reshape(U * E, d)
+        c_el = torch.zeros(U * N, d).index_add(0, b.ce_cand, el_flat[b.ce_el])
+        c_el = c_el / b.ce_count.clamp(min=1)[:, None]
+        c_in = torch.cat([pad(cand_e, b.cand_pos, N), pad(left_e, b.cand_pos, N),
+                          c_el.view(U, N, d), b.cand_num], -1)  # fmt: skip
+        c = self.cand_in(c_in)
+        return {
+            "state": s,
+            "elements": x_el,
+            "kind": self.kind(torch.cat([s, b.glob], -1)),
+            "ptr": self.ptr(x_el, s, b.el_num),  # [U, E, P]
+            "swipe": self.swipe(s),
+            "key": self.key(s),
+            "cand": self.cand_ptr(c, s, b.cand_num),  # [U, N, 3]
+            "no_answer": self.no_answer(s),  # [U, 1]
+        }
+
+    def extra_logits(self, enc: dict[str, torch.Tensor], x: _Extras) -> torch.Tensor:
+        """Logits [R, 3] of strings appended as extra candidates (one per row)."""
+        d = self.cfg.dim
+        R = len(x.ctx)
+        text_e = self.bag(x.ids, x.offsets)
+        left_e = self.bag(x.left_ids, None)
+        el = enc["elements"]
+        U, E, _ = el.shape
+        c_el = torch.zeros(R, d).index_add(0, x.ce_row, el.reshape(U * E, d)[x.ce_el])
+        c_el = c_el / x.ce_count.clamp(min=1)[:, None]
+        c = self.cand_in(torch.cat([text_e, left_e.expand(R, d), c_el, x.num], -1))
+        return self.cand_ptr(c[:, None, :], enc["state"][x.ctx], x.num[:, None, :])[:, 0, :]
+
+
+# -- batching -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Batch:
+    U: int
+    E: int
+    W: int
+    N: int
+    k: int
+    ids: torch.Tensor
+    offsets: torch.Tensor
+    seg_sizes: list[int]
+    el_pos: torch.Tensor
+    word_pos: torch.Tensor
+    cand_pos: torch.Tensor
+    el_num: torch.Tensor
+    el_valid: torch.Tensor
+    el_option: torch.Tensor
+    word_num: torch.Tensor
+    word_valid: torch.Tensor
+    cand_num: torch.Tensor
+    cand_valid: torch.Tensor
+    cand_src: torch.Tensor
+    ce_cand: torch.Tensor
+    ce_el: torch.Tensor
+    ce_count: torch.Tensor
+    hist_num: torch.Tensor
+    glob: torch.Tensor
+
+
+@dataclass
+class _Extras:
+    ctx: torch.Tensor
+    ids: torch.Tensor
+    offsets: torch.Tensor
+    left_ids: torch.Tensor
+    num: torch.Tensor
+    ce_row: torch.Tensor
+    ce_el: torch.Tensor
+    ce_count: torch.Tensor
+
+
+def _pad_stack(arrays: Sequence[np.ndarray], n: int, width: int) -> np.ndarray:
+    out = np.zeros((len(arrays), n, width), dtype=np.float32)
+    for i, a in enumerate(arrays):
+        out[i, : len(a)] = a
+    return out
+
+
+def _collate(feats: Sequence[ContextFeatures], history_len: int) -> _Batch:
+    U = len(feats)
+    E = max(1, max(f.n_elements for f in feats))
+    W = max(f.word_num.shape[0] for f in feats)
+    N = max(1, max(f.n_candidates for f in feats))
+    segments: list[list[Bags]] = [[f.el_text for f in feats], [f.el_role for f in feats],
+                                  [f.word_bags for f in feats], [f.cand_bags for f in feats],
+                                  [f.cand_left for f in feats], [f.hist_bags for f in feats]]  # fmt: skip
+    ids = np.concatenate([b.ids for seg in segments for b in seg])
+    lens = np.concatenate([b.lens for seg in segments for b in seg])
+    seg_sizes = [int(sum(len(b.lens) for b in seg)) for seg in segments]
+    offsets = np.zeros(len(lens), dtype=np.int64)
+    np.cumsum(lens[:-1], out=offsets[1:])
+
+    def positions(counts: list[int], n: int) -> torch.Tensor:
+        return torch.from_numpy(np.concatenate(
+            [u * n + np.arange(c, dtype=np.int64) for u, c in enumerate(counts)]
+        ))  # fmt: skip
+
+    el_counts = [f.n_elements for f in feats]
+    w_counts = [f.word_num.shape[0] for f in feats]
+    c_counts = [f.n_candidates for f in feats]
+    el_valid = np.arange(E)[None, :] < np.array(el_counts)[:, None]
+    el_option = np.zeros((U, E), dtype=bool)
+    cand_src = np.zeros((U, N, len(CANDIDATE_SOURCES)), dtype=bool)
+    ce_cand: list[int] = []
+    ce_el: list[int] = []
+    ce_count = np.zeros(U * N, dtype=np.float32)
+    for u, f in enumerate(feats):
+        el_option[u, : f.n_elements] = f.el_option
+        cand_src[u, : f.n_candidates] = f.cand_sources
+        for j, elems in enumerate(f.cand_elem):
+            ce_count[u * N + j] = len(elems)
+            for e in elems:
+                ce_cand.append(u * N + j)
+                ce_el.append(u * E + e)
+    return _Batch(
+        U=U, E=E, W=W, N=N, k=history_len,
+        ids=torch.from_numpy(ids), offsets=torch.from_numpy(offsets), seg_sizes=seg_sizes,
+        el_pos=positions(el_counts, E), word_pos=positions(w_counts, W),
+        cand_pos=positions(c_counts, N),
+        el_num=torch.from_numpy(_pad_stack([f.el_num for f in feats], E, N_ELEMENT_FEATURES)),
+        el_valid=torch.from_numpy(el_valid), el_option=torch.from_numpy(el_option),
+        word_num=torch.from_numpy(_pad_stack([f.word_num for f in feats], W, N_WORD_FEATURES)),
+        word_valid=torch.from_numpy(np.arange(W)[None, :] < np.array(w_counts)[:, None]),
+        cand_num=torch.from_numpy(_pad_stack([f.cand_num for f in feats], N, N_CANDIDATE_FEATURES)),
+        cand_valid=torch.from_numpy(np.arange(N)[None, :] < np.array(c_counts)[:, None]),
+        cand_src=torch.from_numpy(cand_src),
+        ce_cand=torch.tensor(ce_cand, dtype=torch.int64),
+        ce_el=torch.tensor(ce_el, dtype=torch.int64),
+        ce_count=torch.from_numpy(ce_count),
+        hist_num=torch.from_numpy(np.stack([f.hist_num for f in feats]).astype(np.float32)),
+        glob=torch.from_numpy(np.stack([f.glob for f in feats])),
+    )  # fmt: skip
+
+
+# -- targets ------------------------------------------------------------------------------------
+
+# argument heads
+_NONE, _PTR, _SWIPE, _KEY, _TYPE, _APP, _ANSWER = range(7)
+
+
+@dataclass
+class _Target:
+    """One action as indices into the policy's factors."""
+
+    kind: int
+    head: int
+    arg: int = 0  # element / direction / key / candidate index (answer: 0 = no answer, 1 + j)
+    point_head: int = 0  # which pointer head for point kinds
+    unmask: bool = False  # the argument is outside the sampler's choice set for this context
+    extra: str | None = None  # a string appended as an extra candidate for this row
+
+
+# -- the policy ---------------------------------------------------------------------------------
+
+
+@POLICIES.register("small")
+class SmallPolicy(Policy):
+    """The default AdaRoll policy (see the module docstring)."""
+
+    def __init__(self, config: SmallPolicyConfig | None = None, **overrides: Any) -> None:
+        cfg = config or SmallPolicyConfig()
+        if overrides:
+            cfg = SmallPolicyConfig.from_dict({**asdict(cfg), **overrides})
+        self.config = cfg
+        self.spec = cfg.feature_spec()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(cfg.seed)
+            self.net = SmallPolicyNet(cfg)
+        self.kinds = tuple(ActionKind(k) for k in cfg.kinds)
+        self._kind_index = {k: i for i, k in enumerate(self.kinds)}
+        self._point_kinds = [k for k in self.kinds if k in POINT_KINDS]
+        self.generator = torch.Generator().manual_seed(cfg.seed + 1)
+        self.cache = FeatureCache(self.spec)
+        self._src_masks = {
+            _TYPE: [CANDIDATE_SOURCES.index(s) for s in cfg.type_sources],
+            _APP: [CANDIDATE_SOURCES.index(s) for s in cfg.app_sources],
+            _ANSWER: [CANDIDATE_SOURCES.index(s) for s in cfg.answer_sources],
+        }
+
+    # -- protocol: parameters and persistence ---------------------------------------------------
+    def parameters(self) -> list[nn.Parameter]:
+        return list(self.net.parameters())
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.net.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.net.load_state_dict(state)
+
+    def train(self, mode: bool = True) -> None:
+        self.net.train(mode)
+
+    def rng_state(self) -> torch.Tensor:
+        """The state of the policy's sampling generator (save it to resume a run exactly)."""
+        return self.generator.get_state()
+
+    def set_rng_state(self, state: torch.Tensor) -> None:
+        self.generator.set_state(state)
+
+    def save(self, path: Path | str) -> None:
+        """Write config, weights and sampler state atomically (temp file + ``os.replace``)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"format": FORMAT, "config": self.config.to_dict(),
+                   "state_dict": self.state_dict(), "rng": self.rng_state()}  # fmt: skip
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                torch.save(payload, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    @classmethod
+    def load(cls, path: Path | str) -> SmallPolicy:
+        payload = torch.load(Path(path), map_location="cpu", weights_only=True)
+        if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+            raise ValueError(f"{path} is not a small-policy file ({FORMAT})")
+        policy = cls(SmallPolicyConfig.from_dict(payload["config"]))
+        policy.load_state_dict(payload["state_dict"])
+        if "rng" in payload:
+            policy.set_rng_state(payload["rng"])
+        return policy
+
+    # -- forward --------------------------------------------------------------------------------
+    def _features(self, contexts: Sequence[Context]) -> list[ContextFeatures]:
+        return [self.cache.get(c) for c in contexts]
+
+    def _forward(self, feats: Sequence[ContextFeatures]) -> tuple[_Batch, dict[str, torch.Tensor]]:
+        batch = _collate(feats, self.config.history_len)
+        return batch, self.net.encode(batch)
+
+    def _masks(self, b: _Batch) -> dict[int, torch.Tensor]:
+        """Context-level choice sets: candidate masks per head [U, N] and kind mask [U, K]."""
+        out: dict[int, torch.Tensor] = {}
+        for head, srcs in self._src_masks.items():
+            m = b.cand_src[:, :, srcs].any(-1) if srcs else torch.zeros(b.U, b.N, dtype=torch.bool)
+            out[head] = m & b.cand_valid
+        kind_ok = torch.ones(b.U, len(self.kinds), dtype=torch.bool)
+        has_option = b.el_option.any(1)
+        for i, k in enumerate(self.kinds):
+            if k in POINT_KINDS:
+                kind_ok[:, i] = has_option
+            elif k is ActionKind.TYPE:
+                kind_ok[:, i] = out[_TYPE].any(1)
+            elif k is ActionKind.OPEN_APP:
+                kind_ok[:, i] = out[_APP].any(1)
+        out[-1] = kind_ok
+        return out
+
+    def _log_probs(self, b: _Batch, enc: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """Context-level log-probs of every factor under the tempered distribution."""
+        T = self.config.temperature
+        m = self._masks(b)
+        U = b.U
+        answer_logits = torch.cat([enc["no_answer"], enc["cand"][:, :, 2]], 1) / T
+        answer_mask = torch.cat([torch.ones(U, 1, dtype=torch.bool), m[_ANSWER]], 1)
+        return {
+            "kind": masked_log_softmax(enc["kind"] / T, m[-1]),
+            "ptr": masked_log_softmax(enc["ptr"] / T, b.el_option[..., None], dim=1),
+            "swipe": torch.log_softmax(enc["swipe"] / T, -1),
+            "key": torch.log_softmax(enc["key"] / T, -1),
+            "type": masked_log_softmax(enc["cand"][:, :, 0] / T, m[_TYPE]),
+            "app": masked_log_softmax(enc["cand"][:, :, 1] / T, m[_APP]),
+            "answer": masked_log_softmax(answer_logits, answer_mask),
+        }
+
+    # -- sampling -------------------------------------------------------------------------------
+    @torch.no_grad()
+    def sample(
+        self,
+        contexts: Sequence[Context],
+        n: int,
+        *,
+        greedy: bool = False,
+        generator: torch.Generator | None = None,
+    ) -> list[list[SampledAction]]:
+        """``n`` samples per context (one forward for the whole batch); ``greedy`` takes the
+        most likely kind and argument (all ``n`` copies equal). Uses the policy's own generator
+        unless one is given."""
+        if not contexts:
+            return []
+        if n < 1:
+            raise ValueError("n must be >= 1")
+        gen = generator or self.generator
+        feats = self._features(contexts)
+        b, enc = self._forward(feats)
+        lp = self._log_probs(b, enc)
+        U = b.U
+
+        def draw(logp: torch.Tensor) -> torch.Tensor:
+            """logp [R, X] -> indices [R, n]."""
+            if greedy:
+                return logp.argmax(-1, keepdim=True).expand(logp.shape[0], n)
+            return torch.multinomial(logp.exp(), n, replacement=True, generator=gen)
+
+        kind = draw(lp["kind"])
+        ptr = lp["ptr"].permute(0, 2, 1)  # [U, P, E]
+        P = ptr.shape[1]
+        ptr_idx = draw(ptr.reshape(U * P, -1)).view(U, P, n)
+        swipe = draw(lp["swipe"])
+        key = draw(lp["key"])
+        typ = draw(lp["type"])
+        app = draw(lp["app"])
+        ans = draw(lp["answer"])
+        out: list[list[SampledAction]] = []
+        kind_lp = lp["kind"].gather(1, kind)
+        for u, f in enumerate(feats):
+            row: list[SampledAction] = []
+            for j in range(n):
+                ki = int(kind[u, j])
+                k = self.kinds[ki]
+                logp = float(kind_lp[u, j])
+                action: Action
+                if k in POINT_KINDS:
+                    p = self._point_kinds.index(k)
+                    e = int(ptr_idx[u, p, j])
+                    logp += float(ptr[u, p, e])
+                    x, y = (float(v) for v in f.el_point[e])
+                    action = Action(k, x=x, y=y)
+                elif k is ActionKind.SWIPE:
+                    i = int(swipe[u, j])
+                    logp += float(lp["swipe"][u, i])
+                    action = Action.swipe(DIRECTIONS[i])
+                elif k is ActionKind.KEY:
+                    i = int(key[u, j])
+                    logp += float(lp["key"][u, i])
+                    action = Action.press(self.config.keys[i])
+                elif k is ActionKind.TYPE:
+                    i = int(typ[u, j])
+                    logp += float(lp["type"][u, i])
+                    action = Action.type_text(f.cand_text[i])
+                elif k is ActionKind.OPEN_APP:
+                    i = int(app[u, j])
+                    logp += float(lp["app"][u, i])
+                    action = Action(ActionKind.OPEN_APP, app=f.cand_text[i])
+                elif k is ActionKind.DONE:
+                    i = int(ans[u, j])
+                    logp += float(lp["answer"][u, i])
+                    action = Action.done(None if i == 0 else f.cand_text[i - 1])
+                else:
+                    action = Action(k)
+                row.append(SampledAction(action, logp, action.to_text()))
+            out.append(row)
+        return out
+
+    def act(self, context: Context, *, greedy: bool = True) -> Action:
+        """One action for one context (greedy by default)."""
+        action = self.sample([context], 1, greedy=greedy)[0][0].action
+        assert action is not None
+        return action
+
+    # -- scoring --------------------------------------------------------------------------------
+    def _target(self, f: ContextFeatures, action: Action | None) -> _Target:
+        if action is None:
+            raise UnrepresentableActionError("an invalid (unparsed) sample has no log-probability")
+        k = action.kind
+        if k not in self._kind_index:
+            raise UnrepresentableActionError(
+                f"action kind {k.value!r} is not among the policy's kinds {self.config.kinds}"
+            )
+        ki = self._kind_index[k]
+        if k in POINT_KINDS:
+            assert action.x is not None and action.y is not None
+            e = tap_target(f.elements, action.x, action.y)
+            if e is None:
+                raise UnrepresentableActionError(f"{action.to_text()} on a screen without elements")
+            return _Target(ki, _PTR, e, self._point_kinds.index(k), unmask=not f.el_option[e])
+        if k is ActionKind.SWIPE:
+            return _Target(ki, _SWIPE, DIRECTIONS.index(action.swipe_direction))
+        if k is ActionKind.KEY:
+            if action.key not in self.config.keys:
+                raise UnrepresentableActionError(
+                    f"key {action.key!r} is not among the policy's keys {self.config.keys}"
+                )
+            return _Target(ki, _KEY, self.config.keys.index(action.key))
+        if k is ActionKind.WAIT:
+            return _Target(ki, _NONE)
+        head = {ActionKind.TYPE: _TYPE, ActionKind.OPEN_APP: _APP, ActionKind.DONE: _ANSWER}[k]
+        text = action.app if k is ActionKind.OPEN_APP else action.text
+        if text is None:  # done() without an answer
+            return _Target(ki, _ANSWER, 0)
+        srcs = self._src_masks[head]
+        allowed = [bool(f.cand_sources[i, srcs].any()) for i in range(f.n_candidates)]
+        j = -1
+        if text in f.cand_text:
+            j = f.cand_text.index(text)
+        elif k is ActionKind.OPEN_APP:
+            folded = [
+                i
+                for i, t in enumerate(f.cand_text)
+                if t.strip().casefold() == text.strip().casefold()
+            ]
+            j = next((i for i in folded if allowed[i]), folded[0] if folded else -1)
+        offset = 1 if head == _ANSWER else 0
+        if j < 0:
+            return _Target(ki, head, offset + f.n_candidates, extra=text)
+        return _Target(ki, head, offset + j, unmask=not allowed[j])
+
+    def represents(self, context: Context, action: Action) -> bool:
+        """Whether ``action`` can be scored under ``context`` (see UnrepresentableActionError)."""
+        try:
+            self._target(self.cache.get(context), action)
+        except UnrepresentableActionError:
+            return False
+        return True
+
+    def decision_log_probs(
+        self, contexts: Sequence[Context], samples: Sequence[SampledAction | Action]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-factor log-probs ``[B, 2]`` (kind, argument) and mask ``[B, 2]``, with gradients.
+
+        Accepts SampledActions or plain Actions (e.g. expert actions). Repeated context
+        objects are encoded once. See the module docstring for how arbitrary actions map."""
+        if len(contexts) != len(samples):
+            raise ValueError(f"{len(contexts)} contexts but {len(samples)} samples")
+        B = len(contexts)
+        if B == 0:
+            return torch.zeros(0, 2), torch.zeros(0, 2)
+        index: dict[int, int] = {}
+        uniq: list[Context] = []
+        rows = []
+        for c in contexts:
+            u = index.get(id(c))
+            if u is None:
+                u = index[id(c)] = len(uniq)
+                uniq.append(c)
+            rows.append(u)
+        feats = self._features(uniq)
+        targets = []
+        for u, s in zip(rows, samples, strict=True):
+            action = s.action if isinstance(s, SampledAction) else s
+            targets.append(self._target(feats[u], action))
+        b, enc = self._forward(feats)
+        masks = self._masks(b)
+        T = self.config.temperature
+        ctx = torch.tensor(rows, dtype=torch.int64)
+        ar = torch.arange(B)
+
+        # kind factor (a widened argument set may make an otherwise unavailable kind available)
+        kind_idx = torch.tensor([t.kind for t in targets])
+        kind_mask = masks[-1][ctx].clone()
+        widened = torch.tensor([t.unmask or t.extra is not None for t in targets])
+        kind_mask[ar[widened], kind_idx[widened]] = True
+        kind_lp = masked_log_softmax(enc["kind"][ctx] / T, kind_mask).gather(1, kind_idx[:, None])[
+            :, 0
+        ]
+        ok = kind_mask[ar, kind_idx]
+        if not bool(ok.all()):
+            bad = int((~ok).nonzero()[0, 0])
+            raise UnrepresentableActionError(
+                f"sample {bad} ({samples[bad]}) has a kind that is unavailable in its context"
+            )
+
+        arg_lp = torch.zeros(B)
+        arg_mask = torch.zeros(B)
+        heads = torch.tensor([t.head for t in targets])
+        args = torch.tensor([t.arg for t in targets])
+        unmask = torch.tensor([t.unmask for t in targets])
+
+        def put(
+            idx: torch.Tensor, a: torch.Tensor, logits: torch.Tensor, mask: torch.Tensor
+        ) -> None:
+            """Rows ``idx`` choose option ``a`` among ``logits`` [R, X] where ``mask`` [R, X]."""
+            nonlocal arg_lp
+            mask = mask.clone()
+            um = unmask[idx]
+            mask[torch.arange(len(idx))[um], a[um]] = True
+            lp = masked_log_softmax(logits / T, mask).gather(1, a[:, None])[:, 0]
+            arg_lp = arg_lp.index_put((idx,), lp)
+            arg_mask[idx] = 1.0
+
+        idx = (heads == _PTR).nonzero()[:, 0]
+        if len(idx):
+            ph = torch.tensor([targets[i].point_head for i in idx.tolist()], dtype=torch.int64)
+            put(idx, args[idx], enc["ptr"][ctx[idx], :, ph], b.el_option[ctx[idx]])
+        for head, name in ((_SWIPE, "swipe"), (_KEY, "key")):
+            idx = (heads == head).nonzero()[:, 0]
+            if len(idx):
+                logits = enc[name][ctx[idx]]
+                put(idx, args[idx], logits, torch.ones_like(logits, dtype=torch.bool))
+        extra_rows = [i for i, t in enumerate(targets) if t.extra is not None]
+        extra_logits = torch.full((B, len(CAND_HEADS)), NEG)
+        if extra_rows:
+            ex = self._extras(
+                [(rows[i], feats[rows[i]], targets[i].extra) for i in extra_rows], b.E
+            )
+            extra_logits = extra_logits.index_put(
+                (torch.tensor(extra_rows),), self.net.extra_logits(enc, ex)
+            )
+        has_extra = torch.tensor([t.extra is not None for t in targets])
+        for head, col in ((_TYPE, 0), (_APP, 1), (_ANSWER, 2)):
+            idx = (heads == head).nonzero()[:, 0]
+            if not len(idx):
+                continue
+            logits = torch.cat([enc["cand"][ctx[idx], :, col], extra_logits[idx, col : col + 1]], 1)
+            mask = torch.cat([masks[head][ctx[idx]], has_extra[idx, None]], 1)
+            a = args[idx].clone()
+            if head == _ANSWER:
+                logits = torch.cat([enc["no_answer"][ctx[idx]], logits], 1)
+                mask = torch.cat([torch.ones(len(idx), 1, dtype=torch.bool), mask], 1)
+            # an extra string sits in the column after the (padded) candidates
+            a[has_extra[idx]] = logits.shape[1] - 1
+            put(idx, a, logits, mask)
+        logp = torch.stack([kind_lp, arg_lp], 1)
+        mask = torch.stack([torch.ones(B), arg_mask], 1)
+        return logp, mask
+
+    def _extras(self, items: list[tuple[int, ContextFeatures, str | None]], E: int) -> _Extras:
+        bags, nums, ce_row, ce_el, counts = [], [], [], [], []
+        for r, (u, f, text) in enumerate(items):
+            assert text is not None
+            ids, num, elems = extra_candidate(f, text, self.spec)
+            bags.append(ids)
+            nums.append(num)
+            counts.append(len(elems))
+            for e in elems:
+                ce_row.append(r)
+                ce_el.append(u * E + e)
+        lens = np.array([len(x) for x in bags], dtype=np.int64)
+        offsets = np.zeros(len(lens), dtype=np.int64)
+        np.cumsum(lens[:-1], out=offsets[1:])
+        return _Extras(
+            ctx=torch.tensor([u for u, _, _ in items], dtype=torch.int64),
+            ids=torch.from_numpy(np.concatenate(bags)), offsets=torch.from_numpy(offsets),
+            left_ids=torch.from_numpy(token_ids("<no-left>", self.spec.hash_buckets))[None],
+            num=torch.from_numpy(np.stack(nums)),
+            ce_row=torch.tensor(ce_row, dtype=torch.int64),
+            ce_el=torch.tensor(ce_el, dtype=torch.int64),
+            ce_count=torch.tensor(counts, dtype=torch.float32),
+        )  # fmt: skip
+
+
+def make_optimizer(policy: Policy, lr: float, weight_decay: float = 0.0) -> torch.optim.Optimizer:
+    """AdamW over ``policy.parameters()`` (the policy itself holds no optimiser)."""
+    return torch.optim.AdamW(policy.parameters(), lr=lr, weight_decay=weight_decay)
