@@ -26,10 +26,10 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class ActionKind(str, Enum):
+class ActionKind(StrEnum):
     TAP = "tap"
     DOUBLE_TAP = "double_tap"
     LONG_PRESS = "long_press"

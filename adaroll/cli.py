@@ -210,6 +210,101 @@ def eval_cmd(
                    f"({r.episodes} episodes, {r.env_steps} env steps)")  # fmt: skip
 
 
+# -- envs -------------------------------------------------------------------------------------
+
+EnvArg = Annotated[str, typer.Argument(help="Environment name (see `adaroll envs list`).")]
+TaskOpt = Annotated[str, typer.Option("--task", "-t", help="Task template name.")]
+SeedOpt = Annotated[int, typer.Option(help="Seed of the task's parameters.")]
+
+
+def _task_env(env: str, task: str, seed: int):  # type: ignore[no-untyped-def]
+    from adaroll.envs import get_suite, make_env
+    from adaroll.envs.base import TaskSpec
+
+    try:
+        suite = get_suite(env)
+        if task not in suite.templates():
+            raise KeyError(f"unknown {env} task template {task!r}; see `adaroll envs list {env} --templates`")
+        return make_env(env), suite, TaskSpec(env, task, seed)
+    except KeyError as exc:
+        typer.echo(f"error: {exc.args[0] if exc.args else exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+@envs_app.command("list")
+def envs_list(
+    env: Annotated[str | None, typer.Argument(help="Only this environment.")] = None,
+    templates: Annotated[bool, typer.Option("--templates", help="List every task template.")] = False,
+) -> None:
+    """Environments, their task templates and split sizes."""
+    from adaroll.envs import get_suite, load_all
+
+    for name, problem in load_all().items():
+        if env is not None and name != env:
+            continue
+        if problem:
+            typer.echo(f"{name}: unavailable ({problem})")
+            continue
+        suite = get_suite(name)
+        sizes = []
+        for split in ("pretrain", "train", "heldout", "heldout-templates"):
+            try:
+                sizes.append(f"{split}={len(suite.split(split))}")
+            except Exception as exc:  # an env may not define every split
+                sizes.append(f"{split}=({type(exc).__name__})")
+        typer.echo(f"{name}: {len(suite.templates())} task templates; splits: {', '.join(sizes)}")
+        if templates:
+            info = getattr(suite, "template_info", None)
+            for t in suite.templates():
+                extra = ""
+                if info is not None:
+                    i = info(t)
+                    extra = (f"  steps~{i['difficulty']:g}  [{' '.join(i['tags'])}]"
+                             + ("  (held-out template)" if i["heldout"] else ""))  # fmt: skip
+                typer.echo(f"  {t}{extra}")
+
+
+@envs_app.command("show")
+def envs_show(
+    env: EnvArg = "mobile",
+    task: TaskOpt = "settings.wifi",
+    seed: SeedOpt = 0,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Screenshot PNG [TASK-SEED.png].")] = None,
+) -> None:
+    """Print a task's instruction and first screen's element list; write its screenshot."""
+    from adaroll.envs.preview import show_task
+
+    instance, _, spec = _task_env(env, task, seed)
+    try:
+        instruction, elements, written = show_task(instance, spec, out or Path(f"{task}-{seed}.png"))
+    finally:
+        instance.close()
+    typer.echo(f"task: {spec.id}\ninstruction: {instruction}\n{elements}")
+    typer.echo(f"screenshot: {written}" if written else "screenshot: (this env does not render)")
+
+
+@envs_app.command("play")
+def envs_play(
+    env: EnvArg = "mobile",
+    task: TaskOpt = "settings.wifi",
+    seed: SeedOpt = 0,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="GIF (.gif) or contact sheet (.png) [TASK-SEED.gif].")] = None,
+) -> None:
+    """Replay the scripted expert on a task and write its screens as a GIF or contact sheet."""
+    from adaroll.envs.preview import play_task
+
+    instance, suite, spec = _task_env(env, task, seed)
+    out = out or Path(f"{task}-{seed}.gif")
+    try:
+        traj = play_task(instance, suite, spec, out)
+    finally:
+        instance.close()
+    typer.echo(f"task: {spec.id}\ninstruction: {traj.instruction}")
+    for i, action in enumerate(traj.actions):
+        typer.echo(f"  {i:2d}  {action.to_text()}")
+    typer.echo(f"{len(traj.actions)} expert steps, success={traj.success}; wrote {out}")
+
+
 @config_app.command("show")
 def config_show(config: ConfigOpt = None, set_: SetOpt = None,
                 quick: Annotated[bool, typer.Option()] = False) -> None:  # fmt: skip

@@ -98,6 +98,7 @@ def test_invalid_actions_are_rejected(kwargs: dict[str, object]) -> None:
         Action(**kwargs)  # type: ignore[arg-type]
 
 
+@settings(deadline=None)
 @given(any_action)
 def test_dict_round_trip(a: Action) -> None:
     assert Action.from_dict(json.loads(json.dumps(a.to_dict()))) == a
@@ -198,7 +199,7 @@ def test_parse_error_is_a_value_error_with_a_clear_message() -> None:
         parse_action("tap(2, 0.5)")
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
 @given(any_action)
 def test_round_trip(a: Action) -> None:
     text = format_action(a)
@@ -207,6 +208,7 @@ def test_round_trip(a: Action) -> None:
     assert format_action(parse_action(text)) == text  # the text is canonical
 
 
+@settings(deadline=None)
 @given(any_action, any_action)
 def test_equal_actions_have_equal_text(a: Action, b: Action) -> None:
     assert (a == b) == (format_action(a) == format_action(b))
@@ -231,19 +233,19 @@ def _assert_parses_or_parse_error(text: str) -> None:
     assert parse_action(format_action(a)) == a
 
 
-@settings(max_examples=3000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=80))
 def test_fuzz_random_text(text: str) -> None:
     _assert_parses_or_parse_error(text)
 
 
-@settings(max_examples=3000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
 def test_fuzz_action_like_text(text: str) -> None:
     _assert_parses_or_parse_error(text)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000, deadline=None)
 @given(st.text(alphabet=string.printable, max_size=40))
 def test_fuzz_call_with_random_body(body: str) -> None:
     for name in ("tap", "swipe", "type", "key", "done"):
@@ -379,6 +381,7 @@ def test_keys_apps_and_terminal_actions() -> None:
     )
 
 
+@settings(deadline=None)
 @given(any_action, any_action)
 def test_matcher_is_reflexive_and_symmetric(a: Action, b: Action) -> None:
     for m in (PAPER_MATCHER, ActionMatcher(text_mode="soft"), ActionMatcher(text_mode="exact")):

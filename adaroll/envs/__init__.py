@@ -13,13 +13,31 @@ BUILTIN = {"mobile": "adaroll.envs.mobile", "web": "adaroll.envs.web"}
 
 
 def _ensure(name: str) -> None:
+    """Import the built-in package of env ``name``. An unknown name, or a built-in package
+    missing from this build, is left to the registry lookup, whose error lists valid names."""
     module = BUILTIN.get(name)
     if module is not None and name not in ENVS:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:  # a dependency inside the package is missing: a real error
+                raise
 
 
 def env_names() -> list[str]:
     return sorted(set(BUILTIN) | set(ENVS.names()))
+
+
+def load_all() -> dict[str, str | None]:
+    """Try to import every built-in env: ``{name: None, or why it is unavailable}``."""
+    status: dict[str, str | None] = {}
+    for name in env_names():
+        try:
+            _ensure(name)
+            status[name] = None if name in ENVS else "not part of this build"
+        except Exception as exc:  # a listing reports broken envs instead of crashing
+            status[name] = f"{type(exc).__name__}: {exc}"
+    return status
 
 
 def make_env_factory(name: str, **options: Any) -> Callable[[], GUIEnv]:

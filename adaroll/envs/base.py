@@ -23,6 +23,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from adaroll.actions import Action
@@ -67,6 +68,10 @@ class Observation:
 
     def element_tree_hash(self) -> str:
         """A stable hash of the element list, used to verify restores and deduplicate states."""
+        return self._tree_hash
+
+    @cached_property
+    def _tree_hash(self) -> str:  # envs reuse observation objects, so hash each once
         payload = json.dumps([e.to_dict() for e in self.elements], sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 

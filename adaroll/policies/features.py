@@ -16,9 +16,11 @@ Per context this module computes (and caches by object identity, see :class:`Fea
   options* - see :func:`tap_target` for the rule that maps a point to an element;
 * **instruction words** (at most ``max_words``): one bag per word, plus in-quote/position
   features;
-* **candidate strings** for ``type`` / ``open_app`` / ``done(answer)``: the double-quoted spans of
-  the instruction, the instruction's word n-grams (outside quotes), the distinct element texts
-  and the configured app names, deduplicated by exact string, with per-source flags;
+* **candidate strings** for ``type`` / ``open_app`` / ``done(answer)``, deduplicated by exact
+  string, with a flag per source: ``quoted`` (double-quoted spans of the instruction),
+  ``ngram`` (its word n-grams outside quotes), ``element`` (element texts), ``app`` (configured
+  app names), ``part`` (pieces of element texts, see :func:`element_parts`) and ``number``
+  (``"0"`` to ``"12"``); sources no head uses are not generated;
 * **history**: the last ``history_len`` actions (kind, point, direction, text/key bag);
 * a few global numbers.
 
@@ -37,7 +39,7 @@ import re
 import weakref
 import zlib
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -48,18 +50,22 @@ from adaroll.envs.base import ELEMENT_FLAGS, UIElement
 from adaroll.policies.base import Context
 
 ACTION_KINDS: tuple[ActionKind, ...] = tuple(ActionKind)
-CANDIDATE_SOURCES = ("quoted", "ngram", "element", "app")
+CANDIDATE_SOURCES = ("quoted", "ngram", "element", "app", "part", "number")
+NUMBERS = tuple(str(i) for i in range(13))
+"""Candidates of source ``number`` (answers to counting questions)."""
 
 # Sizes of the numeric feature vectors (the network's input widths depend on them).
 N_ELEMENT_FEATURES = len(ELEMENT_FLAGS) + 9 + 10 + 3 + 2
 N_WORD_FEATURES = 4
-N_CANDIDATE_FEATURES = 19
+N_CANDIDATE_FEATURES = len(CANDIDATE_SOURCES) + 16
 N_HISTORY_FEATURES = len(ACTION_KINDS) + 3 + len(DIRECTIONS) + 1
 N_GLOBAL_FEATURES = 6
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _QUOTED = re.compile(r'"([^"]*)"|\u201c([^\u201d]*)\u201d')
 _STRIP = ".,;:!?()[]{}<>'\"\u201c\u201d\u2018\u2019"
+_PART_SPLIT = re.compile(r":\s+|\s{2,}|\s+[-\u2013\u2014|\u00b7]\s+")
+MAX_PARTS = 12
 
 
 @dataclass(frozen=True)
@@ -71,11 +77,11 @@ class FeatureSpec:
     history_len: int = 4
     max_elements: int = 128
     max_words: int = 48
-    max_ngram: int = 3
+    max_ngram: int = 2
     app_names: tuple[str, ...] = ()
-    type_sources: tuple[str, ...] = ("quoted", "ngram")
-    app_sources: tuple[str, ...] = ("app", "element", "ngram")
-    answer_sources: tuple[str, ...] = ("element", "quoted")
+    type_sources: tuple[str, ...] = ("quoted",)
+    app_sources: tuple[str, ...] = ("app", "element")
+    answer_sources: tuple[str, ...] = ("element", "quoted", "part", "number")
 
 
 # -- text -------------------------------------------------------------------------------------
@@ -122,9 +128,12 @@ def text_ids(text: str, buckets: int, n: int, max_words: int = 24) -> np.ndarray
     return arr
 
 
+@lru_cache(maxsize=4096)
 def token_ids(token: str, buckets: int) -> np.ndarray:
     """A one-id bag for a symbolic token (role names, keys, markers)."""
-    return np.array([stable_hash("t:" + token, buckets)], dtype=np.int64)
+    arr = np.array([stable_hash("t:" + token, buckets)], dtype=np.int64)
+    arr.setflags(write=False)
+    return arr
 
 
 @lru_cache(maxsize=1 << 16)
@@ -147,6 +156,35 @@ def quoted_spans(instruction: str) -> list[str]:
         if span.strip():
             out.append(span)
     return out
+
+
+@lru_cache(maxsize=1 << 16)
+def element_parts(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Sub-strings of an element text offered as answer candidates (source ``part``), each with
+    its left context (up to two words before it): the segments between ``": "``, runs of
+    spaces and dashes, and the single tokens of multi-token segments. ``"Phone: 555-1234"``
+    gives ``("Phone", ()), ("555-1234", ("phone",))``; ``"Storage: 33 GB of 64 GB used"``
+    gives the number ``"33"`` with left context ``("storage",)``."""
+    text = text.strip()
+    if not text or len(text) > 120:
+        return ()
+    segments = [seg.strip() for seg in _PART_SPLIT.split(text)]
+    segments = [seg for seg in segments if seg]
+    out: list[tuple[str, tuple[str, ...]]] = []
+    seen = {text}
+    left: list[str] = []
+    for seg in segments:
+        if len(segments) > 1 and seg not in seen:
+            seen.add(seg)
+            out.append((seg, tuple(left[-2:])))
+        toks = [t.strip(",;!?()") for t in seg.split()]
+        toks = [t for t in toks if t]
+        for t in toks:
+            if len(toks) > 1 and t not in seen:
+                seen.add(t)
+                out.append((t, tuple(left[-2:])))
+            left.extend(words(t))
+    return tuple(out[:MAX_PARTS])
 
 
 def contains_sequence(haystack: str, needle: tuple[str, ...]) -> bool:
@@ -404,6 +442,25 @@ def _history_rows(history: Sequence[Action], k: int, spec: FeatureSpec) -> tuple
     return Bags.of(bags), rows
 
 
+@lru_cache(maxsize=1 << 16)
+def _candidate_static(
+    text: str, info: InstructionInfo
+) -> tuple[str, float, float, float, float, float]:
+    """The context-independent candidate features of ``text`` under an instruction."""
+    norm = normalise(text)
+    ws = words(text)
+    wset = frozenset(ws)
+    tri = trigrams(text)
+    return (
+        norm,
+        min(len(ws), 10) / 5,
+        float(contains_sequence(info.seq, ws)),
+        len(wset & info.word_set) / len(wset) if wset else 0.0,
+        float(norm in info.quoted_norm),
+        max((jaccard(tri, qt) for qt in info.quoted_tri), default=0.0),
+    )
+
+
 def candidate_features(
     cf: ContextFeatures | None,
     text: str,
@@ -428,28 +485,27 @@ def candidate_features(
         focused_norm = ctx_fields["focused_norm"]  # type: ignore[assignment]
         editable = ctx_fields["editable_norm"]  # type: ignore[assignment]
         counts = ctx_fields["norm_counts"]  # type: ignore[assignment]
-    norm = normalise(text)
-    ws = words(text)
-    wset = frozenset(ws)
-    tri = trigrams(text)
+    norm, n_words, in_seq, frac_w, in_quoted, jac_q = _candidate_static(text, info)
+    S = len(CANDIDATE_SOURCES)
     f = np.zeros(N_CANDIDATE_FEATURES, dtype=np.float32)
-    f[0:4] = [float(s) for s in sources]
-    f[4] = float(extra)
-    f[5] = min(len(ws), 10) / 5
+    f[0:S] = [float(s) for s in sources]
+    f[S] = float(extra)
+    f[S + 1] = n_words
     if rel_pos is not None:
-        f[6], f[7] = rel_pos, 1.0
+        f[S + 2], f[S + 3] = rel_pos, 1.0
     if qidx >= 0:
-        f[8] = float(qidx == n_typed)
-        f[9] = min(qidx, 8) / 4
-    f[10] = float(text in used or text in typed)
-    f[11] = float(bool(norm) and norm == focused_norm)
-    f[12] = float(norm in editable)
-    # f[13] (left-context overlap with the focused field) is filled by the caller.
-    f[14] = float(contains_sequence(info.seq, ws))
-    f[15] = len(wset & info.word_set) / len(wset) if wset else 0.0
-    f[16] = min(counts.get(norm, 0), 5) / 5
-    f[17] = float(norm in info.quoted_norm)
-    f[18] = max((jaccard(tri, qt) for qt in info.quoted_tri), default=0.0)
+        f[S + 4] = float(qidx == n_typed)
+        f[S + 5] = min(qidx, 8) / 4
+    f[S + 6] = float(text in used or text in typed)
+    f[S + 7] = float(bool(norm) and norm == focused_norm)
+    f[S + 8] = float(norm in editable)
+    # f[S + 9] (left context vs the focused field) and f[S + 15] (left context vs the
+    # instruction) are filled by the caller, which knows the left context.
+    f[S + 10] = in_seq
+    f[S + 11] = frac_w
+    f[S + 12] = min(counts.get(norm, 0), 5) / 5
+    f[S + 13] = in_quoted
+    f[S + 14] = jac_q
     return f
 
 
@@ -554,22 +610,38 @@ def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
             i = len(c_src) - 1
         c_src[i][src] = True
 
+    wanted = set(spec.type_sources) | set(spec.app_sources) | set(spec.answer_sources)
+    links: dict[str, set[int]] = {}
     for c in info.candidates:
-        add(c.text, 0 if c.quoted else 1, c.qidx, c.rel_pos, c.left)
-    for e in elements:
-        if len(e.text) <= 80:
-            add(e.text.strip(), 2)
+        if c.quoted or "ngram" in wanted:
+            add(c.text, 0 if c.quoted else 1, c.qidx, c.rel_pos, c.left)
+    for i, e in enumerate(elements):
+        text = e.text.strip()
+        if len(text) <= 80:
+            add(text, 2)
+            links.setdefault(text, set()).add(i)
+        if "part" in wanted:
+            for part, left in element_parts(text):
+                add(part, 4, left=left)
+                links.setdefault(part, set()).add(i)
     for app in spec.app_names:
         add(app, 3)
+    if "number" in wanted:
+        for num in NUMBERS:
+            add(num, 5)
     cand_text = tuple(order)
     ctx_fields = dict(typed=typed, used_texts=used, n_typed=n_typed, focused_norm=focused_norm,
                       editable_norm=editable_norm, norm_counts=counts)  # fmt: skip
+    S = len(CANDIDATE_SOURCES)
     cand_num = np.zeros((len(cand_text), N_CANDIDATE_FEATURES), dtype=np.float32)
     for i, t in enumerate(cand_text):
         cand_num[i] = candidate_features(None, t, c_src[i], c_q[i], c_pos[i], info=info,
                                          ctx_fields=ctx_fields)  # fmt: skip
-        if focused_words and c_left[i]:
-            cand_num[i, 13] = len(focused_words & set(c_left[i])) / len(focused_words)
+        left_set = set(c_left[i])
+        if focused_words and left_set:
+            cand_num[i, S + 9] = len(focused_words & left_set) / len(focused_words)
+        if left_set:
+            cand_num[i, S + 15] = len(info.word_set & left_set) / len(left_set)
     marker = token_ids("<no-left>", B)
     cand_bags = Bags.of([text_ids(t, B, n) for t in cand_text])
     cand_left = Bags.of([np.concatenate([np.array(word_ids(w, B, n), dtype=np.int64) for w in lw])
@@ -577,7 +649,9 @@ def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
     by_norm: dict[str, list[int]] = {}
     for i, t in enumerate(norm_texts):
         by_norm.setdefault(t, []).append(i)
-    cand_elem = tuple(tuple(by_norm.get(normalise(t), ())) for t in cand_text)
+    cand_elem = tuple(
+        tuple(sorted(links.get(t, set()) | set(by_norm.get(normalise(t), ())))) for t in cand_text
+    )
 
     hist_bags, hist_num = _history_rows(history, k, spec)
     glob = np.array([min(len(history), 30) / 10, min(n_typed, 10) / 5, min(E, 200) / 50,
@@ -610,11 +684,12 @@ def extra_candidate(
 class FeatureCache:
     """Features by context *identity* (a weak reference guards against reused ids).
 
-    Contexts are immutable, so the features of one object never change; the cache keeps the
-    ``maxsize`` most recently used ones.
+    Contexts are immutable, so the features of one object never change. An entry is dropped
+    when its context is garbage-collected, and at most ``maxsize`` (the most recently used)
+    are kept, so the cache never holds features of contexts nobody references.
     """
 
-    def __init__(self, spec: FeatureSpec, maxsize: int = 50_000) -> None:
+    def __init__(self, spec: FeatureSpec, maxsize: int = 20_000) -> None:
         self.spec = spec
         self.maxsize = maxsize
         self._items: OrderedDict[int, tuple[weakref.ref[Context], ContextFeatures]] = OrderedDict()
@@ -626,14 +701,31 @@ class FeatureCache:
             self._items.move_to_end(key)
             return hit[1]
         cf = featurise(context, self.spec)
+        if self.maxsize <= 0:
+            return cf
         try:
-            ref = weakref.ref(context)
+            ref = weakref.ref(context, self._forget(key))
         except TypeError:  # not weak-referenceable: do not cache
             return cf
         self._items[key] = (ref, cf)
         if len(self._items) > self.maxsize:
             self._items.popitem(last=False)
         return cf
+
+    def _forget(self, key: int) -> Callable[[weakref.ref[Context]], None]:
+        items = weakref.ref(self._items)
+
+        def drop(ref: weakref.ref[Context]) -> None:
+            d = items()
+            if d is not None:
+                entry = d.get(key)
+                if entry is not None and entry[0] is ref:
+                    del d[key]
+
+        return drop
+
+    def __len__(self) -> int:
+        return len(self._items)
 
     def clear(self) -> None:
         self._items.clear()

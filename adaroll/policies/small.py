@@ -48,6 +48,8 @@ advance (SFT skips and counts such examples).
 
 from __future__ import annotations
 
+import io
+import json
 import math
 import os
 import tempfile
@@ -59,6 +61,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from adaroll.actions import DIRECTIONS, KEYS, POINT_KINDS, Action, ActionKind
 from adaroll.policies.base import POLICIES, Context, Policy, SampledAction
@@ -79,8 +82,22 @@ from adaroll.policies.features import (
 )
 
 FORMAT = "adaroll-small-policy/1"
+WEIGHTS_FILE = "small_policy.pt"
 NEG = -1e9  # finite "minus infinity": masked options get probability exactly 0, never NaN
 CAND_HEADS = ("type", "open_app", "done")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 class UnrepresentableActionError(ValueError):
@@ -110,7 +127,7 @@ class SmallPolicyConfig:
     """Elements beyond this many (in observation order) are ignored."""
     max_words: int = 48
     """Instruction words beyond this many are ignored by the attention (not by the features)."""
-    max_ngram: int = 3
+    max_ngram: int = 2
     """Longest instruction word n-gram offered as a candidate string (0 = none)."""
     kinds: tuple[str, ...] = ("tap", "long_press", "swipe", "type", "key", "open_app", "done")
     """Action kinds the policy may emit (set it from the environment's action space)."""
@@ -118,11 +135,12 @@ class SmallPolicyConfig:
     """Keys the ``key`` head chooses from (a subset of ``adaroll.actions.KEYS``)."""
     app_names: tuple[str, ...] = ()
     """App names always offered as candidates (source ``app``), e.g. the env's launcher apps."""
-    type_sources: tuple[str, ...] = ("quoted", "ngram")
-    """Candidate sources the ``type`` head chooses from: quoted, ngram, element, app."""
-    app_sources: tuple[str, ...] = ("app", "element", "ngram")
+    type_sources: tuple[str, ...] = ("quoted",)
+    """Candidate sources the ``type`` head chooses from: quoted, ngram, element, app, part,
+    number (see :mod:`adaroll.policies.features`)."""
+    app_sources: tuple[str, ...] = ("app", "element")
     """Candidate sources the ``open_app`` head chooses from."""
-    answer_sources: tuple[str, ...] = ("element", "quoted")
+    answer_sources: tuple[str, ...] = ("element", "quoted", "part", "number")
     """Candidate sources ``done(answer)`` chooses from (besides "no answer")."""
     temperature: float = 1.0
     """Sampling temperature; log-probabilities are those of the tempered distribution."""
@@ -194,25 +212,28 @@ def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor, dim: int = -1) 
 
 
 class _Attention(nn.Module):
-    """Multi-head attention written out (same arithmetic with and without autograd)."""
+    """Multi-head attention over a key mask (``scaled_dot_product_attention``)."""
 
     def __init__(self, dim: int, heads: int) -> None:
         super().__init__()
         self.heads = heads
         self.q = nn.Linear(dim, dim)
-        self.kv = nn.Linear(dim, 2 * dim)
+        self.k = nn.Linear(dim, dim)
+        self.v = nn.Linear(dim, dim)
         self.out = nn.Linear(dim, dim)
 
     def forward(self, x: torch.Tensor, mem: torch.Tensor, key_valid: torch.Tensor) -> torch.Tensor:
-        """x [B, Q, d] attends to mem [B, K, d] where key_valid [B, K] -> [B, Q, d]."""
+        """x [B, Q, d] attends to mem [B, K, d] where key_valid [B, K] -> [B, Q, d].
+
+        A query whose keys are all invalid (a padded context) gets a finite, unused output."""
         B, Q, d = x.shape
         K = mem.shape[1]
         h = self.heads
         q = self.q(x).view(B, Q, h, d // h).transpose(1, 2)
-        k, v = self.kv(mem).view(B, K, 2, h, d // h).permute(2, 0, 3, 1, 4)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(d // h)
-        scores = scores.masked_fill(~key_valid[:, None, None, :], NEG)
-        out = torch.softmax(scores, dim=-1) @ v
+        k = self.k(mem).view(B, K, h, d // h).transpose(1, 2)
+        v = self.v(mem).view(B, K, h, d // h).transpose(1, 2)
+        bias = torch.zeros(B, 1, 1, K, dtype=x.dtype).masked_fill(~key_valid[:, None, None, :], NEG)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
         return self.out(out.transpose(1, 2).reshape(B, Q, d))
 
 
@@ -242,11 +263,8 @@ class _PointerHead(nn.Module):
         self.wide = nn.Linear(n_features, n_heads, bias=False)
 
     def forward(self, h: torch.Tensor, s: torch.Tensor, num: torch.Tensor) -> torch.Tensor:
-        """h [U, N, d], s [U, d] (or [U, N, d]), num [U, N, F] -> logits [U, N, P]."""
-        ss = self.ws(s)
-        if ss.dim() == 2:
-            ss = ss[:, None, :]
-        return self.v(torch.tanh(self.wh(h) + ss)) + self.wide(num)
+        """h [..., N, d], s broadcastable to h, num [..., N, F] -> logits [..., N, P]."""
+        return self.v(torch.tanh(self.wh(h) + self.ws(s))) + self.wide(num)
 
 
 def _mlp(n_in: int, dim: int) -> nn.Sequential:
@@ -320,21 +338,23 @@ class SmallPolicyNet(nn.Module):
         else:
             h_vec = self.hist_out(torch.zeros(U, d))
         s = self.state(torch.cat([el_mean, el_max, w_mean, h_vec, b.glob], -1))
-        # candidates: text bag, left context bag, mean encoding of elements with that text
+        # candidates, unpadded (R = all candidates of the batch): text bag, left-context bag,
+        # mean encoding of the elements they come from; only their logits get padded
         el_flat = x_el.reshape(U * E, d)
-        c_el = torch.zeros(U * N, d).index_add(0, b.ce_cand, el_flat[b.ce_el])
+        R = cand_e.shape[0]
+        c_el = torch.zeros(R, d).index_add(0, b.ce_cand, el_flat[b.ce_el])
         c_el = c_el / b.ce_count.clamp(min=1)[:, None]
-        c_in = torch.cat([pad(cand_e, b.cand_pos, N), pad(left_e, b.cand_pos, N),
-                          c_el.view(U, N, d), b.cand_num], -1)  # fmt: skip
-        c = self.cand_in(c_in)
+        c = self.cand_in(torch.cat([cand_e, left_e, c_el, b.cand_num], -1))
+        c_logits = self.cand_ptr(c, s[b.cand_ctx], b.cand_num)  # [R, 3]
+        cand = torch.full((U * N, len(CAND_HEADS)), NEG).index_copy(0, b.cand_pos, c_logits)
         return {
             "state": s,
             "elements": x_el,
             "kind": self.kind(torch.cat([s, b.glob], -1)),
-            "ptr": self.ptr(x_el, s, b.el_num),  # [U, E, P]
+            "ptr": self.ptr(x_el, s[:, None, :], b.el_num),  # [U, E, P]
             "swipe": self.swipe(s),
             "key": self.key(s),
-            "cand": self.cand_ptr(c, s, b.cand_num),  # [U, N, 3]
+            "cand": cand.view(U, N, len(CAND_HEADS)),  # [U, N, 3]
             "no_answer": self.no_answer(s),  # [U, 1]
         }
 
@@ -349,7 +369,7 @@ class SmallPolicyNet(nn.Module):
         c_el = torch.zeros(R, d).index_add(0, x.ce_row, el.reshape(U * E, d)[x.ce_el])
         c_el = c_el / x.ce_count.clamp(min=1)[:, None]
         c = self.cand_in(torch.cat([text_e, left_e.expand(R, d), c_el, x.num], -1))
-        return self.cand_ptr(c[:, None, :], enc["state"][x.ctx], x.num[:, None, :])[:, 0, :]
+        return self.cand_ptr(c, enc["state"][x.ctx], x.num)
 
 
 # -- batching -----------------------------------------------------------------------------------
@@ -368,6 +388,7 @@ class _Batch:
     el_pos: torch.Tensor
     word_pos: torch.Tensor
     cand_pos: torch.Tensor
+    cand_ctx: torch.Tensor
     el_num: torch.Tensor
     el_valid: torch.Tensor
     el_option: torch.Tensor
@@ -429,15 +450,17 @@ def _collate(feats: Sequence[ContextFeatures], history_len: int) -> _Batch:
     cand_src = np.zeros((U, N, len(CANDIDATE_SOURCES)), dtype=bool)
     ce_cand: list[int] = []
     ce_el: list[int] = []
-    ce_count = np.zeros(U * N, dtype=np.float32)
+    ce_count = np.zeros(sum(c_counts), dtype=np.float32)
+    base = 0
     for u, f in enumerate(feats):
         el_option[u, : f.n_elements] = f.el_option
         cand_src[u, : f.n_candidates] = f.cand_sources
         for j, elems in enumerate(f.cand_elem):
-            ce_count[u * N + j] = len(elems)
+            ce_count[base + j] = len(elems)
             for e in elems:
-                ce_cand.append(u * N + j)
+                ce_cand.append(base + j)
                 ce_el.append(u * E + e)
+        base += f.n_candidates
     return _Batch(
         U=U, E=E, W=W, N=N, k=history_len,
         ids=torch.from_numpy(ids), offsets=torch.from_numpy(offsets), seg_sizes=seg_sizes,
@@ -447,7 +470,8 @@ def _collate(feats: Sequence[ContextFeatures], history_len: int) -> _Batch:
         el_valid=torch.from_numpy(el_valid), el_option=torch.from_numpy(el_option),
         word_num=torch.from_numpy(_pad_stack([f.word_num for f in feats], W, N_WORD_FEATURES)),
         word_valid=torch.from_numpy(np.arange(W)[None, :] < np.array(w_counts)[:, None]),
-        cand_num=torch.from_numpy(_pad_stack([f.cand_num for f in feats], N, N_CANDIDATE_FEATURES)),
+        cand_ctx=torch.from_numpy(np.repeat(np.arange(U, dtype=np.int64), c_counts)),
+        cand_num=torch.from_numpy(np.concatenate([f.cand_num for f in feats]).reshape(-1, N_CANDIDATE_FEATURES)),
         cand_valid=torch.from_numpy(np.arange(N)[None, :] < np.array(c_counts)[:, None]),
         cand_src=torch.from_numpy(cand_src),
         ce_cand=torch.tensor(ce_cand, dtype=torch.int64),
@@ -459,6 +483,9 @@ def _collate(feats: Sequence[ContextFeatures], history_len: int) -> _Batch:
 
 
 # -- targets ------------------------------------------------------------------------------------
+
+_ARG_NAMES = {ActionKind.SWIPE: "swipe", ActionKind.KEY: "key", ActionKind.TYPE: "type",
+              ActionKind.OPEN_APP: "app", ActionKind.DONE: "answer"}  # fmt: skip
 
 # argument heads
 _NONE, _PTR, _SWIPE, _KEY, _TYPE, _APP, _ANSWER = range(7)
@@ -523,28 +550,36 @@ class SmallPolicy(Policy):
     def set_rng_state(self, state: torch.Tensor) -> None:
         self.generator.set_state(state)
 
-    def save(self, path: Path | str) -> None:
-        """Write config, weights and sampler state atomically (temp file + ``os.replace``)."""
+    @staticmethod
+    def _file(path: Path | str) -> Path:
+        """A directory (existing, or a path without suffix) holds ``WEIGHTS_FILE``."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        return path / WEIGHTS_FILE if path.is_dir() or not path.suffix else path
+
+    def save(self, path: Path | str) -> None:
+        """Write config, weights and sampler state atomically (temp file + ``os.replace``).
+
+        ``path`` is a file (e.g. ``policy.pt``) or a directory (an existing one, or a path
+        without suffix), which then receives ``small_policy.pt`` and a readable
+        ``config.json``."""
+        target = self._file(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
         payload = {"format": FORMAT, "config": self.config.to_dict(),
                    "state_dict": self.state_dict(), "rng": self.rng_state()}  # fmt: skip
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                torch.save(payload, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        buf = io.BytesIO()
+        torch.save(payload, buf)
+        _atomic_write(target, buf.getvalue())
+        if target.parent == Path(path):
+            text = json.dumps({"kind": "small", **self.config.to_dict()}, indent=1)
+            _atomic_write(target.parent / "config.json", text.encode())
 
     @classmethod
     def load(cls, path: Path | str) -> SmallPolicy:
-        payload = torch.load(Path(path), map_location="cpu", weights_only=True)
+        """Restore a policy written by :meth:`save` (same file or directory)."""
+        target = cls._file(path)
+        payload = torch.load(target, map_location="cpu", weights_only=True)
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-            raise ValueError(f"{path} is not a small-policy file ({FORMAT})")
+            raise ValueError(f"{target} is not a small-policy file ({FORMAT})")
         policy = cls(SmallPolicyConfig.from_dict(payload["config"]))
         policy.load_state_dict(payload["state_dict"])
         if "rng" in payload:
@@ -611,7 +646,7 @@ class SmallPolicy(Policy):
             return []
         if n < 1:
             raise ValueError("n must be >= 1")
-        gen = generator or self.generator
+        gen = generator if generator is not None else self.generator
         feats = self._features(contexts)
         b, enc = self._forward(feats)
         lp = self._log_probs(b, enc)
@@ -632,43 +667,44 @@ class SmallPolicy(Policy):
         typ = draw(lp["type"])
         app = draw(lp["app"])
         ans = draw(lp["answer"])
+        # gather each factor's log-prob of what was drawn, then build actions from plain lists
+        kind_l = kind.tolist()
+        kind_lp = lp["kind"].gather(1, kind).tolist()
+        ptr_l = ptr_idx.tolist()
+        ptr_lp = ptr.gather(2, ptr_idx).tolist()
+        arg = {name: (idx.tolist(), lp[name].gather(1, idx).tolist())
+               for name, idx in (("swipe", swipe), ("key", key), ("type", typ), ("app", app),
+                                 ("answer", ans))}  # fmt: skip
+        keys = self.config.keys
         out: list[list[SampledAction]] = []
-        kind_lp = lp["kind"].gather(1, kind)
         for u, f in enumerate(feats):
             row: list[SampledAction] = []
             for j in range(n):
-                ki = int(kind[u, j])
-                k = self.kinds[ki]
-                logp = float(kind_lp[u, j])
+                k = self.kinds[kind_l[u][j]]
+                logp = kind_lp[u][j]
                 action: Action
                 if k in POINT_KINDS:
                     p = self._point_kinds.index(k)
-                    e = int(ptr_idx[u, p, j])
-                    logp += float(ptr[u, p, e])
-                    x, y = (float(v) for v in f.el_point[e])
+                    e = ptr_l[u][p][j]
+                    logp += ptr_lp[u][p][j]
+                    x, y = f.el_point[e].tolist()
                     action = Action(k, x=x, y=y)
-                elif k is ActionKind.SWIPE:
-                    i = int(swipe[u, j])
-                    logp += float(lp["swipe"][u, i])
-                    action = Action.swipe(DIRECTIONS[i])
-                elif k is ActionKind.KEY:
-                    i = int(key[u, j])
-                    logp += float(lp["key"][u, i])
-                    action = Action.press(self.config.keys[i])
-                elif k is ActionKind.TYPE:
-                    i = int(typ[u, j])
-                    logp += float(lp["type"][u, i])
-                    action = Action.type_text(f.cand_text[i])
-                elif k is ActionKind.OPEN_APP:
-                    i = int(app[u, j])
-                    logp += float(lp["app"][u, i])
-                    action = Action(ActionKind.OPEN_APP, app=f.cand_text[i])
-                elif k is ActionKind.DONE:
-                    i = int(ans[u, j])
-                    logp += float(lp["answer"][u, i])
-                    action = Action.done(None if i == 0 else f.cand_text[i - 1])
-                else:
+                elif k is ActionKind.WAIT:
                     action = Action(k)
+                else:
+                    name = _ARG_NAMES[k]
+                    i = arg[name][0][u][j]
+                    logp += arg[name][1][u][j]
+                    if k is ActionKind.SWIPE:
+                        action = Action.swipe(DIRECTIONS[i])
+                    elif k is ActionKind.KEY:
+                        action = Action.press(keys[i])
+                    elif k is ActionKind.TYPE:
+                        action = Action.type_text(f.cand_text[i])
+                    elif k is ActionKind.OPEN_APP:
+                        action = Action(ActionKind.OPEN_APP, app=f.cand_text[i])
+                    else:
+                        action = Action.done(None if i == 0 else f.cand_text[i - 1])
                 row.append(SampledAction(action, logp, action.to_text()))
             out.append(row)
         return out
@@ -852,7 +888,7 @@ class SmallPolicy(Policy):
         return _Extras(
             ctx=torch.tensor([u for u, _, _ in items], dtype=torch.int64),
             ids=torch.from_numpy(np.concatenate(bags)), offsets=torch.from_numpy(offsets),
-            left_ids=torch.from_numpy(token_ids("<no-left>", self.spec.hash_buckets))[None],
+            left_ids=torch.tensor(token_ids("<no-left>", self.spec.hash_buckets))[None],
             num=torch.from_numpy(np.stack(nums)),
             ce_row=torch.tensor(ce_row, dtype=torch.int64),
             ce_el=torch.tensor(ce_el, dtype=torch.int64),

@@ -184,7 +184,7 @@ class Trainer:
 
     # -- crash-safe state -------------------------------------------------------------------------
     def _reset_files(self) -> None:
-        for name in ("state", "state.old", "best", "done.json"):
+        for name in ("state", "state-old", "best", "done.json"):
             path = self.dir / name
             if path.is_dir():
                 shutil.rmtree(path)
@@ -194,7 +194,7 @@ class Trainer:
         self.metrics.truncate_to(0)
 
     def _save_state(self) -> None:
-        tmp, state, old = self.dir / "state.tmp", self.dir / "state", self.dir / "state.old"
+        tmp, state, old = self.dir / "state-tmp", self.dir / "state", self.dir / "state-old"
         if tmp.exists():
             shutil.rmtree(tmp)
         self.policy.save(tmp)
@@ -212,8 +212,8 @@ class Trainer:
 
     def _load_state(self) -> None:
         state = self.dir / "state"
-        if not state.exists() and (self.dir / "state.old").exists():
-            (self.dir / "state.old").rename(state)  # killed between the two renames
+        if not state.exists() and (self.dir / "state-old").exists():
+            (self.dir / "state-old").rename(state)  # killed between the two renames
         meta = json.loads((state / "meta.json").read_text())
         self.policy.load_state_dict(type(self.policy).load(state).state_dict())
         self.optimizer.load_state_dict(torch.load(state / "optimizer.pt", weights_only=False))

@@ -55,24 +55,46 @@ def _element(i: int, role: str, text: str, box: tuple[int, int, int, int], bits:
     return elem
 
 
+def memo(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Cache ``fn(anchor, *args)`` on the identity of ``anchor``, an immutable app-state object.
+
+    App data is shared between consecutive phone states until that app changes, so the rows of
+    a list screen are built once per version of the data instead of once per step. The cache
+    holds the anchor, so its id cannot be reused while the entry lives.
+    """
+    cache: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+    def wrapper(anchor: Any, *args: Any) -> Any:
+        key = (id(anchor), args)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is anchor:
+            return hit[1]
+        if len(cache) >= 4096:
+            cache.clear()
+        value = fn(anchor, *args)
+        cache[key] = (anchor, value)
+        return value
+
+    wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
+    return wrapper
+
+
 class View:
-    """One rendered screen. ``hits`` lists (left, top, right, bottom, index) top-most first for
-    every element that reacts to taps or blocks them."""
+    """One rendered screen: the observation plus, per element, its tap and long-press handlers;
+    ``hits`` lists (left, top, right, bottom, index) top-most first for every element that
+    reacts to taps or blocks them."""
 
     __slots__ = ("obs", "taps", "longs", "keys", "offscreen", "scroll", "outside", "submit",
                  "hits", "keyboard")  # fmt: skip
 
-    def __init__(self, elements: tuple[UIElement, ...], taps: tuple[Handler | None, ...],
-                 longs: tuple[Handler | None, ...], keys: dict[str, int],
-                 offscreen: dict[str, str], scroll: tuple[int, int, int, int] | None,
-                 outside: Handler | None, submit: Handler | None, keyboard: bool) -> None:  # fmt: skip
-        self.obs = Observation(elements, SCREEN_SIZE)
-        self.taps, self.longs, self.keys, self.offscreen = taps, longs, keys, offscreen
-        self.scroll, self.outside, self.submit, self.keyboard = scroll, outside, submit, keyboard
-        self.hits = tuple(
-            (*e.bounds, e.id) for e in reversed(elements)
-            if taps[e.id] is not None or longs[e.id] is not None or e.role in BLOCKING_ROLES
-        )  # fmt: skip
+    def __init__(self, obs: Observation, taps: tuple[Handler | None, ...],
+                 longs: tuple[Handler | None, ...], hits: tuple[tuple[Any, ...], ...],
+                 keys: dict[str, int], offscreen: dict[str, str],
+                 scroll: tuple[int, int, int, int] | None, outside: Handler | None,
+                 submit: Handler | None, keyboard: bool) -> None:  # fmt: skip
+        self.obs, self.taps, self.longs, self.hits = obs, taps, longs, hits
+        self.keys, self.offscreen, self.scroll = keys, offscreen, scroll
+        self.outside, self.submit, self.keyboard = outside, submit, keyboard
 
     @property
     def elements(self) -> tuple[UIElement, ...]:
@@ -101,16 +123,10 @@ class ViewBuilder:
     and lists end at the keyboard; hidden keyed widgets are reported off-screen as "keyboard".
     """
 
-    __slots__ = ("_roles", "_texts", "_boxes", "_bits", "_taps", "_longs", "keys", "offscreen",
-                 "scroll", "outside", "submit", "keyboard")  # fmt: skip
+    __slots__ = ("_items", "keys", "offscreen", "scroll", "outside", "submit", "keyboard")
 
     def __init__(self, keyboard: bool = False) -> None:
-        self._roles: list[str] = []
-        self._texts: list[str] = []
-        self._boxes: list[tuple[int, int, int, int]] = []
-        self._bits: list[int] = []
-        self._taps: list[Handler | None] = []
-        self._longs: list[Handler | None] = []
+        self._items: list[tuple[Any, ...]] = []
         self.keys: dict[str, int] = {}
         self.offscreen: dict[str, str] = {}
         self.scroll: tuple[int, int, int, int] | None = None
@@ -125,48 +141,89 @@ class ViewBuilder:
             if key is not None:
                 self.offscreen[key] = "keyboard"
             return
-        if enabled:
-            bits |= ENABLED
-            if tap is not None or long is not None:
-                bits |= CLICKABLE
-        else:
+        if not enabled:
             tap = long = None
+        elif tap is not None or long is not None:
+            bits |= ENABLED | CLICKABLE
+        else:
+            bits |= ENABLED
+        items = self._items
         if key is not None:
-            self.keys[key] = len(self._roles)
-        self._roles.append(role)
-        self._texts.append(text)
-        self._boxes.append(box)
-        self._bits.append(bits)
-        self._taps.append(tap)
-        self._longs.append(long)
+            self.keys[key] = len(items)
+        items.append((role, text, box, bits, tap, long))
 
     def vlist(self, rows: Sequence[Row], top: int, bottom: int, scroll: int,
               label: str = "") -> None:  # fmt: skip
         """A vertically scrolling list between ``top`` and ``bottom``; rows at least half
-        visible are shown (clipped), the others are reported off-screen."""
+        visible are shown (clipped), the others are reported off-screen. Pass the same
+        ``rows`` object again (see :func:`memo`) and the layout is reused."""
         if self.keyboard:
             bottom = min(bottom, KB_TOP)
-        total = sum(h for h, _ in rows)
-        max_scroll = max(0, total - (bottom - top))
-        scroll = min(max(scroll, 0), max_scroll)
-        self.add("list", label, (0, top, W, bottom), bits=SCROLLABLE if max_scroll else 0)
-        self.scroll = (top, bottom, max_scroll, scroll)
-        y = top - scroll
-        for h, widgets in rows:
-            y0, y = y, y + h
-            vt, vb = max(y0, top), min(y, bottom)
-            if 2 * (vb - vt) >= h:
-                for role, text, x0, x1, key, tap, long, bits in widgets:
-                    self.add(role, text, (x0, vt, x1, vb), key, tap, long, bits)
-            else:
-                direction = "down" if y0 < top else "up"
-                for widget in widgets:
-                    if widget[4] is not None:
-                        self.offscreen[widget[4]] = direction
+        entries, offscreen, self.scroll = _layout(rows, top, bottom, scroll, label)
+        items, keys = self._items, self.keys
+        base = len(items)
+        for j, (key, item) in enumerate(entries):
+            if key is not None:
+                keys[key] = base + j
+            items.append(item)
+        if offscreen:
+            self.offscreen.update(offscreen)
+
+    def extend(self, entries: Sequence[tuple[Any, ...]]) -> None:
+        """Add prepared widgets ``(role, text, box, key, tap, long, bits)`` (see ``add``)."""
+        for role, text, box, key, tap, long, bits in entries:
+            self.add(role, text, box, key, tap, long, bits)
 
     def build(self) -> View:
-        roles, texts, boxes, bits = self._roles, self._texts, self._boxes, self._bits
-        elements = tuple(_element(i, roles[i], texts[i], boxes[i], bits[i])
-                         for i in range(len(roles)))  # fmt: skip
-        return View(elements, tuple(self._taps), tuple(self._longs), self.keys, self.offscreen,
-                    self.scroll, self.outside, self.submit, self.keyboard)  # fmt: skip
+        elements, taps, longs, hits = [], [], [], []
+        get = _INTERN.get
+        for i, (role, text, box, bits, tap, long) in enumerate(self._items):
+            elem = get((i, role, text, box, bits)) or _element(i, role, text, box, bits)
+            elements.append(elem)
+            taps.append(tap)
+            longs.append(long)
+            if tap is not None or long is not None or role in BLOCKING_ROLES:
+                hits.append((*elem.bounds, i))
+        hits.reverse()
+        return View(Observation(tuple(elements), SCREEN_SIZE), tuple(taps), tuple(longs),
+                    tuple(hits), self.keys, self.offscreen, self.scroll, self.outside,
+                    self.submit, self.keyboard)  # fmt: skip
+
+
+_LAYOUTS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+def _layout(rows: Sequence[Row], top: int, bottom: int, scroll: int, label: str) -> tuple[Any, ...]:
+    """Place ``rows`` in the viewport: (entries, offscreen keys, scroll state), cached."""
+    key = (id(rows), top, bottom, scroll, label)
+    hit = _LAYOUTS.get(key)
+    if hit is not None and hit[0] is rows:
+        return hit[1]
+    total = 0
+    for h, _ in rows:
+        total += h
+    max_scroll = max(0, total - (bottom - top))
+    scroll = min(max(scroll, 0), max_scroll)
+    entries: list[tuple[str | None, tuple[Any, ...]]] = [
+        (None, ("list", label, (0, top, W, bottom), ENABLED | (SCROLLABLE if max_scroll else 0),
+                None, None))]  # fmt: skip
+    offscreen: dict[str, str] = {}
+    y = top - scroll
+    for h, widgets in rows:
+        y0, y = y, y + h
+        vt = y0 if y0 > top else top
+        vb = y if y < bottom else bottom
+        if 2 * (vb - vt) >= h:
+            for role, text, x0, x1, wkey, tap, long, bits in widgets:
+                bits |= ENABLED | (CLICKABLE if tap is not None or long is not None else 0)
+                entries.append((wkey, (role, text, (x0, vt, x1, vb), bits, tap, long)))
+        else:
+            direction = "down" if y0 < top else "up"
+            for widget in widgets:
+                if widget[4] is not None:
+                    offscreen[widget[4]] = direction
+    value = (tuple(entries), offscreen, (top, bottom, max_scroll, scroll))
+    if len(_LAYOUTS) >= 8192:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (rows, value)
+    return value

@@ -36,8 +36,8 @@ class Route:
         return default
 
     def with_field(self, name: str, value: str) -> Route:
-        rest = tuple(kv for kv in self.fields if kv[0] != name)
-        return replace(self, fields=rest + ((name, value),))
+        fields = tuple(kv for kv in self.fields if kv[0] != name) + ((name, value),)
+        return Route(self.app, self.screen, self.arg, self.scroll, fields, self.focus, self.dialog)
 
     def with_fields(self, **values: str) -> Route:
         route = self
@@ -57,9 +57,19 @@ class Phone:
     stack: tuple[Route, ...] = ()
     view_cache: Any = field(default=None, init=False, repr=False, compare=False)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Phone, (self.apps, self.stack))  # the view cache (closures) is rebuilt on demand
+
     @property
     def top(self) -> Route | None:
         return self.stack[-1] if self.stack else None
+
+    @property
+    def screen(self) -> Route:
+        """The top route, for handlers (they only run while an app screen is open)."""
+        if not self.stack:
+            raise RuntimeError("no app screen is open (the phone is at home)")
+        return self.stack[-1]
 
     def app(self, name: str) -> Any:
         return getattr(self.apps, name)

@@ -19,10 +19,10 @@ from adaroll.actions import Action, ActionKind
 from adaroll.envs.base import InvalidActionError
 from adaroll.envs.mobile.apps import APP_NAMES, APPS, find_app
 from adaroll.envs.mobile.screen import (
-    H,
     KB_TOP,
     STATUS_BOTTOM,
     SWIPE_PX,
+    H,
     View,
     ViewBuilder,
     W,
@@ -45,8 +45,14 @@ def view_of(phone: Phone) -> View:
     return view
 
 
+_status_cache: list[object] = [None, ""]
+
+
 def status_text(phone: Phone) -> str:
+    """The status bar's text; cached for the last settings object (it rarely changes)."""
     s = phone.apps.settings
+    if _status_cache[0] is s:
+        return _status_cache[1]  # type: ignore[return-value]
     radio = "Airplane" if s.airplane else ("Wi-Fi" if s.wifi else "No Wi-Fi")
     parts = ["09:41", radio]
     if s.bluetooth:
@@ -54,7 +60,8 @@ def status_text(phone: Phone) -> str:
     if s.dnd:
         parts.append("DND")
     parts.append(f"{s.battery}%")
-    return "  ".join(parts)
+    _status_cache[:] = [s, "  ".join(parts)]
+    return _status_cache[1]  # type: ignore[return-value]
 
 
 def _build(phone: Phone) -> View:

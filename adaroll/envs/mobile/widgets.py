@@ -69,11 +69,11 @@ def focus(name: str) -> Handler:
 
 @cache
 def clear(name: str) -> Handler:
-    return lambda p, a: p.set_top(p.top.with_field(name, ""))
+    return lambda p, a: p.set_top(p.screen.with_field(name, ""))
 
 
 def set_field(name: str, value: str) -> Handler:
-    return lambda p, a: p.set_top(p.top.with_field(name, value))
+    return lambda p, a: p.set_top(p.screen.with_field(name, value))
 
 
 def noop(phone: Phone, _action: Any = None) -> Phone:
@@ -123,7 +123,7 @@ def text_field(b: ViewBuilder, route: Route, name: str, hint: str,
           bits=EDITABLE | (FOCUSED if focused else 0))  # fmt: skip
     if value:
         left, top, right, bottom = box
-        b.add("icon", "Clear", (right - 120, top, right, bottom), f"clear:{name}", clear(name))
+        b.add("icon", "Clear", (right - 120, top, right, min(bottom, top + 140)), f"clear:{name}", clear(name))
     if focused and submit is not None:
         b.submit = submit
 

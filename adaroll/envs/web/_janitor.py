@@ -28,8 +28,12 @@ def starttime(pid: int) -> str | None:
     except OSError:
         return None
     fields = data.rsplit(")", 1)[1].split()
-    if fields[0] in ("Z", "X"):  # a zombie is dead already
-        return None
+    if fields[0] in ("Z", "X"):  # a zombie is dead, unless other threads still run
+        try:
+            if len(os.listdir(f"/proc/{pid}/task")) <= 1:
+                return None
+        except OSError:
+            return None
     return fields[19]  # field 22 of stat: start time in clock ticks
 
 

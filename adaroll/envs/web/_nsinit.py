@@ -3,7 +3,7 @@
 Invoked as ``python -I -S _nsinit.py REPORT_FD STATE_DIR TMPFS_SIZE_MB -- CMD...`` as pid 1
 of fresh pid/mount/net/time namespaces (``unshare --mount --propagation private --pid --net
 --time --fork``). It mounts a private tmpfs at STATE_DIR for all mutable browser state (``ud/``
-the profile, ``tmp/`` the TMPDIR, ``home/`` HOME), brings ``lo`` up, reports its host pid on
+the profile, ``tmp/`` the TMPDIR, ``home/`` HOME) and a small one at ``/run``, brings ``lo`` up, reports its host pid on
 REPORT_FD, closes every inherited descriptor above 2, points stdio at /dev/null, starts a new
 session and ``exec``s CMD - so the browser itself is the namespace init, the process a CRIU dump targets.
 
@@ -34,9 +34,9 @@ def _report(text: str) -> None:
         pass
 
 
-def _mount_tmpfs(path: str, size_mb: int) -> None:
+def _mount_tmpfs(path: str, size_mb: int, mode: str = "0700") -> None:
     libc = ctypes.CDLL(None, use_errno=True)
-    opts = f"mode=0700,size={size_mb}m".encode()
+    opts = f"mode={mode},size={size_mb}m".encode()
     if libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount tmpfs at {path}: {os.strerror(err)}")
@@ -57,6 +57,9 @@ def main(argv: list[str]) -> int:
         if sep != "--" or not cmd:
             raise ValueError("usage: _nsinit.py REPORT_FD STATE_DIR TMPFS_SIZE_MB -- CMD...")
         _mount_tmpfs(state, int(size_mb))
+        # a private /run: the host's is not needed (headless, no D-Bus) and CRIU keeps its
+        # kernel-probe cache /run/criu.kdat only on a tmpfs (faster dumps)
+        _mount_tmpfs("/run", 1, mode="0755")
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
             "HOME": f"{state}/home",

@@ -79,7 +79,8 @@ class CDPSession:
             if sock is not None:
                 sock.close()
             raise CDPError(f"cannot open DevTools WebSocket {ws_url}: {exc}") from exc
-        ws.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if ws.sock is not None:
+            ws.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return cls(ws, url=ws_url)
 
     @property

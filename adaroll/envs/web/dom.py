@@ -8,9 +8,14 @@ returns only what a person could see on the task area (the ``screen``: the top-l
   ancestor and by the screen - is non-empty, skipping MiniWoB's own chrome (``#query`` - the
   instruction is given separately -, the reward display, the sync cover, the click canvas);
 * an element is listed when it is *interactive* (links, buttons, form controls, elements with
-  an ARIA widget role, a tabindex or a pointer cursor that its parent does not have) or when it
-  has text of its own; plain text inside an interactive element is folded into that element;
-  a ``<label>`` wrapping a control gives the control its text instead of being listed;
+  an ARIA widget role or a tabindex, elements with a pointer cursor that their parent does not
+  have, and - inside such a pointer container - pointer elements with their own text or
+  icon), when it has text of its own, shows an icon or scrolls (role ``scrollarea``); plain
+  text inside an interactive element is folded into that element; a ``<label>`` wrapping a
+  control gives the control its text instead of being listed;
+* icons (``<img>``, CSS ``content: url(...)``, a text-less background image) are named by
+  their ``alt`` text or image file name (``icon`` role when nothing else applies) - what a
+  person sees as the picture; ``aria-label``/``title`` name elements without text;
 * ``role`` comes from the tag/type/ARIA role; ``text`` is the visible text (a text field's
   value, or its placeholder when empty), whitespace-collapsed, at most ``MAX_TEXT`` characters;
 * ``bounds`` are normalised to the screen and rounded to 4 decimals; ``flags`` from
@@ -42,16 +47,32 @@ A.elements = function (maxN, W, H, maxText) {
   const WIDGET_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'tab', 'menuitem',
     'option', 'treeitem', 'slider', 'spinbutton', 'textbox', 'combobox', 'listbox', 'switch',
     'searchbox', 'menuitemcheckbox', 'menuitemradio']);
+  const CONTROLS = new Set(['a', 'button', 'select', 'textarea', 'input', 'option', 'summary']);
   const TEXT_INPUTS = new Set(['text', 'password', 'email', 'number', 'search', 'tel', 'url',
     'date', 'time', 'datetime-local', 'month', 'week', '']);
-  const out = [];
-  const collapse = (s) => (s || '').replace(/\s+/g, ' ').trim().slice(0, maxText);
+  const collapse = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const cut = (s) => collapse(s).slice(0, maxText);
   const r4 = (v) => Math.round(v * 10000) / 10000;
+  const info = new Map();  // element -> {cs, interactive, control}
 
   function ownText(el) {
     let t = '';
     for (const c of el.childNodes) if (c.nodeType === 3) t += ' ' + c.data;
     return collapse(t);
+  }
+  function iconName(el, cs, tag) {
+    let url = '';
+    if (tag === 'img') {
+      if (el.getAttribute('alt')) return collapse(el.getAttribute('alt'));
+      url = el.getAttribute('src') || '';
+    } else {
+      const m = /url\(["']?([^"')]+)["']?\)/.exec(cs.content !== 'normal' && cs.content !== 'none'
+        ? cs.content : (el.childElementCount === 0 && !el.textContent.trim() ? cs.backgroundImage : ''));
+      if (m) url = m[1];
+    }
+    if (!url) return '';
+    const base = url.split('/').pop().split('?')[0].replace(/\.[a-z0-9]+$/i, '');
+    return base.replace(/-hover$/, '') || 'icon';
   }
   function roleOf(el, tag) {
     const aria = el.getAttribute('role');
@@ -63,7 +84,6 @@ A.elements = function (maxN, W, H, maxText) {
       case 'select': return 'combobox';
       case 'option': return 'option';
       case 'textarea': return 'textbox';
-      case 'img': return 'image';
       case 'canvas': return 'canvas';
       case 'li': return 'listitem';
       case 'td': case 'th': return 'cell';
@@ -93,7 +113,7 @@ A.elements = function (maxN, W, H, maxText) {
     let r = Math.min(rect.right, W), b = Math.min(rect.bottom, H);
     for (let p = el.parentElement; p && p !== document.body && p !== document.documentElement;
          p = p.parentElement) {
-      const cs = getComputedStyle(p);
+      const cs = info.has(p) ? info.get(p).cs : getComputedStyle(p);
       if (cs.overflowX !== 'visible' || cs.overflowY !== 'visible') {
         const pr = p.getBoundingClientRect();
         l = Math.max(l, pr.left); t = Math.max(t, pr.top);
@@ -103,48 +123,92 @@ A.elements = function (maxN, W, H, maxText) {
     }
     return (r - l >= 1 && b - t >= 1) ? [l, t, r, b] : null;
   }
-
-  function walk(el, parentCursor, inInteractive) {
+  // Pass 1: which elements are interactive. `ctx` = nearest interactive ancestor's kind:
+  // null, 'control' (link/button/...: everything inside folds into it) or 'pointer' (a
+  // clickable container: inner elements with their own text or icon are targets of their own).
+  function mark(el, parentCursor, ctx) {
     if (el.id && SKIP.has(el.id)) return;
     const cs = getComputedStyle(el);
     if (cs.display === 'none') return;
     const tag = el.tagName.toLowerCase();
-    if (tag === 'script' || tag === 'style' || tag === 'head' || tag === 'noscript') return;
+    if (tag === 'script' || tag === 'style' || tag === 'noscript') return;
+    const aria = el.getAttribute('role');
+    const control = CONTROLS.has(tag) || (aria && WIDGET_ROLES.has(aria)) ||
+                    el.hasAttribute('tabindex') || (tag === 'label' && !!el.htmlFor);
+    const wrapsControl = tag === 'label' && !!el.querySelector('input,select,textarea');
+    const pointer = cs.cursor === 'pointer';
+    let interactive = false, kind = ctx;
+    if (!wrapsControl && ctx !== 'control') {
+      if (control) { interactive = true; kind = 'control'; }
+      else if (pointer && (parentCursor !== 'pointer' ||
+               (ctx === 'pointer' && (ownText(el) || iconName(el, cs, tag))))) {
+        interactive = true; kind = 'pointer';
+      }
+    }
+    info.set(el, {cs: cs, tag: tag, interactive: interactive, wrapsControl: wrapsControl});
+    if (tag === 'select') return;  // options of a closed select are not on screen
+    for (const child of el.children) mark(child, cs.cursor, kind);
+  }
+  // text of `el` without the subtrees of interactive descendants
+  function textOutside(el) {
+    let t = '';
+    for (const c of el.childNodes) {
+      if (c.nodeType === 3) t += ' ' + c.data;
+      else if (c.nodeType === 1) {
+        const i = info.get(c);
+        if (!i || i.interactive) continue;
+        const sub = textOutside(c);
+        if (sub) t += ' ' + sub;
+      }
+    }
+    return collapse(t);
+  }
+  function hasInteractiveDescendant(el) {
+    for (const c of el.children) {
+      const i = info.get(c);
+      if (i && (i.interactive || hasInteractiveDescendant(c))) return true;
+    }
+    return false;
+  }
+  const out = [];
+  // Pass 2: list elements in document order.
+  function emit(el, inInteractive) {
+    const i = info.get(el);
+    if (!i) return;
+    const {cs, tag, interactive} = i;
     const hidden = cs.visibility === 'hidden' || cs.visibility === 'collapse' ||
                    parseFloat(cs.opacity) === 0;
     let role = roleOf(el, tag);
-    const ariaRole = el.getAttribute('role');
-    const pointer = cs.cursor === 'pointer' && parentCursor !== 'pointer';
-    const isControl = ['a', 'button', 'select', 'textarea', 'input', 'option', 'summary']
-      .includes(tag);
-    const wrapsControl = tag === 'label' && el.querySelector('input,select,textarea');
-    const interactive = !wrapsControl && (isControl || (ariaRole && WIDGET_ROLES.has(ariaRole)) ||
-      el.hasAttribute('tabindex') || pointer || (tag === 'label' && !!el.htmlFor));
     let text = '';
+    const icon = iconName(el, cs, tag);
     if (tag === 'input' || tag === 'textarea') {
       const t = (el.getAttribute('type') || '').toLowerCase();
       if (t === 'checkbox' || t === 'radio') {
-        text = el.labels && el.labels.length ? collapse(el.labels[0].innerText) : '';
+        text = el.labels && el.labels.length ? el.labels[0].innerText : '';
       } else if (t === 'button' || t === 'submit' || t === 'reset') {
-        text = collapse(el.value);
+        text = el.value;
       } else {
-        text = collapse(el.value) || collapse(el.getAttribute('placeholder'));
+        text = el.value || el.getAttribute('placeholder') || '';
       }
     } else if (tag === 'select') {
       const o = el.options[el.selectedIndex];
-      text = o ? collapse(o.text) : '';
+      text = o ? o.text : '';
     } else if (interactive) {
-      text = collapse(el.innerText !== undefined ? el.innerText : el.textContent);
-    } else if (tag === 'img') {
-      text = collapse(el.getAttribute('alt'));
+      text = textOutside(el);
     } else if (el instanceof SVGElement && tag === 'text') {
-      text = collapse(el.textContent);
-    } else if (!wrapsControl) {
+      text = el.textContent;
+    } else if (!i.wrapsControl) {
       text = ownText(el);
     }
+    text = cut(text) || cut(el.getAttribute('aria-label') || el.getAttribute('title') || '');
+    if (!text && icon) { text = icon; if (!role) role = 'icon'; }
     const svgShape = el instanceof SVGElement && tag !== 'svg' && tag !== 'g' && tag !== 'text';
-    const listed = !hidden && (interactive || (!inInteractive && (text || svgShape ||
-                   tag === 'canvas' || tag === 'img')));
+    const scrollable = el !== document.body &&
+      ((el.scrollHeight > el.clientHeight + 1 && /(auto|scroll)/.test(cs.overflowY)) ||
+       (el.scrollWidth > el.clientWidth + 1 && /(auto|scroll)/.test(cs.overflowX)));
+    const wrapper = interactive && !role && !text && hasInteractiveDescendant(el);
+    const listed = !hidden && !wrapper && (interactive || scrollable ||
+                   (!inInteractive && (text || svgShape || tag === 'canvas')));
     if (listed) {
       const box = clip(el, el.getBoundingClientRect());
       if (box) {
@@ -158,19 +222,17 @@ A.elements = function (maxN, W, H, maxText) {
           flags.push('selected');
         if (document.activeElement === el && el !== document.body) flags.push('focused');
         if (isEditable(el, tag)) flags.push('editable');
-        if ((el.scrollHeight > el.clientHeight + 1 &&
-             (cs.overflowY === 'auto' || cs.overflowY === 'scroll')) ||
-            (el.scrollWidth > el.clientWidth + 1 &&
-             (cs.overflowX === 'auto' || cs.overflowX === 'scroll'))) flags.push('scrollable');
-        if (!role) role = interactive ? 'generic' : 'text';
+        if (scrollable) flags.push('scrollable');
+        if (!role) role = interactive ? 'generic' : (text ? 'text' : 'scrollarea');
         out.push({role: role, text: text, interactive: interactive, flags: flags,
                   bounds: [r4(box[0] / W), r4(box[1] / H), r4(box[2] / W), r4(box[3] / H)]});
       }
     }
-    if (tag === 'select') return;  // options of a closed select are not on screen
-    for (const child of el.children) walk(child, cs.cursor, inInteractive || interactive);
+    if (tag === 'select') return;
+    for (const child of el.children) emit(child, inInteractive || interactive);
   }
-  walk(document.body, 'auto', false);
+  mark(document.body, 'auto', null);
+  emit(document.body, false);
   if (out.length <= maxN) return out;
   const keep = new Set();
   for (const e of out) if (e.interactive && keep.size < maxN) keep.add(e);

@@ -13,9 +13,10 @@ stopped. Success is ``WOB_RAW_REWARD_GLOBAL > 0`` (the raw reward: the time-scal
 ``Date``, which jumps across snapshot restores).
 
 Metadata per task: ``curated`` (AdaRoll trains/evaluates on it and has a verified scripted
-expert), ``max_steps`` (the step limit of an episode), ``heldout_template`` (curated, but kept
-out of training: the ``heldout-templates`` split) and ``multi_step`` (the expert needs more
-than two actions).
+expert), ``max_steps`` (the step limit of an episode), ``expert_steps`` (the expert's mean
+solution length), ``heldout_template`` (curated, but kept out of training: the
+``heldout-templates`` split), ``tags`` (skills: text, picker, scroll, dialog, tabs, slider,
+multi) and ``multi_step`` (the expert needs more than one action).
 """
 
 from __future__ import annotations
@@ -36,55 +37,68 @@ class MiniWoBTask:
     name: str
     curated: bool = False
     max_steps: int = DEFAULT_MAX_STEPS
-    multi_step: bool = False
+    expert_steps: float = 0.0
+    """Mean length of the scripted expert's solution (measured on seeds 0-9; 0 = no expert)."""
     heldout_template: bool = False
+    tags: tuple[str, ...] = ()
     note: str = ""
+
+    @property
+    def multi_step(self) -> bool:
+        """The expert needs more than one action."""
+        return self.expert_steps > 1.0
 
     @property
     def url(self) -> str:
         return task_url(self.name)
 
 
-# Curated tasks: (max_steps, multi_step, heldout_template, note). Step limits leave room for
-# a policy to err: about twice the expert's longest solution, at least 5.
-_CURATED: dict[str, tuple[int, bool, bool, str]] = {
-    "click-button": (5, False, False, "click the button with a given label"),
-    "click-button-sequence": (6, True, False, "click two buttons in order"),
-    "click-link": (5, False, False, "click a link in a paragraph"),
-    "click-option": (6, True, False, "select a radio option and submit"),
-    "click-checkboxes": (16, True, False, "tick the named checkboxes and submit"),
-    "click-checkboxes-transfer": (16, True, True, "click-checkboxes, other phrasing"),
-    "click-dialog": (5, False, False, "close a jQuery dialog"),
-    "click-dialog-2": (5, False, False, "press a named dialog button"),
-    "click-tab": (5, False, False, "click a named tab"),
-    "click-tab-2": (10, True, False, "switch tabs to find and click a link"),
-    "click-collapsible": (6, True, False, "expand a section and click its link"),
-    "click-collapsible-2": (10, True, False, "expand sections to find a link"),
-    "click-widget": (5, False, False, "click a widget of a given type"),
-    "click-test-2": (5, False, False, "click the right one of two buttons"),
-    "focus-text": (5, False, False, "focus a text field"),
-    "focus-text-2": (5, False, False, "focus the n-th text field"),
-    "enter-text": (8, True, False, "type a given text and submit"),
-    "enter-text-2": (8, True, True, "type a transformed text and submit"),
-    "enter-password": (10, True, False, "type a password twice and submit"),
-    "enter-date": (8, True, False, "type a date into a date input and submit"),
-    "enter-time": (8, True, False, "type a time into a time input and submit"),
-    "login-user": (10, True, False, "fill username and password, log in"),
-    "login-user-popup": (12, True, True, "log in, dismissing a popup"),
-    "form-sequence": (10, True, False, "set a slider/checkbox/text form and submit"),
-    "form-sequence-2": (10, True, False, "radio, text and submit"),
-    "use-autocomplete": (10, True, False, "type a prefix, pick an autocomplete item, submit"),
-    "choose-date": (20, True, False, "pick a date in a jQuery datepicker and submit"),
-    "choose-list": (8, True, False, "pick an item of a select list and submit"),
-    "navigate-tree": (10, True, False, "expand folders to click a file"),
-    "search-engine": (12, True, False, "search and open the n-th result, paging"),
-    "social-media": (8, True, False, "click an action of a given user's post"),
-    "social-media-some": (20, True, True, "click an action on several posts and submit"),
-    "email-inbox": (16, True, False, "email client: reply/forward/delete/star"),
-    "email-inbox-delete": (8, True, False, "delete a given email"),
-    "email-inbox-forward-nl": (14, True, False, "forward an email (natural language)"),
-    "email-inbox-reply": (14, True, True, "reply to an email"),
-    "book-flight": (30, True, False, "search flights by city/date, book the cheapest/shortest"),
+# Curated tasks: (max_steps, expert_steps, heldout_template, tags, note). Step limits leave
+# room for a policy to err: about twice the expert's longest solution, at least 5.
+_CURATED: dict[str, tuple[int, float, bool, tuple[str, ...], str]] = {
+    "click-button": (5, 1.0, False, (), "click the button with a given label"),
+    "click-button-sequence": (6, 2.0, False, ("multi",), "click two buttons in order"),
+    "click-link": (5, 1.0, False, (), "click a link in a paragraph"),
+    "click-option": (6, 2.0, False, ("multi",), "select a radio option and submit"),
+    "click-checkboxes": (16, 3.1, False, ("multi",), "tick the named checkboxes and submit"),
+    "click-checkboxes-transfer": (16, 2.6, True, ("multi",), "click-checkboxes, other mix"),
+    "click-dialog": (5, 1.0, False, ("dialog",), "close a jQuery dialog"),
+    "click-dialog-2": (5, 1.0, False, ("dialog",), "press a named dialog button"),
+    "click-tab": (5, 1.0, False, ("tabs",), "click a named tab"),
+    "click-tab-2": (10, 1.9, False, ("tabs", "multi"), "switch tabs to find and click a link"),
+    "click-collapsible": (6, 2.0, False, ("multi",), "expand a section and submit"),
+    "click-collapsible-2": (10, 2.0, False, ("multi",), "expand sections to find a link"),
+    "click-widget": (5, 1.0, False, (), "click a widget of a given type"),
+    "click-test-2": (5, 1.0, False, (), "click the right one of two buttons"),
+    "focus-text": (5, 1.0, False, (), "focus a text field"),
+    "focus-text-2": (5, 1.0, False, (), "focus the n-th text field"),
+    "enter-text": (8, 3.0, False, ("text", "multi"), "type a given text and submit"),
+    "enter-text-2": (8, 3.0, True, ("text", "multi"), "type a transformed text and submit"),
+    "enter-password": (10, 5.0, False, ("text", "multi"), "type a password twice, submit"),
+    "enter-date": (8, 3.0, False, ("text", "multi"), "type into a date input and submit"),
+    "enter-time": (8, 3.0, False, ("text", "multi"), "type into a time input and submit"),
+    "login-user": (10, 5.0, False, ("text", "multi"), "fill username and password, log in"),
+    "login-user-popup": (12, 6.0, True, ("text", "dialog", "multi"), "log in past a popup"),
+    "form-sequence": (10, 3.0, False, ("slider", "multi"), "slider, checkbox, submit"),
+    "form-sequence-2": (10, 4.0, False, ("text", "multi"), "radio, number, submit"),
+    "use-autocomplete": (10, 4.0, False, ("text", "picker", "multi"), "pick an autocompletion"),
+    "choose-date": (20, 8.2, False, ("picker", "multi"), "pick a date in a datepicker, submit"),
+    "choose-list": (8, 2.8, False, ("picker", "text", "multi"), "pick from a select, submit"),
+    "navigate-tree": (10, 1.2, False, ("multi",), "expand folders to click a file"),
+    "search-engine": (12, 4.8, False, ("text", "multi"), "search, page, open the n-th result"),
+    "social-media": (8, 3.1, False, ("scroll", "multi"), "click an action on a user's post"),
+    "social-media-some": (20, 8.5, True, ("scroll", "multi"), "act on several posts, submit"),
+    "email-inbox": (16, 3.7, False, ("scroll", "text", "multi"), "reply/forward/delete/star"),
+    "email-inbox-delete": (8, 1.0, False, (), "delete a given email"),
+    "email-inbox-forward-nl": (14, 5.0, False, ("text", "multi"), "forward an email (free text)"),
+    "email-inbox-reply": (14, 5.0, True, ("text", "multi"), "reply to an email"),
+    "book-flight": (
+        30,
+        14.1,
+        False,
+        ("text", "picker", "scroll", "multi"),
+        "search flights by city/date, book the cheapest/shortest",
+    ),
 }
 
 
@@ -118,8 +132,8 @@ def all_tasks() -> dict[str, MiniWoBTask]:
     tasks = {}
     for name in names:
         if name in _CURATED:
-            max_steps, multi, heldout, note = _CURATED[name]
-            tasks[name] = MiniWoBTask(name, True, max_steps, multi, heldout, note)
+            max_steps, expert_steps, heldout, tags, note = _CURATED[name]
+            tasks[name] = MiniWoBTask(name, True, max_steps, expert_steps, heldout, tags, note)
         else:
             tasks[name] = MiniWoBTask(name)
     missing = set(_CURATED) - set(tasks)
@@ -169,4 +183,7 @@ STATUS_JS = """
          ready: WOB_TASK_READY !== false}))()
 """
 
-UTTERANCE_JS = "core.getUtterance()"
+UTTERANCE_JS = """
+(() => { const u = core.getUtterance();
+         return typeof u === 'string' ? u : String(u && u.utterance || ''); })()
+"""

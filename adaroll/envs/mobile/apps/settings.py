@@ -8,7 +8,7 @@ from typing import Any
 
 from adaroll.envs.mobile import data
 from adaroll.envs.mobile.apps.base import App
-from adaroll.envs.mobile.screen import APPBAR_BOTTOM, H, ROW_H, SELECTED, ViewBuilder, W
+from adaroll.envs.mobile.screen import APPBAR_BOTTOM, ROW_H, SELECTED, H, ViewBuilder, W, memo
 from adaroll.envs.mobile.state import Phone, Route
 from adaroll.envs.mobile.widgets import (
     appbar,
@@ -116,10 +116,12 @@ _INFO = {
 }
 
 
+_MAIN_ROWS = tuple(row(label, f"row:{screen}", _PUSH[screen], height=200) for label, screen in CATEGORIES)
+
+
 def _main(b: ViewBuilder, route: Route) -> None:
     appbar(b, "Settings", show_back=False)
-    rows = [row(label, f"row:{screen}", _PUSH[screen], height=200) for label, screen in CATEGORIES]
-    b.vlist(rows, APPBAR_BOTTOM, H, route.scroll)
+    b.vlist(_MAIN_ROWS, APPBAR_BOTTOM, H, route.scroll)
 
 
 def _title(screen: str) -> str:
@@ -136,6 +138,12 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         _main(b, route)
         return
     appbar(b, _title(screen))
+    b.vlist(_rows(s, screen), APPBAR_BOTTOM, H, route.scroll)
+
+
+@memo
+def _rows(s: SettingsState, screen: str) -> tuple[Any, ...]:
+    """The rows of a category screen for one version of the settings."""
     rows: list[Any]
     if screen == "network":
         rows = [toggle_row("Wi-Fi", "toggle:wifi", s.wifi, _flip("wifi")),
@@ -168,15 +176,15 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
     elif screen == "about":
         rows = [text_row(f"Device name: {s.device_name}"), text_row(f"Model: {s.model}"),
                 text_row(f"Android version: {s.android}"),
-                text_row(f"Storage: {s.storage_used} GB of 128 GB used"),
+                text_row(f"Storage used: {s.storage_used} GB"), text_row("Total storage: 128 GB"),
                 text_row(f"Build number: AP{s.android}A.{s.storage_used:03d}")]  # fmt: skip
     else:
         rows = [text_row(line) for line in _INFO[screen]]
-    b.vlist(rows, APPBAR_BOTTOM, H, route.scroll)
+    return tuple(rows)
 
 
 def _rename_open(p: Phone, a: Any) -> Phone:
-    top = p.top.with_field("device_name", p.apps.settings.device_name)
+    top = p.screen.with_field("device_name", p.apps.settings.device_name)
     return p.set_top(replace(top, dialog=("rename",)))
 
 
@@ -184,7 +192,7 @@ _RENAME = _rename_open
 
 
 def _rename_ok(p: Phone, a: Any) -> Phone:
-    name = p.top.field("device_name").strip()
+    name = p.screen.field("device_name").strip()
     if not name:
         return p
     return close_dialog(p.set_app("settings", replace(p.apps.settings, device_name=name)))

@@ -1,0 +1,566 @@
+"""``WebEnv``: MiniWoB++ tasks on a real headless Chromium, driven over the DevTools protocol.
+
+Screen: the ``160 x 210`` CSS-pixel task area MiniWoB++ draws at the page's top-left. Action
+coordinates are normalised to it (``x * 160``, ``y * 210`` CSS pixels).
+
+Actions (the adaroll :class:`~adaroll.actions.Action` model):
+
+* ``tap`` - mouse press and release (``clickCount`` 1); ``double_tap`` - two clicks, the
+  second with ``clickCount`` 2 (so ``dblclick`` fires); ``long_press`` - press, hold
+  ``long_press_seconds``, release. A tap on a ``<select>`` focuses it and closes the native
+  popup it opens (headless Chromium does not draw it, so it would be invisible state); a
+  focused select is then operated with ``type`` (type-ahead) or arrow keys;
+* ``swipe(direction)`` - one mouse-wheel event at the screen centre; the finger convention of
+  :mod:`adaroll.actions` holds (``swipe(up)`` scrolls the content down by
+  ``scroll_fraction`` of the screen height); ``swipe(x1, y1, x2, y2)`` - a drag: press at the
+  start, ``drag_steps`` moves with the button held, release at the end;
+* ``type(text)`` - ``Input.insertText`` into the focused text field; when the focused element is
+  not a text field (e.g. a date/time input, a select) each character is sent as key events;
+* ``key(k)`` - key down/up events for enter, tab, escape, backspace, delete, space, arrows,
+  page up/down; the phone keys (back, home, recent, volume) are invalid here;
+* ``wait()`` - sleep ``wait_seconds``; ``done()`` - ends the episode (success only if the task
+  already rewarded it); ``open_app`` is invalid.
+
+Settle policy (identical for rollouts and replay): input events are dispatched synchronously
+(the DevTools call returns once the page handled them); afterwards the env lets the page run
+its queued tasks and then waits, inside the page, while any short timer (``setTimeout`` with a
+delay <= ``settle_timer_ms``) or ``requestAnimationFrame`` callback is pending - at most
+``settle_timeout_ms``. Swipes (wheel scrolls, drags) first wait two animation frames, because
+the compositor applies scrolling asynchronously. jQuery animations are switched off (``jQuery.fx.off``), so pickers and
+menus appear in their final state, and an idle page settles in about a millisecond.
+
+Determinism: a reset loads the task page afresh, seeds ``Math.random`` with the task seed and
+starts the episode. ``Date`` is virtual: it starts at ``virtual_date`` when the page loads and
+advances with ``performance.now()`` (continuous across CRIU restores), so date pickers and
+clocks show the same thing on every run. A reset parks the mouse pointer off the task area
+(hover effects must not depend on earlier episodes), the text caret is not drawn (it blinks),
+links to ``#`` do not navigate (a visit would enter the browser history and restyle every
+``#`` link as ``:visited`` in later episodes) and ``alert``/``confirm``/``prompt`` never block.
+
+Privileged access: :meth:`WebEnv.evaluate` runs JavaScript in the page. Only experts, tests and
+snapshot verification may use it; policies see :class:`~adaroll.envs.base.Observation` only.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from adaroll.actions import Action, ActionKind
+from adaroll.envs.base import ENVS, GUIEnv, InvalidActionError, Observation, TaskSpec
+from adaroll.envs.web import dom
+from adaroll.envs.web.browser import BrowserConfig, BrowserProcess
+from adaroll.envs.web.cdp import CDPError, CDPSession
+from adaroll.envs.web.miniwob import (
+    PAGE_READY_JS,
+    START_EPISODE_JS,
+    STATUS_JS,
+    UTTERANCE_JS,
+    get_task,
+    task_url,
+)
+
+SCREEN = (dom.SCREEN_WIDTH, dom.SCREEN_HEIGHT)
+PARKED_POINTER = (SCREEN[0] + 200.0, SCREEN[1] + 200.0)
+"""Where a reset leaves the mouse pointer: inside the window, outside the task area."""
+
+# key name -> (DOM key, DOM code, Windows virtual key code, text typed)
+KEY_EVENTS: dict[str, tuple[str, str, int, str]] = {
+    "enter": ("Enter", "Enter", 13, "\r"),
+    "tab": ("Tab", "Tab", 9, ""),
+    "escape": ("Escape", "Escape", 27, ""),
+    "backspace": ("Backspace", "Backspace", 8, ""),
+    "delete": ("Delete", "Delete", 46, ""),
+    "space": (" ", "Space", 32, " "),
+    "up": ("ArrowUp", "ArrowUp", 38, ""),
+    "down": ("ArrowDown", "ArrowDown", 40, ""),
+    "left": ("ArrowLeft", "ArrowLeft", 37, ""),
+    "right": ("ArrowRight", "ArrowRight", 39, ""),
+    "page_up": ("PageUp", "PageUp", 33, ""),
+    "page_down": ("PageDown", "PageDown", 34, ""),
+}
+
+PRELUDE_TEMPLATE = r"""
+(() => {
+  if (window.__adaroll) return;
+  const A = window.__adaroll = {pending: new Set()};
+  const realSetTimeout = window.setTimeout.bind(window);
+  const realClearTimeout = window.clearTimeout.bind(window);
+  // Virtual wall clock: starts at a fixed instant, advances with performance.now().
+  const T0 = __T0__;
+  if (T0 !== null) {
+    const RealDate = Date, p0 = performance.now();
+    const now = () => T0 + Math.floor(performance.now() - p0);
+    const VDate = function (...args) {
+      if (!new.target) return new RealDate(now()).toString();
+      return args.length ? new RealDate(...args) : new RealDate(now());
+    };
+    VDate.prototype = RealDate.prototype;
+    VDate.now = now; VDate.UTC = RealDate.UTC; VDate.parse = RealDate.parse;
+    window.Date = VDate;
+  }
+  // Track short timers for the settle policy.
+  const SHORT = __SHORT__;
+  window.setTimeout = function (fn, delay, ...rest) {
+    const d = Number(delay) || 0;
+    if (typeof fn !== 'function' || d > SHORT) return realSetTimeout(fn, delay, ...rest);
+    let id;
+    id = realSetTimeout(function () { A.pending.delete(id); return fn.apply(this, arguments); },
+                        delay, ...rest);
+    A.pending.add(id);
+    return id;
+  };
+  window.clearTimeout = function (id) { A.pending.delete(id); return realClearTimeout(id); };
+  const realRaf = window.requestAnimationFrame.bind(window);
+  const realCaf = window.cancelAnimationFrame.bind(window);
+  A.rafs = new Set();
+  window.requestAnimationFrame = function (cb) {
+    let id;
+    id = realRaf(function (ts) { A.rafs.delete(id); return cb(ts); });
+    A.rafs.add(id);
+    return id;
+  };
+  window.cancelAnimationFrame = function (id) { A.rafs.delete(id); return realCaf(id); };
+  A.frame = () => new Promise((r) => realRaf(() => r()));
+  A.tick = (ms) => new Promise((r) => realSetTimeout(r, ms));
+  // Settle: let queued tasks run, then wait while short timers or animation-frame callbacks
+  // are pending (at most maxMs). Returns how many were still pending.
+  A.settle = async (maxMs, frames) => {
+    const t0 = performance.now();
+    for (let i = 0; i < frames; i++) await A.frame();
+    await A.tick(0);
+    while ((A.pending.size || A.rafs.size) && performance.now() - t0 < maxMs) await A.tick(2);
+    return A.pending.size + A.rafs.size;
+  };
+  // Links to "#" would navigate to PAGE#, which enters the browser history and turns every
+  // "#" link :visited in later episodes; the navigation only scrolls to the top, so skip it.
+  document.addEventListener('click', (e) => {
+    const a = e.target && e.target.closest && e.target.closest('a[href="#"]');
+    if (a) e.preventDefault();
+  }, true);
+  window.alert = function () {};
+  window.confirm = function () { return true; };
+  window.prompt = function () { return null; };
+  document.addEventListener('DOMContentLoaded', () => {
+    if (window.jQuery) jQuery.fx.off = true;
+    // no blinking text caret: screenshots must not depend on when they are taken
+    const style = document.createElement('style');
+    style.textContent = '* { caret-color: transparent !important; }';
+    document.head.appendChild(style);
+  });
+  window.addEventListener('load', () => { if (window.jQuery) jQuery.fx.off = true; });
+  // true when the element under (x, y) is inside the focused <select> (its native popup,
+  // which headless Chromium neither draws nor lets the page see, may be open)
+  A.selectAt = (x, y) => {
+    const el = document.elementFromPoint(x, y), f = document.activeElement;
+    return !!(el && f && f.tagName === 'SELECT' && (el === f || f.contains(el)));
+  };
+  A.focusIsText = () => {
+    const el = document.activeElement;
+    if (!el) return false;
+    if (el.isContentEditable || el.tagName === 'TEXTAREA') return true;
+    if (el.tagName !== 'INPUT') return false;
+    const t = (el.getAttribute('type') || 'text').toLowerCase();
+    return ['text', 'password', 'email', 'number', 'search', 'tel', 'url', ''].includes(t);
+  };
+  __ELEMENTS__
+})();
+"""
+
+
+@dataclass(frozen=True)
+class WebEnvConfig:
+    """Knobs of the web environment (defaults are what rollouts, replay and tests use)."""
+
+    screenshot: bool = False
+    """Also capture a screenshot (H x W x 3 uint8 of the task area) with every observation."""
+    max_elements: int = dom.MAX_ELEMENTS
+    """At most this many UI elements per observation."""
+    max_steps: int | None = None
+    """Override every task's step limit (None: the registry's per-task limit)."""
+    settle_timer_ms: int = 1000
+    """After an action, wait for pending ``setTimeout`` callbacks with at most this delay."""
+    settle_timeout_ms: int = 1000
+    """Upper bound on that wait (a page that keeps re-arming short timers)."""
+    wait_seconds: float = 0.5
+    """Duration of the ``wait()`` action."""
+    long_press_seconds: float = 0.5
+    """How long ``long_press`` holds the button."""
+    scroll_fraction: float = 0.5
+    """``swipe(direction)`` scrolls by this fraction of the screen's height/width."""
+    drag_steps: int = 5
+    """Intermediate mouse moves of a coordinate swipe (drag)."""
+    virtual_date: str | None = "2024-01-15T10:00:00+00:00"
+    """The page clock's start (ISO 8601); None uses the real clock (non-deterministic)."""
+    data_mode: str = "train"
+    """MiniWoB++ data mode passed to ``core.setDataMode`` (as the package's own env does)."""
+    browser: BrowserConfig = field(default_factory=BrowserConfig)
+    """How to launch the browser when the env owns one."""
+
+
+def prelude_js(config: WebEnvConfig) -> str:
+    t0 = "null"
+    if config.virtual_date is not None:
+        t0 = str(int(datetime.fromisoformat(config.virtual_date).timestamp() * 1000))
+    return (PRELUDE_TEMPLATE.replace("__T0__", t0)
+            .replace("__SHORT__", str(int(config.settle_timer_ms)))
+            .replace("__ELEMENTS__", dom.ELEMENTS_JS))  # fmt: skip
+
+
+def _coerce_task(task: Any, seed: int | None) -> TaskSpec:
+    if isinstance(task, TaskSpec):
+        spec = task
+    elif isinstance(task, str):
+        spec = TaskSpec.from_id(task) if ":" in task else TaskSpec("web", task, seed or 0)
+    else:
+        raise ValueError(f"options['task'] must be a TaskSpec or a task id, got {task!r}")
+    if spec.env != "web":
+        raise ValueError(f"task {spec.id} is not a web task")
+    try:
+        get_task(spec.template)
+    except KeyError as exc:
+        raise ValueError(str(exc.args[0])) from None
+    return spec
+
+
+@ENVS.register("web")
+class WebEnv(GUIEnv):
+    """One MiniWoB++ episode at a time on one Chromium page (see the module docstring)."""
+
+    name = "web"
+
+    def __init__(
+        self,
+        config: WebEnvConfig | None = None,
+        *,
+        browser: BrowserProcess | None = None,
+        **overrides: Any,
+    ) -> None:
+        """``browser``: reuse a running browser (not killed on close); else the env launches
+        and owns one. ``overrides``: fields of :class:`WebEnvConfig` (e.g. ``screenshot=True``)."""
+        config = config or WebEnvConfig()
+        if overrides:
+            config = replace(config, **overrides)
+        self.config = config
+        self._owns_browser = browser is None
+        self._browser = browser if browser is not None else BrowserProcess.launch(config.browser)
+        self._cdp: CDPSession | None = None
+        self._prelude = prelude_js(config)
+        self._prelude_id: str | None = None
+        self._task: TaskSpec | None = None
+        self._instruction = ""
+        self._steps = 0
+        self._done = False
+        self._success = False
+        self._max_steps = 0
+        self.last_step_seconds = 0.0
+        try:
+            self.reconnect()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- connection -----------------------------------------------------------------------------
+    @property
+    def browser(self) -> BrowserProcess:
+        return self._browser
+
+    @property
+    def cdp(self) -> CDPSession:
+        """The live DevTools session (privileged; reconnects when needed)."""
+        if self._cdp is None or self._cdp.closed:
+            self.reconnect()
+        assert self._cdp is not None
+        return self._cdp
+
+    def reconnect(self) -> None:
+        """Open a fresh DevTools session and re-enable what the env uses. Call after the
+        browser process was restored from a snapshot (its sockets are gone)."""
+        if self._cdp is not None:
+            self._cdp.close()
+        self._cdp = self._browser.connect()
+        cdp = self._cdp
+        cdp.call("Page.enable")
+        self._prelude_id = cdp.call(
+            "Page.addScriptToEvaluateOnNewDocument", {"source": self._prelude}
+        ).get("identifier")
+        # a page loaded before this session (e.g. restored) already has it; a blank one gets it
+        cdp.evaluate(self._prelude)
+
+    # -- GUIEnv ---------------------------------------------------------------------------------
+    @property
+    def task(self) -> TaskSpec:
+        if self._task is None:
+            raise RuntimeError("no episode yet: call reset(options={'task': ...})")
+        return self._task
+
+    @property
+    def instruction(self) -> str:
+        return self._instruction
+
+    @property
+    def max_steps(self) -> int:
+        return self._max_steps
+
+    @property
+    def steps_taken(self) -> int:
+        return self._steps
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Observation, dict[str, Any]]:
+        options = options or {}
+        if "task" not in options:
+            raise ValueError("WebEnv.reset needs options={'task': TaskSpec('web', NAME, SEED)}")
+        task = _coerce_task(options["task"], seed)
+        meta = get_task(task.template)
+        cdp = self.cdp
+        self._load_page(task_url(task.template))
+        # park the pointer off the task area: hover state must not depend on earlier episodes
+        self._mouse("mouseMoved", *PARKED_POINTER, button="none", buttons=0)
+        cdp.evaluate(START_EPISODE_JS % (json.dumps(task.seed), json.dumps(self.config.data_mode)))
+        self._wait_until("WOB_TASK_READY !== false", timeout=10.0)
+        self._settle()
+        self._task = task
+        self._instruction = str(cdp.evaluate(UTTERANCE_JS))
+        self._steps = 0
+        self._done = False
+        self._success = False
+        self._max_steps = self.config.max_steps or meta.max_steps
+        obs = self.observe()
+        return obs, {
+            "instruction": self._instruction,
+            "task": task.id,
+            "max_steps": self._max_steps,
+        }
+
+    def step(self, action: Action) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        if self._task is None:
+            raise RuntimeError("call reset before step")
+        if self._done:
+            raise RuntimeError("the episode is over; call reset")
+        if not isinstance(action, Action):
+            raise InvalidActionError(f"expected an Action, got {type(action).__name__}")
+        t0 = time.perf_counter()
+        agent_done = action.kind is ActionKind.DONE
+        if not agent_done:
+            self._execute(action)
+            # wheel scrolls and drags are applied by the compositor: wait for two frames
+            self._settle(frames=2 if action.kind is ActionKind.SWIPE else 0)
+        self._steps += 1
+        status = self.page_status()
+        success = status["done"] and status["raw_reward"] > 0
+        terminated = bool(status["done"] or agent_done)
+        truncated = not terminated and self._steps >= self._max_steps
+        self._done = terminated or truncated
+        self._success = bool(success)
+        obs = self.observe()
+        self.last_step_seconds = time.perf_counter() - t0
+        info: dict[str, Any] = {"instruction": self._instruction, "raw_reward": status["raw_reward"],
+                                "reason": status["reason"], "steps": self._steps}  # fmt: skip
+        if self._done:
+            info["success"] = self._success
+        return obs, (1.0 if success else 0.0), terminated, truncated, info
+
+    def observe(self) -> Observation:
+        raw = self.cdp.evaluate(
+            f"__adaroll.elements({int(self.config.max_elements)}, {SCREEN[0]}, {SCREEN[1]}, "
+            f"{dom.MAX_TEXT})"
+        )
+        screenshot = self.screenshot() if self.config.screenshot else None
+        return Observation(dom.parse_elements(raw), SCREEN, screenshot)
+
+    def close(self) -> None:
+        if self._cdp is not None:
+            self._cdp.close()
+            self._cdp = None
+        if self._owns_browser and self._browser is not None:
+            self._browser.kill()
+
+    def __enter__(self) -> WebEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- episode state (for snapshot backends) --------------------------------------------------
+    def episode_state(self) -> dict[str, Any]:
+        """Bookkeeping that lives outside the browser; with a restored browser process and
+        :meth:`attach`, it recreates this env's episode."""
+        return {"task": self.task.id, "instruction": self._instruction, "steps": self._steps,
+                "done": self._done, "success": self._success, "max_steps": self._max_steps}  # fmt: skip
+
+    @classmethod
+    def attach(
+        cls,
+        browser: BrowserProcess,
+        episode: dict[str, Any],
+        config: WebEnvConfig | None = None,
+        *,
+        owns_browser: bool = True,
+        **overrides: Any,
+    ) -> WebEnv:
+        """An env around an already-running browser whose page holds ``episode`` (e.g. a
+        CRIU-restored branch): connects, re-enables domains, restores the bookkeeping."""
+        env = cls(config, browser=browser, **overrides)
+        env._owns_browser = owns_browser
+        env._task = TaskSpec.from_id(episode["task"])
+        env._instruction = str(episode["instruction"])
+        env._steps = int(episode["steps"])
+        env._done = bool(episode["done"])
+        env._success = bool(episode["success"])
+        env._max_steps = int(episode["max_steps"])
+        return env
+
+    # -- privileged helpers (experts, tests, verification) --------------------------------------
+    def evaluate(self, expression: str, *, await_promise: bool = False) -> Any:
+        """Evaluate JavaScript in the task page. PRIVILEGED: experts/tests only."""
+        return self.cdp.evaluate(expression, await_promise=await_promise)
+
+    def page_status(self) -> dict[str, Any]:
+        """MiniWoB's episode status: done, raw_reward, reason, ready. PRIVILEGED."""
+        return dict(self.cdp.evaluate(STATUS_JS))
+
+    def render(self) -> Any:
+        """The current screen as an H x W x 3 uint8 array (Gymnasium's ``rgb_array``)."""
+        return self.screenshot()
+
+    def screenshot(self) -> Any:
+        """The task area as an H x W x 3 uint8 numpy array."""
+        import numpy as np
+        from PIL import Image
+
+        data = self.cdp.call("Page.captureScreenshot", {
+            "format": "png", "clip": {"x": 0, "y": 0, "width": SCREEN[0], "height": SCREEN[1],
+                                      "scale": 1}})["data"]  # fmt: skip
+        with Image.open(io.BytesIO(base64.b64decode(data))) as img:
+            return np.asarray(img.convert("RGB"))
+
+    # -- internals ------------------------------------------------------------------------------
+    def _load_page(self, url: str) -> None:
+        cdp = self.cdp
+        cdp.clear_events()
+        result = cdp.call("Page.navigate", {"url": url})
+        if result.get("errorText"):
+            raise CDPError(f"cannot load {url}: {result['errorText']}")
+        frame = result.get("frameId")
+        cdp.wait_event("Page.loadEventFired", timeout=20.0)
+        del frame
+        self._wait_until(PAGE_READY_JS, timeout=10.0)
+
+    def _wait_until(self, condition: str, *, timeout: float) -> None:
+        js = ("new Promise((resolve, reject) => { const t0 = performance.now(); const chk = () => {"
+              f" let ok = false; try {{ ok = !!({condition}); }} catch (e) {{}}"
+              f" if (ok) resolve(true); else if (performance.now() - t0 > {timeout * 1000})"
+              " resolve(false); else setTimeout(chk, 2); }; chk(); })")  # fmt: skip
+        if not self.cdp.evaluate(js, await_promise=True, timeout=timeout + 5):
+            raise CDPError(f"page condition not met within {timeout} s: {condition.strip()[:80]}")
+
+    def _settle(self, frames: int = 0) -> None:
+        self.cdp.evaluate(f"__adaroll.settle({int(self.config.settle_timeout_ms)}, {frames})",
+                          await_promise=True, timeout=30.0)  # fmt: skip
+
+    def _px(self, x: float | None, y: float | None) -> tuple[float, float]:
+        assert x is not None and y is not None
+        return (x * SCREEN[0], y * SCREEN[1])
+
+    def _mouse(self, kind: str, x: float, y: float, **extra: Any) -> None:
+        params = {"type": kind, "x": x, "y": y, **extra}
+        self.cdp.call("Input.dispatchMouseEvent", params)
+
+    def _click(self, x: float, y: float, count: int = 1, hold: float = 0.0) -> None:
+        # no separate mouseMoved: moves are frame-aligned (~16 ms each) and a press at a new
+        # position updates the hover state itself
+        self._mouse("mousePressed", x, y, button="left", buttons=1, clickCount=count)
+        if hold > 0:
+            time.sleep(hold)
+        self._mouse("mouseReleased", x, y, button="left", buttons=0, clickCount=count)
+
+    def _key(self, name: str) -> None:
+        key, code, vk, text = KEY_EVENTS[name]
+        down: dict[str, Any] = {"type": "keyDown" if text else "rawKeyDown", "key": key,
+                                "code": code, "windowsVirtualKeyCode": vk}  # fmt: skip
+        if text:
+            down["text"] = text
+            down["unmodifiedText"] = text
+        self.cdp.call("Input.dispatchKeyEvent", down)
+        self.cdp.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code,
+                                                 "windowsVirtualKeyCode": vk})  # fmt: skip
+
+    def _type_chars(self, text: str) -> None:
+        for ch in text:
+            if ch == "\n":
+                self._key("enter")
+                continue
+            code = (
+                f"Key{ch.upper()}"
+                if ch.isalpha() and ch.isascii()
+                else (f"Digit{ch}" if ch.isdigit() else "")
+            )
+            vk = ord(ch.upper()) if ch.isascii() and ch.isalnum() else 0
+            base = {"key": ch, "code": code, "windowsVirtualKeyCode": vk}
+            self.cdp.call("Input.dispatchKeyEvent", {"type": "keyDown", "text": ch,
+                                                     "unmodifiedText": ch, **base})  # fmt: skip
+            self.cdp.call("Input.dispatchKeyEvent", {"type": "keyUp", **base})
+
+    def _execute(self, action: Action) -> None:
+        kind = action.kind
+        if kind in (ActionKind.TAP, ActionKind.DOUBLE_TAP, ActionKind.LONG_PRESS):
+            x, y = self._px(action.x, action.y)
+            if kind is ActionKind.DOUBLE_TAP:
+                self._click(x, y, 1)
+                self._click(x, y, 2)
+            else:
+                hold = self.config.long_press_seconds if kind is ActionKind.LONG_PRESS else 0.0
+                self._click(x, y, hold=hold)
+            if self.cdp.evaluate(f"__adaroll.selectAt({x}, {y})"):
+                self._key("escape")  # close the invisible native popup; the select keeps focus
+        elif kind is ActionKind.SWIPE:
+            if action.direction is not None:
+                self._wheel(action.direction)
+            else:
+                self._drag(action)
+        elif kind is ActionKind.TYPE:
+            assert action.text is not None
+            if self.cdp.evaluate("__adaroll.focusIsText()"):
+                self.cdp.call("Input.insertText", {"text": action.text})
+            else:
+                self._type_chars(action.text)
+        elif kind is ActionKind.KEY:
+            assert action.key is not None
+            if action.key not in KEY_EVENTS:
+                raise InvalidActionError(
+                    f"key {action.key!r} has no meaning in a web page; valid: {', '.join(KEY_EVENTS)}"
+                )
+            self._key(action.key)
+        elif kind is ActionKind.WAIT:
+            time.sleep(self.config.wait_seconds)
+        elif kind is ActionKind.OPEN_APP:
+            raise InvalidActionError("open_app is not available in the web environment")
+        else:  # pragma: no cover - DONE is handled by step
+            raise InvalidActionError(f"unsupported action {action.to_text()}")
+
+    def _wheel(self, direction: str) -> None:
+        # finger convention: swipe(up) moves the content up, i.e. scrolls down
+        w, h = SCREEN
+        dy = {"up": 1, "down": -1}.get(direction, 0) * self.config.scroll_fraction * h
+        dx = {"left": 1, "right": -1}.get(direction, 0) * self.config.scroll_fraction * w
+        x, y = w / 2, h / 2
+        self._mouse("mouseWheel", x, y, deltaX=dx, deltaY=dy)
+
+    def _drag(self, action: Action) -> None:
+        x1, y1 = self._px(action.x, action.y)
+        x2, y2 = self._px(action.x2, action.y2)
+        self._mouse("mouseMoved", x1, y1, button="none", buttons=0)
+        self._mouse("mousePressed", x1, y1, button="left", buttons=1, clickCount=1)
+        n = max(1, self.config.drag_steps)
+        for i in range(1, n + 1):
+            t = i / n
+            self._mouse("mouseMoved", x1 + (x2 - x1) * t, y1 + (y2 - y1) * t,
+                        button="left", buttons=1)  # fmt: skip
+        self._mouse("mouseReleased", x2, y2, button="left", buttons=0, clickCount=1)

@@ -1,0 +1,77 @@
+"""``MiniWoBSuite``: the curated MiniWoB++ tasks as AdaRoll task splits, with their experts.
+
+Splits (task instances are ``TaskSpec("web", template, seed)``):
+
+* ``train`` - every curated, non-held-out template with seeds ``0 .. train_seeds-1``;
+* ``heldout`` - the same templates with new seeds (``HELDOUT_SEED_BASE + i``);
+* ``heldout-templates`` - the curated templates never trained on (``heldout_template`` in the
+  registry), with the held-out seeds;
+* ``pretrain`` - the training templates with a third, disjoint seed range
+  (``PRETRAIN_SEED_BASE + i``), for supervised warm-up data that must not overlap ``train``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adaroll.actions import Action
+from adaroll.envs.base import SUITES, GUIEnv, TaskSpec, TaskSuite
+from adaroll.envs.web.miniwob import all_tasks, curated_tasks, get_task
+
+HELDOUT_SEED_BASE = 100_000
+PRETRAIN_SEED_BASE = 200_000
+SPLITS = ("train", "heldout", "heldout-templates", "pretrain")
+
+
+@SUITES.register("web")
+class MiniWoBSuite(TaskSuite):
+    """Curated MiniWoB++ templates, seeded splits and scripted experts."""
+
+    def __init__(self, train_seeds: int = 8, eval_seeds: int = 4, pretrain_seeds: int = 16,
+                 **_: Any) -> None:  # fmt: skip
+        self.train_seeds = train_seeds
+        self.eval_seeds = eval_seeds
+        self.pretrain_seeds = pretrain_seeds
+
+    def templates(self) -> list[str]:
+        """All curated templates (training and held-out)."""
+        return curated_tasks()
+
+    def train_templates(self) -> list[str]:
+        return curated_tasks(heldout_template=False)
+
+    def heldout_templates(self) -> list[str]:
+        return curated_tasks(heldout_template=True)
+
+    def all_templates(self) -> list[str]:
+        """Every task page of the ``miniwob`` package (curated or not)."""
+        return list(all_tasks())
+
+    def template_info(self, template: str) -> dict[str, Any]:
+        """For ``adaroll envs list --templates``: expert length, tags, held-out flag."""
+        meta = get_task(template)
+        return {"difficulty": meta.expert_steps, "tags": list(meta.tags),
+                "heldout": meta.heldout_template, "max_steps": meta.max_steps}  # fmt: skip
+
+    def split(self, name: str) -> list[TaskSpec]:
+        if name == "train":
+            return [TaskSpec("web", t, s) for t in self.train_templates()
+                    for s in range(self.train_seeds)]  # fmt: skip
+        if name == "heldout":
+            return [TaskSpec("web", t, HELDOUT_SEED_BASE + s) for t in self.train_templates()
+                    for s in range(self.eval_seeds)]  # fmt: skip
+        if name == "heldout-templates":
+            return [TaskSpec("web", t, HELDOUT_SEED_BASE + s) for t in self.heldout_templates()
+                    for s in range(self.eval_seeds)]  # fmt: skip
+        if name == "pretrain":
+            return [TaskSpec("web", t, PRETRAIN_SEED_BASE + s) for t in self.train_templates()
+                    for s in range(self.pretrain_seeds)]  # fmt: skip
+        raise KeyError(f"unknown split {name!r}; valid splits: {', '.join(SPLITS)}")
+
+    def expert_action(self, env: GUIEnv) -> Action:
+        from adaroll.envs.web.experts import EXPERTS, Page  # lazy: `python -m ...experts`
+
+        template = env.task.template
+        if template not in EXPERTS:
+            raise KeyError(f"no scripted expert for MiniWoB++ task {template!r}")
+        return EXPERTS[template](Page(env))  # type: ignore[arg-type]

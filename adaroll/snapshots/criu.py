@@ -1,0 +1,929 @@
+"""CRIU snapshots of a live browser: one dump, many independent branches (paper section 3.3).
+
+Why CRIU instead of replay: a snapshot must capture *everything* the page holds - DOM, JS
+heap, timers, focus, a half-open date picker - and restoring must be cheaper than replaying the
+action prefix (replay costs one settle-wait per step and is fragile on animations). A process
+snapshot gives both, independent of how the state was reached.
+
+How (DESIGN.md section 4; the web environment's :mod:`adaroll.envs.web.browser` already runs
+every browser as the init of its own pid/mount/net/time namespaces with all mutable state -
+profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
+
+* **save** = ``nsenter --mount=/proc/PID/ns/mnt criu dump -t PID --leave-running --tcp-close
+  --ext-unix-sk --file-locks --network-lock skip --action-script HOOK``. criu runs *inside* the
+  browser's mount namespace so it sees the tmpfs and leaves that namespace alone (it is not
+  dumped); the hook copies ``state_dir`` next to the image on ``post-dump``, while the tasks
+  are still frozen, so files and images agree byte for byte (criu checks file sizes on
+  restore). ``--network-lock skip``: criu would otherwise lock the (private, unreachable)
+  network with ``iptables-restore``, which this machine class does not have. The element-tree
+  hash and a screenshot hash are recorded for verification, with the env's episode bookkeeping
+  (task, step counter, instruction) that lives outside the browser.
+* **restore** = ``unshare --mount --propagation private sh -c '...'`` mounts a per-branch tmpfs
+  at ``state_dir`` and an overlay on top of it (lower = the copied state, upper/work on the
+  tmpfs), then ``exec criu restore -d --pidfile ...``. criu recreates fresh pid, net and time
+  namespaces per restore, so branches never share a port, a file or a pid. The controller is a
+  child subreaper, so the restored init is re-parented to it and can be reaped; the branch is
+  adopted as a :class:`~adaroll.envs.web.browser.BrowserProcess` (reached by ``setns`` into its
+  network namespace) and wrapped by :meth:`~adaroll.envs.web.env.WebEnv.attach` - a full
+  :class:`~adaroll.envs.web.env.WebEnv` that continues the episode.
+* **verification** (paper A.1): after every restore the branch must be alive, answer over CDP,
+  and show the element-tree hash and screenshot hash recorded at save time. A mismatch raises
+  :class:`SnapshotVerificationError` (``verify="raise"``) or is recorded on the branch
+  (``verify="report"``: ``branch.restore_info["check"]``); a later issue adds replay fallback.
+* **resources**: a pool caps live branches (sized from cores and available memory, ~170 MB PSS
+  per branch measured here), a semaphore caps concurrent restores (criu restore is CPU-bound).
+  Images are reference-counted (``save`` = 1 reference, :meth:`CriuSnapshots.retain` adds,
+  :meth:`CriuSnapshots.release` drops) and a branch holds its image (the overlay's lower layer)
+  until it is closed; an image is deleted when neither holds it.
+* **cleanup**: closing a branch SIGKILLs its pid-namespace init (the kernel kills the rest) and
+  reaps it; its namespaces, tmpfs and overlay vanish with it. Crash safety comes from the web
+  environment's janitor process (every restored init and this backend's directory are
+  registered with it), so a SIGKILLed controller leaves no browser, mount or image behind.
+
+Why the backend takes over the browser's host directory (``state_dir``'s parent): in the host
+mount namespace ``state_dir`` is just an empty directory, but it is the *mount point* of every
+branch's overlay. Removing it on the host (as closing the original env would) lazily unmounts
+it in every other namespace too (Linux >= 3.18), and live branches would lose their profile
+and TMPDIR. So :meth:`save` takes ownership of that directory from the browser (see
+:func:`_disown_dirs`) and removes it only when no image needs it and the original browser is
+gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from adaroll.actions import Action
+from adaroll.envs.base import GUIEnv
+from adaroll.snapshots.base import (
+    SNAPSHOT_BACKENDS,
+    SnapshotBackend,
+    SnapshotError,
+    SnapshotRef,
+    new_snapshot_id,
+)
+from adaroll.snapshots.criu_tool import CriuTool, CriuUnavailableError, check_criu, clean_output
+
+if TYPE_CHECKING:
+    from adaroll.envs.web.browser import BrowserProcess
+    from adaroll.envs.web.env import WebEnv, WebEnvConfig
+
+__all__ = [
+    "CriuConfig",
+    "CriuSnapshots",
+    "CriuUnavailableError",
+    "RestoreCheck",
+    "SnapshotVerificationError",
+    "array_hash",
+    "screenshot_hash",
+    "stable_screenshot_hash",
+    "default_pool_size",
+]
+
+# Options shared by dump and restore: open CDP sockets are closed (not dumped, restored closed),
+# unix sockets to peers outside the tree are external, flock/fcntl locks are dumped.
+CRIU_COMMON = ("--tcp-close", "--ext-unix-sk", "--file-locks")
+IMAGE_SUBDIR = "img"
+STATE_SUBDIR = "state"
+MANIFEST = "manifest.json"
+BRANCH_PSS_MB = 170
+"""PSS of one live restored branch measured on this machine class (DESIGN.md section 4)."""
+
+# criu action script; paths come from the environment (criu passes its own to the script).
+_HOOK = """#!/bin/sh
+# copy the browser's mutable state while its tasks are frozen (after the dump, before resume)
+[ "$CRTOOLS_SCRIPT_ACTION" = "post-dump" ] || exit 0
+exec cp -a -- "$ADAROLL_STATE_DIR" "$ADAROLL_STATE_COPY"
+"""
+
+# $1 state_dir  $2 lower (copied state)  $3 tmpfs size (MB)  $4 kdat dir or ""
+# $5 "ext-net" or ""  $6.. the criu restore command
+_RESTORE_SH = """set -e
+mount -t tmpfs -o "mode=0700,size=$3m" adaroll-branch "$1"
+mkdir "$1/.upper" "$1/.work"
+mount -t overlay -o "lowerdir=$2,upperdir=$1/.upper,workdir=$1/.work" adaroll-branch "$1"
+kdat=$4 net=$5
+shift 5
+if [ -n "$net" ]; then ip link set lo up; exec 3</proc/self/ns/net; fi
+[ -z "$kdat" ] && exec "$@"
+mount --bind "$kdat" /run
+rc=0
+"$@" || rc=$?
+umount -l /run
+exit $rc
+"""
+NET_KEY = "adaroll-net"
+"""Name of the browser's network namespace as an external resource of the image."""
+
+
+class SnapshotVerificationError(SnapshotError):
+    """A restored branch does not match the recorded state (``.check`` says how)."""
+
+    def __init__(self, message: str, check: RestoreCheck) -> None:
+        super().__init__(message)
+        self.check = check
+
+
+@dataclass(frozen=True)
+class RestoreCheck:
+    """Result of verifying a restored branch against its snapshot (paper A.1)."""
+
+    alive: bool
+    element_tree_match: bool
+    screenshot_match: bool | None
+    """None when no screenshot hash was recorded or screenshot checks are off."""
+    expected_tree: str = ""
+    got_tree: str = ""
+    expected_screenshot: str = ""
+    got_screenshot: str = ""
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.alive and self.element_tree_match and self.screenshot_match is not False
+
+    def describe(self) -> str:
+        if self.ok:
+            return "ok"
+        parts = []
+        if not self.alive:
+            parts.append(f"branch not alive ({self.error or 'no answer'})")
+        if self.alive and not self.element_tree_match:
+            parts.append(f"element tree {self.got_tree} != recorded {self.expected_tree}")
+        if self.screenshot_match is False:
+            parts.append(f"screenshot {self.got_screenshot} != recorded {self.expected_screenshot}")
+        return "; ".join(parts)
+
+
+def array_hash(array: Any) -> str:
+    """Hash of a screenshot (H x W x 3 uint8): shape and pixel bytes."""
+    import numpy as np
+
+    arr = np.ascontiguousarray(array)
+    h = hashlib.sha256(repr((arr.shape, str(arr.dtype))).encode())
+    h.update(arr.tobytes())
+    return h.hexdigest()[:16]
+
+
+_HIDE_CARET_JS = """(() => { const s = document.createElement('style'); s.id = '__adaroll_nocaret';
+  s.textContent = '* { caret-color: transparent !important; }';
+  (document.head || document.documentElement).appendChild(s); return true; })()"""
+_SHOW_CARET_JS = """(() => { const s = document.getElementById('__adaroll_nocaret');
+  if (s) s.remove(); return true; })()"""
+
+
+def screenshot_hash(env: Any) -> str:
+    """:func:`array_hash` of the env's screenshot taken with the text caret hidden.
+
+    Why: a focused text field's caret blinks every ~500 ms, so two screenshots of one
+    unchanged state differ by a 1-pixel line half of the time. For the hash only, a style rule
+    makes carets transparent and is removed right after (it lives in ``<head>``, which the
+    element tree never lists)."""
+    env.evaluate(_HIDE_CARET_JS)
+    try:
+        return array_hash(env.screenshot())
+    finally:
+        env.evaluate(_SHOW_CARET_JS)
+
+
+def stable_screenshot_hash(env: Any, want: str | None = None, tries: int = 4,
+                           pause_s: float = 0.03) -> str:  # fmt: skip
+    """A screenshot hash that has stopped changing (or equals ``want``).
+
+    Why: right after an action the compositor may not have drawn its last frame yet (e.g. a
+    hover highlight after a click into a date picker): the first screenshot can differ from
+    every later one. At save time the hash is taken until two consecutive ones agree; at
+    verification until it equals the recorded one or stops changing."""
+    last = screenshot_hash(env)
+    for _ in range(tries):
+        if want is not None and last == want:
+            return last
+        time.sleep(pause_s)
+        cur = screenshot_hash(env)
+        if cur == last and want is None:
+            return cur
+        last = cur
+    return last
+
+
+def _mem_available_mb() -> int:
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) // 1024
+    return 4096
+
+
+def default_pool_size(branch_mb: int = BRANCH_PSS_MB, memory_fraction: float = 0.5,
+                      per_core: int = 8) -> int:  # fmt: skip
+    """Live-branch cap: what half the available memory holds at ``branch_mb`` each, and at most
+    ``per_core`` branches per core (idle branches cost little CPU, busy ones compete for it)."""
+    by_mem = int(_mem_available_mb() * memory_fraction) // max(1, branch_mb)
+    by_cpu = per_core * (os.cpu_count() or 1)
+    return max(1, min(by_mem, by_cpu))
+
+
+@dataclass(frozen=True)
+class CriuConfig:
+    """Knobs of the ``criu`` snapshot backend."""
+
+    criu: str | None = None
+    """CRIU binary; None: ``$ADAROLL_CRIU``, ``$ADAROLL_CRIU_PREFIX/bin/criu``,
+    ``/opt/adaroll-criu/bin/criu`` (``scripts/install_criu.sh``), ``criu`` on PATH."""
+    root_dir: str | None = None
+    """Parent of this backend's image/branch directory; None: ``$ADAROLL_CRIU_DIR`` or the
+    system temp dir. Must be on a filesystem that existed when the browsers started (the dump
+    hook copies state into it from inside the browser's mount namespace)."""
+    max_branches: int | None = None
+    """Cap on concurrently live branches; None: :func:`default_pool_size`."""
+    max_concurrent_restores: int | None = None
+    """Cap on restores running at once; None: the number of cores."""
+    pool_timeout_s: float = 120.0
+    """How long :meth:`CriuSnapshots.restore` waits for a free branch slot before failing."""
+    verify: str = "raise"
+    """After restore: ``raise`` on a mismatch, ``report`` (record it on the branch), ``off``."""
+    verify_screenshot: bool = True
+    """Also compare a screenshot hash (besides liveness and the element-tree hash)."""
+    branch_tmpfs_mb: int = 512
+    """Size limit of each branch's tmpfs (the overlay's upper layer: what the branch writes)."""
+    command_timeout_s: float = 120.0
+    """Timeout of one ``criu dump``/``criu restore`` run."""
+    external_netns: bool = True
+    """Dump the browser's network namespace as an external resource and give every branch a
+    fresh one (``unshare --net``, ``lo`` up) instead of having criu rebuild it by running
+    ``ip addr/route/rule restore`` and probing for iptables: ~6 fewer programs per restore.
+    The branch's only socket that matters - DevTools on 127.0.0.1 - is restored either way."""
+    kdat_cache: bool = True
+    """Let restores reuse CRIU's kernel-feature cache: criu keeps it in ``/run/criu.kdat`` only
+    when ``/run`` is a tmpfs (not so here), and re-probes the kernel on every run otherwise
+    (~0.1-0.2 s). Restores see a per-backend directory on ``/dev/shm`` at ``/run``, unmounted
+    again before the branch starts running."""
+
+    def __post_init__(self) -> None:
+        if self.verify not in ("raise", "report", "off"):
+            raise ValueError(f"verify must be raise/report/off, got {self.verify!r}")
+        for name in ("max_branches", "max_concurrent_restores"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+
+
+# -- child subreaper, only while restoring ---------------------------------------------------------
+
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+_subreaper_before = False
+_subreaper_lock = threading.Lock()
+_subreaper_users = 0
+
+
+@contextlib.contextmanager
+def _subreaper() -> Any:
+    """Be a child subreaper while at least one restore runs.
+
+    ``criu restore -d`` exits once the tree runs, orphaning the restored init; a subreaper
+    inherits it (and can reap it) instead of pid 1. Being one only *during* restores keeps the
+    side effect small: outside them, unrelated orphans (e.g. of a crashed subprocess) still go
+    to init instead of piling up here as zombies. Already adopted branches stay our children."""
+    import ctypes
+
+    global _subreaper_users
+    libc = ctypes.CDLL(None, use_errno=True)
+    global _subreaper_before
+    with _subreaper_lock:
+        if _subreaper_users == 0:
+            flag = ctypes.c_int(0)
+            libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+            _subreaper_before = bool(flag.value)  # someone else made us one: leave it set
+            if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+                err = ctypes.get_errno()
+                raise SnapshotError(f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(err)}")
+        _subreaper_users += 1
+    try:
+        yield
+    finally:
+        with _subreaper_lock:
+            _subreaper_users -= 1
+            if _subreaper_users == 0 and not _subreaper_before:
+                libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+# -- the seam with the web environment ------------------------------------------------------------
+
+
+def _disown_dirs(browser: BrowserProcess) -> tuple[str, ...]:
+    """Take over the directories ``browser`` would remove when killed (its host directory,
+    parent of ``state_dir``). Uses ``BrowserProcess.disown_dirs()`` when the web environment
+    provides it, else edits its resource record (the same effect)."""
+    disown = getattr(browser, "disown_dirs", None)
+    if callable(disown):
+        return tuple(disown())
+    res = browser._res  # noqa: SLF001 - seam documented in .notes/criu-to-web.md
+    dirs = tuple(res.owned_dirs)
+    res.owned_dirs.clear()
+    return dirs
+
+
+def _return_dirs(browser: BrowserProcess, dirs: tuple[str, ...]) -> bool:
+    """Give ``dirs`` back to a still-running ``browser`` (it removes them when killed)."""
+    if not browser.alive():
+        return False
+    adopt = getattr(browser, "own_dirs", None)
+    if callable(adopt):
+        adopt(dirs)
+    else:
+        browser._res.owned_dirs.extend(dirs)  # noqa: SLF001 - see _disown_dirs
+    return True
+
+
+# -- bookkeeping ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Pin:
+    """Keeps a ``state_dir`` mount point on the host alive while images need it."""
+
+    state_dir: str
+    dirs: tuple[str, ...] = ()
+    """Directories to remove when released (taken from the browser, or created here)."""
+    browser: Any = None
+    """The original browser (weakly referenced) the dirs came from, if any."""
+    users: int = 0
+
+
+@dataclass
+class _Image:
+    id: str
+    dir: Path
+    state_dir: str
+    port: int
+    episode: dict[str, Any]
+    env_config: Any
+    manifest: dict[str, int]
+    external_netns: bool = False
+    owned: bool = True
+    refs: int = 1
+    branches: int = 0
+
+    @property
+    def img(self) -> Path:
+        return self.dir / IMAGE_SUBDIR
+
+    @property
+    def state_copy(self) -> Path:
+        return self.dir / STATE_SUBDIR
+
+
+def _manifest(snapdir: Path) -> dict[str, int]:
+    """Relative path -> size of every regular file of the image and the copied state."""
+    out: dict[str, int] = {}
+    for sub in (IMAGE_SUBDIR, STATE_SUBDIR):
+        base = snapdir / sub
+        for dirpath, _, files in os.walk(base):
+            for name in files:
+                path = Path(dirpath, name)
+                with contextlib.suppress(OSError):
+                    st = path.lstat()
+                    if path.is_file() and not path.is_symlink():
+                        out[str(path.relative_to(snapdir))] = st.st_size
+    return out
+
+
+def _check_manifest(snapdir: Path, manifest: dict[str, int], snap_id: str) -> None:
+    """Fail with the file's name when an image/state file is missing or has changed size."""
+    for rel, size in manifest.items():
+        path = snapdir / rel
+        try:
+            got = path.stat().st_size
+        except FileNotFoundError:
+            raise SnapshotError(f"criu snapshot {snap_id}: image file {path} is missing") from None
+        if got != size:
+            raise SnapshotError(f"criu snapshot {snap_id}: image file {path} is corrupt "
+                                f"(size {got}, recorded {size})")  # fmt: skip
+
+
+def _criu_errors(log: Path, limit: int = 12) -> str:
+    """The ``Error`` lines of a criu log (without the harmless noise), for error messages."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return f"(no log at {log})"
+    errs = [ln.strip() for ln in lines if "Error" in ln and "RLIMIT_NOFILE" not in ln
+            and "iptables" not in ln]  # fmt: skip
+    return "\n".join(errs[-limit:]) or "\n".join(lines[-5:])
+
+
+def _mentioned_images(text: str) -> list[str]:
+    import re
+
+    return sorted(set(re.findall(r"[\w.-]+\.img", text)))
+
+
+def _branch_env_class() -> type[WebEnv]:
+    """``WebEnv`` subclass for branches (built lazily: the web extras are optional)."""
+    global _BRANCH_CLASS
+    if _BRANCH_CLASS is None:
+        from adaroll.envs.web.env import WebEnv
+
+        class CriuBranchEnv(WebEnv):
+            """A :class:`WebEnv` on a CRIU-restored browser; closing it kills the branch and
+            returns its pool slot. ``restore_info`` holds timings and the verification."""
+
+            restore_info: dict[str, Any]
+            _on_close: Any = None
+
+            def close(self) -> None:
+                try:
+                    super().close()
+                finally:
+                    callback, self._on_close = self._on_close, None
+                    if callback is not None:
+                        callback()
+
+        _BRANCH_CLASS = CriuBranchEnv
+    return _BRANCH_CLASS
+
+
+_BRANCH_CLASS: Any = None
+
+
+# -- the backend ----------------------------------------------------------------------------------
+
+
+@SNAPSHOT_BACKENDS.register("criu")
+class CriuSnapshots(SnapshotBackend):
+    """Process-level snapshots of web-environment browsers (see the module docstring).
+
+    ``CriuSnapshots(config=None, **overrides)``: ``overrides`` are :class:`CriuConfig` fields;
+    other keyword arguments (e.g. ``make_env``, passed to every backend) are ignored. Raises
+    :class:`CriuUnavailableError` at construction when CRIU is not usable.
+    """
+
+    name = "criu"
+    replays_prefix = False
+
+    def __init__(self, config: CriuConfig | None = None, **overrides: Any) -> None:
+        config = config or CriuConfig()
+        known = {f.name for f in dataclasses.fields(CriuConfig)}
+        fields = {k: v for k, v in overrides.items() if k in known}
+        if fields:
+            config = dataclasses.replace(config, **fields)
+        self.config = config
+        self.tool: CriuTool = check_criu(config.criu)
+        from adaroll.envs.web.browser import JANITOR
+
+        self._janitor = JANITOR
+        self.max_branches = config.max_branches or default_pool_size()
+        self.max_restores = config.max_concurrent_restores or (os.cpu_count() or 1)
+        self._pool = threading.BoundedSemaphore(self.max_branches)
+        self._restores = threading.BoundedSemaphore(self.max_restores)
+        self._lock = threading.RLock()
+        root = config.root_dir or os.environ.get("ADAROLL_CRIU_DIR") or tempfile.gettempdir()
+        os.makedirs(root, exist_ok=True)
+        self.dir = Path(tempfile.mkdtemp(prefix="adaroll-criu-", dir=root)).resolve()
+        (self.dir / "snaps").mkdir()
+        (self.dir / "branches").mkdir()
+        self._janitor.register_dir(str(self.dir))
+        self._kdat_dir = self._make_kdat_dir() if config.kdat_cache else None
+        self._images: dict[str, _Image] = {}
+        self._deleted: set[str] = set()
+        self._pins: dict[str, _Pin] = {}
+        self._branches: dict[int, Any] = {}
+        self._branch_ids = iter(range(1, 1 << 62))
+        self._closed = False
+        self._finalizer = weakref.finalize(self, CriuSnapshots._cleanup_dir, str(self.dir),
+                                           *([self._kdat_dir] if self._kdat_dir else []))  # fmt: skip
+
+    # -- protocol -------------------------------------------------------------------------------
+    def save(self, env: GUIEnv, prefix: tuple[Action, ...]) -> SnapshotRef:
+        """Dump ``env``'s browser (it keeps running) and record what verification needs."""
+        self._check_open()
+        browser = getattr(env, "browser", None)
+        if browser is None or not hasattr(env, "episode_state"):
+            raise SnapshotError(f"criu snapshots need a web environment (WebEnv), got "
+                                f"{type(env).__name__}")  # fmt: skip
+        if not browser.isolated:
+            raise SnapshotError("criu snapshots need an isolated browser (own pid/mount/net "
+                                "namespaces: run as root with util-linux `unshare`)")  # fmt: skip
+        if not browser.alive():
+            raise SnapshotError(f"cannot snapshot: browser {browser.pid} is not running")
+        web: WebEnv = env  # type: ignore[assignment]
+        episode = web.episode_state()
+        obs = web.observe()
+        tree = obs.element_tree_hash()
+        shot = stable_screenshot_hash(web) if self.config.verify_screenshot else ""
+        snap_id = new_snapshot_id(f"criu-{os.getpid()}")  # ids of other processes differ
+        snapdir = self.dir / "snaps" / snap_id
+        img = snapdir / IMAGE_SUBDIR
+        img.mkdir(parents=True)
+        hook = snapdir / "hook.sh"
+        hook.write_text(_HOOK)
+        hook.chmod(0o755)
+        log = snapdir / "dump.log"
+        cmd = ["nsenter", f"--mount=/proc/{browser.pid}/ns/mnt", "--", self.tool.path, "dump",
+               "-t", str(browser.pid), "-D", str(img), "-o", str(log), "--leave-running",
+               *CRIU_COMMON, "--network-lock", "skip", "--action-script", str(hook)]  # fmt: skip
+        ext_net = self.config.external_netns
+        if ext_net:
+            inode = os.stat(f"/proc/{browser.pid}/ns/net").st_ino
+            cmd += ["--external", f"net[{inode}]:{NET_KEY}"]
+        env_vars = dict(os.environ, ADAROLL_STATE_DIR=browser.state_dir,
+                        ADAROLL_STATE_COPY=str(snapdir / STATE_SUBDIR))  # fmt: skip
+        t0 = time.perf_counter()
+        try:
+            run = _run(cmd, self.config.command_timeout_s, env=env_vars)
+        except subprocess.TimeoutExpired as exc:
+            shutil.rmtree(snapdir, ignore_errors=True)
+            raise SnapshotError(f"criu dump of browser {browser.pid} timed out") from exc
+        dump_s = time.perf_counter() - t0
+        if run.returncode != 0 or not (snapdir / STATE_SUBDIR).is_dir():
+            detail = _criu_errors(log) or clean_output(run.stderr)
+            shutil.rmtree(snapdir, ignore_errors=True)
+            raise SnapshotError(f"criu dump of browser {browser.pid} failed (exit "
+                                f"{run.returncode}):\n{detail}")  # fmt: skip
+        manifest = _manifest(snapdir)
+        (snapdir / MANIFEST).write_text(json.dumps(manifest))
+        size = sum(manifest.values())
+        record = _Image(snap_id, snapdir, browser.state_dir, int(browser.port), episode,
+                        web.config, manifest, external_netns=ext_net)  # fmt: skip
+        with self._lock:
+            self._pin(browser.state_dir, browser)
+            self._images[snap_id] = record
+        meta = {"image_dir": str(snapdir), "state_dir": browser.state_dir,
+                "port": int(browser.port), "episode": episode, "screenshot_hash": shot,
+                "image_bytes": size, "dump_seconds": round(dump_s, 4),
+                "criu_version": self.tool.version_text, "external_netns": ext_net,
+                "env_config": _config_to_dict(web.config)}  # fmt: skip
+        return SnapshotRef(snap_id, self.name, web.task, tuple(prefix), tree, meta)
+
+    def restore(self, ref: SnapshotRef) -> GUIEnv:
+        """A new, independent branch in the saved state: a :class:`WebEnv` (closing it kills
+        the branch). Blocks while the branch pool is full (``pool_timeout_s``)."""
+        self._check_open()
+        image = self._acquire_image(ref)
+        if not self._pool.acquire(timeout=self.config.pool_timeout_s):
+            self._drop_branch_ref(image)
+            raise SnapshotError(f"criu branch pool full: {self.max_branches} live branches for "
+                                f"{self.config.pool_timeout_s} s; close branches or raise "
+                                "max_branches")  # fmt: skip
+        try:
+            env = self._restore(ref, image)
+        except BaseException:
+            self._pool.release()
+            self._drop_branch_ref(image)
+            raise
+        # from here on the branch owns its pool slot and image reference (returned on close)
+        try:
+            self._check_branch(env, ref)
+        except BaseException:
+            env.close()
+            raise
+        return env
+
+    def retain(self, ref: SnapshotRef) -> None:
+        """Add a reference to ``ref``'s image (e.g. a second checkpoint sharing it)."""
+        with self._lock:
+            image = self._images.get(ref.id)
+            if image is None or image.refs <= 0:
+                raise SnapshotError(f"criu snapshot {ref.id} is not held by this backend")
+            image.refs += 1
+
+    def release(self, ref: SnapshotRef) -> None:
+        """Drop one reference; the image is deleted once no reference and no live branch
+        needs it."""
+        with self._lock:
+            image = self._images.get(ref.id)
+            if image is None or image.refs <= 0:
+                return
+            image.refs -= 1
+            self._maybe_delete(image)
+
+    def holds(self, ref: SnapshotRef) -> bool:
+        with self._lock:
+            image = self._images.get(ref.id)
+            return image is not None and image.refs > 0
+
+    def live_branches(self) -> int:
+        with self._lock:
+            return len(self._branches)
+
+    def close(self) -> None:
+        """Kill every live branch, delete every image and this backend's directory."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            branches = list(self._branches.values())
+        for env in branches:
+            with contextlib.suppress(Exception):
+                env.close()
+        with self._lock:
+            for image in list(self._images.values()):
+                image.refs = 0
+                image.branches = 0
+                self._maybe_delete(image)
+            for state in list(self._pins):
+                self._unpin(state, force=True)
+        self._finalizer()
+        self._janitor.unregister_dir(str(self.dir))
+        if self._kdat_dir:
+            self._janitor.unregister_dir(self._kdat_dir)
+
+    def __enter__(self) -> CriuSnapshots:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals ------------------------------------------------------------------------------
+    @staticmethod
+    def _cleanup_dir(path: str, *more: str) -> None:
+        for p in (path, *more):
+            shutil.rmtree(p, ignore_errors=True)
+
+    def _make_kdat_dir(self) -> str | None:
+        """A directory on a tmpfs for criu's kernel-feature cache (None: no tmpfs found)."""
+        try:
+            mounts = Path("/proc/self/mounts").read_text().splitlines()
+        except OSError:
+            return None
+        if not any(line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in mounts if line):
+            return None
+        path = tempfile.mkdtemp(prefix=f"adaroll-criu-kdat-{os.getpid()}-", dir="/dev/shm")
+        self._janitor.register_dir(path)
+        return path
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SnapshotError("the criu snapshot backend is closed")
+
+    def _acquire_image(self, ref: SnapshotRef) -> _Image:
+        """The image record of ``ref`` with one more branch reference."""
+        with self._lock:
+            image = self._images.get(ref.id)
+            if image is not None and str(image.dir) != str(ref.meta.get("image_dir", image.dir)):
+                raise SnapshotError(f"criu snapshot {ref.id}: a different image of this backend "
+                                    "has the same id")  # fmt: skip
+            if image is None and ref.id in self._deleted:
+                raise SnapshotError(f"criu snapshot {ref.id} was released (image deleted)")
+            if image is None:
+                image = self._foreign_image(ref)
+            elif image.refs <= 0:
+                raise SnapshotError(f"criu snapshot {ref.id} was released")
+            image.branches += 1
+            return image
+
+    def _foreign_image(self, ref: SnapshotRef) -> _Image:
+        """An image saved by another backend instance/process (``ref.meta`` names it); used in
+        place, never deleted here."""
+        if ref.backend != self.name:
+            raise SnapshotError(f"snapshot {ref.id} was made by backend {ref.backend!r}, not criu")
+        meta = ref.meta
+        try:
+            snapdir = Path(meta["image_dir"])
+            state_dir, port, episode = meta["state_dir"], int(meta["port"]), meta["episode"]
+        except (KeyError, TypeError, ValueError):
+            raise SnapshotError(f"criu snapshot {ref.id}: its meta lacks image_dir/state_dir/"
+                                "port/episode") from None  # fmt: skip
+        manifest_path = snapdir / MANIFEST
+        try:
+            manifest = json.loads(manifest_path.read_text())
+        except FileNotFoundError:
+            raise SnapshotError(f"criu snapshot {ref.id}: image file {manifest_path} is "
+                                "missing") from None  # fmt: skip
+        except ValueError:
+            raise SnapshotError(f"criu snapshot {ref.id}: image file {manifest_path} is "
+                                "corrupt") from None  # fmt: skip
+        image = _Image(ref.id, snapdir, state_dir, port, episode,
+                       _config_from_dict(meta.get("env_config")), manifest,
+                       external_netns=bool(meta.get("external_netns")), owned=False)  # fmt: skip
+        self._images[ref.id] = image
+        self._pin(state_dir, None)
+        return image
+
+    def _pin(self, state_dir: str, browser: BrowserProcess | None) -> None:
+        """Make sure ``state_dir`` exists on the host and stays until released (lock held)."""
+        pin = self._pins.get(state_dir)
+        if pin is None:
+            pin = _Pin(state_dir)
+            if browser is not None:
+                pin.dirs = _disown_dirs(browser)
+                pin.browser = weakref.ref(browser)
+            if not os.path.isdir(state_dir):
+                created = []
+                path = Path(state_dir)
+                while not path.exists():
+                    created.append(str(path))
+                    path = path.parent
+                os.makedirs(state_dir, mode=0o700, exist_ok=True)
+                if created:
+                    pin.dirs = (*pin.dirs, created[-1])
+                    self._janitor.register_dir(created[-1])
+            self._pins[state_dir] = pin
+        pin.users += 1
+
+    def _unpin(self, state_dir: str, force: bool = False) -> None:
+        pin = self._pins.get(state_dir)
+        if pin is None:
+            return
+        pin.users -= 1
+        if pin.users > 0 and not force:
+            return
+        del self._pins[state_dir]
+        browser = pin.browser() if pin.browser is not None else None
+        if browser is not None and pin.dirs and _return_dirs(browser, pin.dirs):
+            return
+        for path in pin.dirs:
+            shutil.rmtree(path, ignore_errors=True)
+            self._janitor.unregister_dir(path)
+
+    def _maybe_delete(self, image: _Image) -> None:
+        """Delete ``image`` when nothing needs it (lock held)."""
+        if image.refs > 0 or image.branches > 0 or image.id not in self._images:
+            return
+        del self._images[image.id]
+        if image.owned:
+            shutil.rmtree(image.dir, ignore_errors=True)
+            self._deleted.add(image.id)
+        self._unpin(image.state_dir)
+
+    def _drop_branch_ref(self, image: _Image) -> None:
+        with self._lock:
+            image.branches -= 1
+            self._maybe_delete(image)
+
+    def _restore(self, ref: SnapshotRef, image: _Image) -> GUIEnv:
+        from adaroll.envs.web.browser import BrowserProcess
+
+        _check_manifest(image.dir, image.manifest, ref.id)
+        branch_no = next(self._branch_ids)
+        bdir = self.dir / "branches" / f"{ref.id}-b{branch_no}"
+        bdir.mkdir()
+        pidfile, log = bdir / "pid", bdir / "restore.log"
+        criu = [self.tool.path, "restore", "-D", str(image.img), "-W", str(bdir), "-o", str(log),
+                "-d", "--pidfile", str(pidfile), *CRIU_COMMON]  # fmt: skip
+        ext_net = image.external_netns
+        if ext_net:
+            criu += ["--inherit-fd", f"fd[3]:{NET_KEY}"]
+        cmd = ["unshare", "--mount", "--propagation", "private", *(["--net"] if ext_net else []),
+               "--", "sh", "-c", _RESTORE_SH, "adaroll-restore", image.state_dir,
+               str(image.state_copy), str(self.config.branch_tmpfs_mb), self._kdat_dir or "",
+               "ext-net" if ext_net else "", *criu]  # fmt: skip
+        with self._restores, _subreaper():
+            t1 = time.perf_counter()
+            try:
+                run = _run(cmd, self.config.command_timeout_s)
+            except subprocess.TimeoutExpired as exc:
+                self._kill_pidfile(pidfile)
+                shutil.rmtree(bdir, ignore_errors=True)
+                raise SnapshotError(f"criu restore of {ref.id} timed out") from exc
+            criu_s = time.perf_counter() - t1
+        if run.returncode != 0 or not pidfile.exists():
+            self._kill_pidfile(pidfile)
+            errors = _criu_errors(log) if log.exists() else clean_output(run.stderr)
+            shutil.rmtree(bdir, ignore_errors=True)
+            files = _mentioned_images(errors)
+            named = f" (files: {', '.join(str(image.img / f) for f in files)})" if files else ""
+            raise SnapshotError(f"criu restore of snapshot {ref.id} from {image.img} failed "
+                                f"(exit {run.returncode}){named}:\n{errors}\n"
+                                f"{clean_output(run.stderr)[-500:]}")  # fmt: skip
+        pid = int(pidfile.read_text().split()[0])
+        try:
+            browser = BrowserProcess.adopt(pid, state_dir=image.state_dir, port=image.port,
+                                           isolated=True, owned_dirs=(str(bdir),))  # fmt: skip
+        except BaseException:
+            self._kill(pid)
+            shutil.rmtree(bdir, ignore_errors=True)
+            raise
+        try:
+            t2 = time.perf_counter()
+            browser.wait_ready(timeout=30.0)  # first DevTools answer (HTTP target list)
+            first_cdp_s = time.perf_counter() - t2
+            env = _branch_env_class().attach(browser, image.episode, image.env_config,
+                                             owns_browser=True)  # fmt: skip
+            connect_s = time.perf_counter() - t2
+        except BaseException as exc:
+            browser.kill()
+            if isinstance(exc, Exception):
+                raise SnapshotError(f"restored branch of {ref.id} (pid {pid}) does not answer "
+                                    f"over CDP: {exc}") from exc  # fmt: skip
+            raise
+        with self._lock:
+            self._branches[branch_no] = env
+        env._on_close = self._make_on_close(branch_no, image)  # type: ignore[attr-defined]
+        env.restore_info = {  # type: ignore[attr-defined]
+            "snapshot": ref.id, "pid": pid, "criu_seconds": criu_s,
+            "first_cdp_seconds": first_cdp_s, "connect_seconds": connect_s,
+        }  # fmt: skip
+        return env
+
+    def _check_branch(self, env: Any, ref: SnapshotRef) -> None:
+        """Verify a new branch (paper A.1) and record the result in ``env.restore_info``."""
+        t0 = time.perf_counter()
+        check = self._verify(env, ref)
+        info = env.restore_info
+        info["verify_seconds"] = time.perf_counter() - t0
+        info["check"] = check
+        if not check.ok and self.config.verify == "raise":
+            raise SnapshotVerificationError(
+                f"restored branch of {ref.id} does not match the snapshot: {check.describe()}",
+                check,
+            )
+
+    def _make_on_close(self, branch_no: int, image: _Image) -> Any:
+        ref = weakref.ref(self)
+
+        def on_close() -> None:
+            backend = ref()
+            if backend is None:
+                return
+            with backend._lock:
+                if backend._branches.pop(branch_no, None) is None:
+                    return
+            backend._pool.release()
+            backend._drop_branch_ref(image)
+
+        return on_close
+
+    def _verify(self, env: Any, ref: SnapshotRef) -> RestoreCheck:
+        if self.config.verify == "off":
+            return RestoreCheck(True, True, None)
+        try:
+            alive = env.browser.alive()
+            tree = env.observe().element_tree_hash() if alive else ""
+            want_shot = str(ref.meta.get("screenshot_hash", ""))
+            shot = ""
+            shot_match: bool | None = None
+            if alive and want_shot and self.config.verify_screenshot:
+                shot = stable_screenshot_hash(env, want_shot)
+                shot_match = shot == want_shot
+        except Exception as exc:  # noqa: BLE001 - a dead/unresponsive branch is a result
+            return RestoreCheck(False, False, None, ref.element_tree_hash, error=str(exc))
+        return RestoreCheck(alive, tree == ref.element_tree_hash, shot_match,
+                            ref.element_tree_hash, tree, want_shot, shot)  # fmt: skip
+
+    @staticmethod
+    def _kill(pid: int) -> None:
+        from adaroll.envs.web.browser import reap
+
+        with contextlib.suppress(OSError):
+            os.kill(pid, 9)
+        with contextlib.suppress(Exception):
+            reap(pid, timeout=10)
+
+    def _kill_pidfile(self, pidfile: Path) -> None:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            self._kill(int(pidfile.read_text().split()[0]))
+
+
+def _run(cmd: list[str], timeout: float, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """Run a criu command line in its own process group, killing the whole group on timeout
+    (``sh`` may be criu's parent, and killing only the direct child would leave criu running).
+    Restored trees are unaffected: criu gives them their own (dumped) sessions."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, 9)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _config_to_dict(config: Any) -> dict[str, Any]:
+    with contextlib.suppress(TypeError):
+        return dataclasses.asdict(config)
+    return {}
+
+
+def _config_from_dict(data: dict[str, Any] | None) -> WebEnvConfig:
+    """Rebuild a :class:`WebEnvConfig` from :func:`_config_to_dict` output (JSON lists ->
+    tuples); unknown fields are dropped."""
+    from adaroll.envs.web.browser import BrowserConfig
+    from adaroll.envs.web.env import WebEnvConfig
+
+    data = dict(data or {})
+    browser = data.pop("browser", None) or {}
+    bfields = {f.name for f in dataclasses.fields(BrowserConfig)}
+    bconf = {k: tuple(v) if isinstance(v, list) else v for k, v in browser.items() if k in bfields}
+    efields = {f.name for f in dataclasses.fields(WebEnvConfig)}
+    econf = {k: v for k, v in data.items() if k in efields}
+    return WebEnvConfig(browser=BrowserConfig(**bconf), **econf)
+

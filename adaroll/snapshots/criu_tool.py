@@ -1,0 +1,141 @@
+"""Finding and checking the CRIU binary the ``criu`` snapshot backend drives.
+
+Why a module of its own: an unusable CRIU must fail *early and with a reason* - before a
+training run has spent time collecting expert checkpoints - and the reasons differ: no
+binary, Debian bookworm's 3.17 (which fails on this kernel's vDSO), ``criu check`` failing
+(kernel features, missing capabilities), not root, or no ``unshare``/``nsenter``. Every
+failure raises :class:`CriuUnavailableError` naming the cause and the fix: the project's own
+``scripts/install_criu.sh``, which unpacks criu >= 4.2 from Debian sid into a private prefix
+(DESIGN.md section 4) and writes a wrapper ``PREFIX/bin/criu``.
+
+Lookup order: an explicit path, ``$ADAROLL_CRIU`` (a binary), ``$ADAROLL_CRIU_PREFIX/bin/criu``,
+``/opt/adaroll-criu/bin/criu`` (the install script's default), then ``criu`` on ``PATH``.
+The check runs once per binary and process (it costs ~70 ms).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from adaroll.snapshots.base import SnapshotError
+
+DEFAULT_PREFIX = "/opt/adaroll-criu"
+MIN_VERSION = (4, 2)
+INSTALL_HINT = (
+    "install it with `sudo bash scripts/install_criu.sh` (criu >= 4.2 from Debian sid, "
+    f"unpacked into {DEFAULT_PREFIX}; set ADAROLL_CRIU_PREFIX to change the prefix)"
+)
+# Noise criu prints on every run in VMs without CAP_SYS_RESOURCE / with /run on disk.
+_NOISE = ("RLIMIT_NOFILE", "kdat cache")
+
+
+class CriuUnavailableError(SnapshotError):
+    """CRIU cannot be used on this machine; the message says why and how to fix it."""
+
+
+@dataclass(frozen=True)
+class CriuTool:
+    """A CRIU binary that passed ``criu check``."""
+
+    path: str
+    version: tuple[int, ...]
+    check_output: str
+
+    @property
+    def version_text(self) -> str:
+        return ".".join(str(v) for v in self.version)
+
+
+def candidate_paths(explicit: str | None = None) -> list[str]:
+    """Where to look for criu, in order (see the module docstring)."""
+    cands: list[str] = []
+    if explicit:
+        cands.append(explicit)
+    if os.environ.get("ADAROLL_CRIU"):
+        cands.append(os.environ["ADAROLL_CRIU"])
+    if os.environ.get("ADAROLL_CRIU_PREFIX"):
+        cands.append(os.path.join(os.environ["ADAROLL_CRIU_PREFIX"], "bin", "criu"))
+    cands.append(os.path.join(DEFAULT_PREFIX, "bin", "criu"))
+    on_path = shutil.which("criu")
+    if on_path:
+        cands.append(on_path)
+    return list(dict.fromkeys(cands))
+
+
+def find_criu(explicit: str | None = None) -> str:
+    """The first existing, executable candidate; :class:`CriuUnavailableError` if none."""
+    cands = candidate_paths(explicit)
+    for path in cands:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+        if explicit and path == explicit:
+            raise CriuUnavailableError(f"CRIU binary {explicit!r} does not exist or is not "
+                                       f"executable; {INSTALL_HINT}")  # fmt: skip
+    raise CriuUnavailableError(f"CRIU not found (looked at {', '.join(cands)}); {INSTALL_HINT}")
+
+
+def parse_version(text: str) -> tuple[int, ...] | None:
+    """``criu --version`` output ("Version: 4.2.1" ...) -> (4, 2, 1)."""
+    m = re.search(r"Version:\s*(\d+(?:\.\d+)*)", text)
+    return tuple(int(p) for p in m.group(1).split(".")) if m else None
+
+
+def clean_output(text: str) -> str:
+    """CRIU output without the harmless noise lines (see ``_NOISE``)."""
+    return "\n".join(line for line in text.splitlines()
+                     if line.strip() and not any(n in line for n in _NOISE))  # fmt: skip
+
+
+@functools.cache
+def _check(path: str) -> CriuTool:
+    if os.geteuid() != 0:
+        raise CriuUnavailableError("CRIU snapshots need root (criu, unshare and nsenter "
+                                   "create namespaces and mounts); run as root")  # fmt: skip
+    for tool in ("unshare", "nsenter"):
+        if shutil.which(tool) is None:
+            raise CriuUnavailableError(f"`{tool}` not found; install util-linux "
+                                       "(scripts/install_criu.sh does)")  # fmt: skip
+    try:
+        ver = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CriuUnavailableError(f"cannot run {path} --version: {exc}; {INSTALL_HINT}") from exc
+    version = parse_version(ver.stdout + ver.stderr)
+    if ver.returncode != 0 or version is None:
+        out = clean_output(ver.stdout + ver.stderr)[-500:]
+        raise CriuUnavailableError(f"{path} --version failed (exit {ver.returncode}): {out}; "
+                                   f"{INSTALL_HINT}")  # fmt: skip
+    if version[:2] < MIN_VERSION:
+        have = ".".join(map(str, version))
+        raise CriuUnavailableError(
+            f"{path} is criu {have}, older than {'.'.join(map(str, MIN_VERSION))} (Debian "
+            f"bookworm's 3.17 fails on this kernel's vDSO); {INSTALL_HINT}"
+        )
+    try:
+        chk = subprocess.run([path, "check"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CriuUnavailableError(f"cannot run {path} check: {exc}; {INSTALL_HINT}") from exc
+    out = clean_output(chk.stdout + chk.stderr)
+    if chk.returncode != 0:
+        raise CriuUnavailableError(f"`{path} check` failed (exit {chk.returncode}) - this "
+                                   f"kernel or container lacks what CRIU needs:\n{out[-1500:]}")  # fmt: skip
+    return CriuTool(path, version, out)
+
+
+def check_criu(explicit: str | None = None) -> CriuTool:
+    """Find criu and verify it is usable (version >= 4.2, ``criu check`` passes, root,
+    util-linux present). Cached per binary; raises :class:`CriuUnavailableError`."""
+    return _check(find_criu(explicit))
+
+
+def criu_available(explicit: str | None = None) -> bool:
+    """True when :func:`check_criu` would succeed."""
+    try:
+        check_criu(explicit)
+    except CriuUnavailableError:
+        return False
+    return True

@@ -1,0 +1,266 @@
+"""Restore latency: CRIU branches vs replaying the action prefix (paper: 2.97 s vs 15.7 s).
+
+For a 10-step expert prefix on book-flight and on choose-date (both multi-step MiniWoB++
+tasks whose experts need 12-16 steps), this measures
+
+* replay: a fresh browser + reset + the prefix (what a new branch costs without snapshots),
+  and reset + prefix on an already running browser (the cheapest possible replay);
+* snapshot: ``CriuSnapshots.save`` wall time (observation + screenshot hash + ``criu dump``),
+  the dump alone, and the image size (criu image + copied browser state);
+* restore per branch, median and p95 over ``--restores`` sequential restores: ``restore()``
+  wall time (what a rollout waits for: criu restore, CDP reconnect, verification), and its
+  parts - ``criu restore`` alone, time to the first DevTools answer after criu returns,
+  reconnecting the env, verifying (element-tree and screenshot hashes);
+* 1 vs 4 vs 8 concurrent restores (wall time and wall time per branch; at most
+  ``max_concurrent_restores`` = cores run at once, the rest queue);
+* memory per live branch (PSS summed over the branch's processes) with 1 and with 8 live;
+* flatness: restore time for snapshots after 1, 5 and 10 steps of book-flight.
+
+Goals (issue 4): restore <= 0.3 s per branch, flat in prefix length, >= 5x faster than replay.
+Figures are printed as they come; the last line is one JSON object with all of them. The
+machine is shared: the load average is printed with the figures.
+
+Usage: ``python benchmarks/restore_latency.py [--restores 10] [--tasks book-flight,choose-date]``
+(root, Chromium and ``scripts/install_criu.sh`` needed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from adaroll.actions import Action
+from adaroll.envs.base import SUITES, TaskSpec, replay
+
+SEEDS = {"book-flight": 0, "choose-date": 0}
+"""Seeds whose expert trajectories are longer than 10 steps (book-flight 15, choose-date 14)."""
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, int(round(q * (len(ordered) - 1)))))
+    return ordered[k]
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {"median": round(statistics.median(values), 4), "p95": round(pct(values, 0.95), 4),
+            "min": round(min(values), 4), "max": round(max(values), 4), "n": len(values)}  # fmt: skip
+
+
+def tree_pss_kb(root: int) -> int:
+    """PSS (kB) summed over ``root`` and all its descendants."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        todo += children.get(pid, [])
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return total
+
+
+def expert_prefix(env: Any, suite: Any, task: TaskSpec, n: int) -> list[Action]:
+    env.reset(options={"task": task})
+    prefix = []
+    for _ in range(n):
+        action = suite.expert_action(env)
+        _, _, terminated, truncated, _ = env.step(action)
+        prefix.append(action)
+        if terminated or truncated:
+            raise RuntimeError(f"expert finished {task.id} within {len(prefix)} steps")
+    return prefix
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def bench_task(backend: Any, template: str, prefix_len: int, restores: int,
+               replays: int) -> dict[str, Any]:  # fmt: skip
+    from adaroll.envs.web import WebEnv
+
+    suite = SUITES.get("web")()
+    task = TaskSpec("web", template, SEEDS.get(template, 0))
+    out: dict[str, Any] = {"task": task.id, "prefix": prefix_len}
+    env = WebEnv()
+    try:
+        prefix = expert_prefix(env, suite, task, prefix_len)
+        # replay, warm browser: reset + prefix on a running browser
+        warm = []
+        for _ in range(replays):
+            t0 = time.perf_counter()
+            replay(env, task, prefix)
+            warm.append(time.perf_counter() - t0)
+        # replay, fresh browser: what a new branch costs without snapshots
+        fresh = []
+        for _ in range(replays):
+            t0 = time.perf_counter()
+            other = WebEnv(env.config)
+            try:
+                replay(other, task, prefix)
+                fresh.append(time.perf_counter() - t0)
+            finally:
+                other.close()
+        out["replay_fresh_s"] = summary(fresh)
+        out["replay_warm_s"] = summary(warm)
+        print(f"[{task.id} prefix {prefix_len}] replay fresh browser median "
+              f"{out['replay_fresh_s']['median']:.3f} s, warm browser median "
+              f"{out['replay_warm_s']['median']:.3f} s  (load {load()})", flush=True)  # fmt: skip
+
+        t0 = time.perf_counter()
+        ref = backend.save(env, tuple(prefix))
+        out["save_s"] = round(time.perf_counter() - t0, 4)
+        out["dump_s"] = ref.meta["dump_seconds"]
+        out["image_mb"] = round(ref.meta["image_bytes"] / 2**20, 1)
+        state_mb = sum(size for rel, size in _manifest(ref).items() if rel.startswith("state/"))
+        out["state_copy_mb"] = round(state_mb / 2**20, 2)
+        print(f"  snapshot: save {out['save_s']:.3f} s (criu dump {out['dump_s']:.3f} s), image "
+              f"{out['image_mb']} MB (of which browser state {out['state_copy_mb']} MB)",
+              flush=True)  # fmt: skip
+
+        walls, parts = [], {"criu": [], "first_cdp": [], "connect": [], "verify": []}
+        for _ in range(restores):
+            t0 = time.perf_counter()
+            branch = backend.restore(ref)
+            walls.append(time.perf_counter() - t0)
+            info = branch.restore_info
+            assert info["check"].ok, info["check"].describe()
+            parts["criu"].append(info["criu_seconds"])
+            parts["first_cdp"].append(info["first_cdp_seconds"])
+            parts["connect"].append(info["connect_seconds"])
+            parts["verify"].append(info["verify_seconds"])
+            branch.close()
+        out["restore_s"] = summary(walls)
+        out["restore_parts_s"] = {k: summary(v) for k, v in parts.items()}
+        rp = out["restore_parts_s"]
+        print(f"  restore per branch (n={restores}): median {out['restore_s']['median']:.3f} s, "
+              f"p95 {out['restore_s']['p95']:.3f} s | criu restore median "
+              f"{rp['criu']['median']:.3f} s, first CDP answer {rp['first_cdp']['median'] * 1000:.1f}"
+              f" ms, reconnect {rp['connect']['median'] * 1000:.1f} ms, verify "
+              f"{rp['verify']['median'] * 1000:.1f} ms  (load {load()})", flush=True)  # fmt: skip
+
+        out["concurrent"] = {}
+        for n in (1, 4, 8):
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(n) as pool:
+                branches = list(pool.map(lambda _: backend.restore(ref), range(n)))
+            wall = time.perf_counter() - t0
+            entry: dict[str, Any] = {"wall_s": round(wall, 4), "per_branch_s": round(wall / n, 4)}
+            if n in (1, 8):
+                time.sleep(0.5)  # let the branches settle before reading memory
+                pss = [tree_pss_kb(b.browser.pid) / 1024 for b in branches]
+                entry["pss_mb_per_branch"] = round(statistics.mean(pss), 1)
+            assert all(b.restore_info["check"].ok for b in branches)
+            for b in branches:
+                b.close()
+            out["concurrent"][str(n)] = entry
+            mem = f", PSS {entry['pss_mb_per_branch']} MB/branch" if "pss_mb_per_branch" in entry else ""
+            print(f"  {n} concurrent: wall {wall:.3f} s, {wall / n:.3f} s per branch{mem} "
+                  f"(load {load()})", flush=True)  # fmt: skip
+        backend.release(ref)
+        rmed = out["restore_s"]["median"]
+        out["speedup_vs_replay_fresh"] = round(out["replay_fresh_s"]["median"] / rmed, 2)
+        out["speedup_vs_replay_warm"] = round(out["replay_warm_s"]["median"] / rmed, 2)
+        print(f"  speed-up of restore over replay: {out['speedup_vs_replay_fresh']}x (fresh "
+              f"browser), {out['speedup_vs_replay_warm']}x (warm browser)", flush=True)  # fmt: skip
+    finally:
+        env.close()
+    return out
+
+
+def _manifest(ref: Any) -> dict[str, int]:
+    return json.loads(Path(ref.meta["image_dir"], "manifest.json").read_text())
+
+
+def bench_flatness(backend: Any, template: str, lengths: list[int], restores: int) -> dict[str, Any]:
+    from adaroll.envs.web import WebEnv
+
+    suite = SUITES.get("web")()
+    task = TaskSpec("web", template, SEEDS.get(template, 0))
+    out: dict[str, Any] = {}
+    env = WebEnv()
+    try:
+        for n in lengths:
+            prefix = expert_prefix(env, suite, task, n)
+            ref = backend.save(env, tuple(prefix))
+            walls = []
+            for _ in range(restores):
+                t0 = time.perf_counter()
+                backend.restore(ref).close()
+                walls.append(time.perf_counter() - t0)
+            backend.release(ref)
+            out[str(n)] = {"restore_median_s": round(statistics.median(walls), 4),
+                           "image_mb": round(ref.meta["image_bytes"] / 2**20, 1)}  # fmt: skip
+            print(f"[flatness {task.id}] prefix {n:2d}: restore median "
+                  f"{out[str(n)]['restore_median_s']:.3f} s, image {out[str(n)]['image_mb']} MB "
+                  f"(load {load()})", flush=True)  # fmt: skip
+    finally:
+        env.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tasks", default="book-flight,choose-date")
+    parser.add_argument("--prefix", type=int, default=10)
+    parser.add_argument("--restores", type=int, default=10)
+    parser.add_argument("--replays", type=int, default=3)
+    parser.add_argument("--flatness", default="1,5,10", help="prefix lengths ('' to skip)")
+    args = parser.parse_args(argv)
+
+    import adaroll.envs.web  # noqa: F401  (registers the env and suite)
+    from adaroll.snapshots.criu import CriuSnapshots
+
+    backend = CriuSnapshots(max_branches=16)
+    results: dict[str, Any] = {
+        "machine": {"cores": os.cpu_count(), "load_start": load(),
+                    "criu": backend.tool.version_text, "max_concurrent_restores":
+                    backend.max_restores, "python": sys.version.split()[0]},
+        "tasks": [],
+    }  # fmt: skip
+    print(f"criu {backend.tool.version_text}, {os.cpu_count()} cores, at most "
+          f"{backend.max_restores} restores at once, pool {backend.max_branches} branches, "
+          f"load {load()}", flush=True)  # fmt: skip
+    try:
+        for template in [t for t in args.tasks.split(",") if t]:
+            results["tasks"].append(bench_task(backend, template, args.prefix, args.restores,
+                                               args.replays))  # fmt: skip
+        if args.flatness:
+            lengths = [int(v) for v in args.flatness.split(",")]
+            results["flatness"] = bench_flatness(backend, "book-flight", lengths,
+                                                 max(3, args.restores // 2))  # fmt: skip
+    finally:
+        backend.close()
+    medians = [t["restore_s"]["median"] for t in results["tasks"]]
+    results["goals"] = {
+        "restore_le_0.3s": all(m <= 0.3 for m in medians),
+        "speedup_ge_5x_vs_fresh_replay": all(t["speedup_vs_replay_fresh"] >= 5 for t in results["tasks"]),
+        "speedup_ge_5x_vs_warm_replay": all(t["speedup_vs_replay_warm"] >= 5 for t in results["tasks"]),
+    }  # fmt: skip
+    results["machine"]["load_end"] = load()
+    print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

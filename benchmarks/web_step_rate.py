@@ -1,0 +1,209 @@
+"""Steps per second of AdaRoll's WebEnv (CDP) vs the ``miniwob`` package's own Selenium env.
+
+Same tasks, same seeds, same action sequences, side by side in one run:
+
+1. record the scripted expert's action sequence for every (task, seed) with ``WebEnv`` (not
+   timed);
+2. replay every sequence in each configuration, timing ``reset`` and ``step`` separately:
+   * ``adaroll``            - WebEnv, element-list observations (the default);
+   * ``adaroll+screenshot`` - WebEnv with a screenshot per observation;
+   * ``selenium``           - ``gymnasium.make("miniwob/<task>-v1")`` as shipped (DOM +
+     screenshot per observation), Debian's chromedriver;
+   * ``selenium-dom``       - the same without screenshots (``record_screenshots=False``).
+
+Actions map one to one: ``tap`` -> ``CLICK_COORDS``, ``type`` -> ``TYPE_TEXT``, ``key`` ->
+``PRESS_KEY``, ``swipe(up/down)`` -> ``SCROLL_DOWN/UP_COORDS`` (scroll amount matched). Success
+of each replayed sequence is reported per configuration: both envs should accept them.
+Note the envs' different step semantics: WebEnv waits for pending short timers after every
+action (its settle policy) and reloads the page on reset; the Selenium env does neither.
+
+Usage: ``python benchmarks/web_step_rate.py [--seeds 5] [--tasks ...]``; prints a table and a
+final JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+os.environ.setdefault("SE_AVOID_STATS", "true")  # Selenium must not phone home
+
+from adaroll.actions import Action, ActionKind  # noqa: E402
+from adaroll.envs.base import TaskSpec  # noqa: E402
+from adaroll.envs.web import BrowserProcess, WebEnv  # noqa: E402
+from adaroll.envs.web.experts import run_expert_episode  # noqa: E402
+
+DEFAULT_TASKS = ["click-button", "click-link", "click-checkboxes", "click-tab-2", "enter-text",
+                 "enter-password", "login-user", "email-inbox", "search-engine", "social-media"]  # fmt: skip
+SELENIUM_KEYS = {"enter": "<Enter>", "backspace": "<Backspace>", "tab": "<Tab>",
+                 "escape": "<Escape>", "delete": "<Delete>", "space": "<Space>",
+                 "up": "<ArrowUp>", "down": "<ArrowDown>", "left": "<ArrowLeft>",
+                 "right": "<ArrowRight>", "page_up": "<PageUp>", "page_down": "<PageDown>"}  # fmt: skip
+
+
+def record(env: WebEnv, tasks: list[str], seeds: list[int]) -> dict[tuple[str, int], list[Action]]:
+    sequences = {}
+    for name in tasks:
+        for seed in seeds:
+            actions, ok = run_expert_episode(env, TaskSpec("web", name, seed))
+            if ok:
+                sequences[(name, seed)] = actions
+    return sequences
+
+
+def _summary(
+    step_times: list[float], reset_times: list[float], failed: list[str], episodes: int
+) -> dict:
+    steps, step_s, reset_s = len(step_times), sum(step_times), sum(reset_times)
+    wins = episodes - len(failed)
+    return {
+        "failed": failed,
+        "episodes": episodes,
+        "steps": steps,
+        "success": wins / max(1, episodes),
+        "steps_per_s": steps / step_s if step_s else 0.0,
+        "median_step_ms": 1000 * statistics.median(step_times) if step_times else 0.0,
+        "mean_reset_ms": 1000 * reset_s / max(1, episodes),
+        "episodes_per_s": episodes / (step_s + reset_s) if step_s + reset_s else 0.0,
+    }
+
+
+def run_webenv(env: WebEnv, sequences: dict[tuple[str, int], list[Action]]) -> dict:
+    step_times: list[float] = []
+    reset_times: list[float] = []
+    failed: list[str] = []
+    for (name, seed), actions in sequences.items():
+        t0 = time.perf_counter()
+        env.reset(options={"task": TaskSpec("web", name, seed)})
+        reset_times.append(time.perf_counter() - t0)
+        info: dict[str, Any] = {}
+        for action in actions:
+            t0 = time.perf_counter()
+            _, _, terminated, truncated, info = env.step(action)
+            step_times.append(time.perf_counter() - t0)
+            if terminated or truncated:
+                break
+        if not info.get("success"):
+            failed.append(f"{name}#{seed}")
+    return _summary(step_times, reset_times, failed, len(sequences))
+
+
+def _selenium_action(env: Any, action: Action) -> Any:
+    import numpy as np
+    from miniwob.action import ActionTypes
+
+    u = env.unwrapped
+    cfg = u.action_space_config
+    if action.kind is ActionKind.TAP:
+        coords = np.array([action.x * cfg.screen_width, action.y * cfg.screen_height])
+        return u.create_action(ActionTypes.CLICK_COORDS, coords=coords)
+    if action.kind is ActionKind.TYPE:
+        return u.create_action(ActionTypes.TYPE_TEXT, text=action.text)
+    if action.kind is ActionKind.KEY:
+        return u.create_action(ActionTypes.PRESS_KEY,
+                               key=list(cfg.allowed_keys).index(SELENIUM_KEYS[action.key]))  # fmt: skip
+    if action.kind is ActionKind.SWIPE and action.direction in ("up", "down"):
+        kind = (
+            ActionTypes.SCROLL_DOWN_COORDS
+            if action.direction == "up"
+            else ActionTypes.SCROLL_UP_COORDS
+        )
+        coords = np.array([cfg.screen_width / 2, cfg.screen_height / 2])
+        return u.create_action(kind, coords=coords)
+    return u.create_action(ActionTypes.NONE)
+
+
+def run_selenium(sequences: dict[tuple[str, int], list[Action]], *, screenshots: bool) -> dict:
+    import gymnasium
+    import miniwob  # noqa: F401  (registers the gymnasium envs)
+    from miniwob.action import ActionSpaceConfig
+    from miniwob.constants import DEFAULT_ALLOWED_KEYS
+
+    from adaroll.envs.web.browser import find_chromium
+
+    os.environ.setdefault("MINIWOB_CHROME_BINARY", find_chromium())
+    os.environ.setdefault("MINIWOB_CHROMEDRIVER", "/usr/bin/chromedriver")
+    step_times: list[float] = []
+    reset_times: list[float] = []
+    failed: list[str] = []
+    by_task: dict[str, list[tuple[int, list[Action]]]] = {}
+    for (name, seed), actions in sequences.items():
+        by_task.setdefault(name, []).append((seed, actions))
+    for name, runs in by_task.items():
+        cfg = ActionSpaceConfig.get_preset("all_supported")
+        cfg.allowed_keys = tuple(DEFAULT_ALLOWED_KEYS) + ("<Escape>",)
+        cfg.scroll_amount = 105  # = WebEnv's swipe: half the 210 px task height
+        env = gymnasium.make(f"miniwob/{name}-v1", action_space_config=cfg)
+        try:
+            for seed, actions in runs:
+                t0 = time.perf_counter()
+                env.reset(seed=seed, options={"record_screenshots": screenshots})
+                reset_times.append(time.perf_counter() - t0)
+                reward = 0.0
+                for action in actions:
+                    sel = _selenium_action(env, action)
+                    t0 = time.perf_counter()
+                    _, reward, terminated, truncated, _ = env.step(sel)
+                    step_times.append(time.perf_counter() - t0)
+                    if terminated or truncated:
+                        break
+                if not reward > 0:
+                    failed.append(f"{name}#{seed}")
+        finally:
+            env.close()
+    return _summary(step_times, reset_times, failed, len(sequences))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--tasks", nargs="*", default=DEFAULT_TASKS)
+    parser.add_argument("--skip-selenium", action="store_true")
+    args = parser.parse_args(argv)
+    seeds = list(range(args.seeds))
+    browser = BrowserProcess.launch()
+    results: dict[str, dict] = {}
+    try:
+        env = WebEnv(browser=browser)
+        sequences = record(env, args.tasks, seeds)
+        print(f"recorded {len(sequences)} expert sequences, "
+              f"{sum(map(len, sequences.values()))} actions", flush=True)  # fmt: skip
+        results["adaroll"] = run_webenv(env, sequences)
+        env.close()
+        shot_env = WebEnv(browser=browser, screenshot=True)
+        results["adaroll+screenshot"] = run_webenv(shot_env, sequences)
+        shot_env.close()
+    finally:
+        browser.kill()
+    if not args.skip_selenium:
+        results["selenium"] = run_selenium(sequences, screenshots=True)
+        results["selenium-dom"] = run_selenium(sequences, screenshots=False)
+    print(f"{'config':20s} {'steps/s':>8s} {'med step ms':>11s} {'reset ms':>9s} "
+          f"{'episodes/s':>10s} {'success':>8s}")  # fmt: skip
+    for name, r in results.items():
+        print(f"{name:20s} {r['steps_per_s']:8.1f} {r['median_step_ms']:11.1f} "
+              f"{r['mean_reset_ms']:9.1f} {r['episodes_per_s']:10.2f} {r['success']:8.2f}"
+              + (f"  failed: {' '.join(r['failed'])}" if r["failed"] else ""))  # fmt: skip
+    summary: dict[str, Any] = {"benchmark": "web_step_rate", "tasks": args.tasks,
+                               "seeds": args.seeds, "results": results}  # fmt: skip
+    if "selenium" in results:
+        summary["step_speedup_vs_selenium"] = (
+            results["adaroll"]["steps_per_s"] / results["selenium"]["steps_per_s"]
+        )
+        summary["step_speedup_vs_selenium_dom"] = (
+            results["adaroll"]["steps_per_s"] / results["selenium-dom"]["steps_per_s"]
+        )
+        summary["screenshot_step_speedup_vs_selenium"] = (
+            results["adaroll+screenshot"]["steps_per_s"] / results["selenium"]["steps_per_s"]
+        )
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

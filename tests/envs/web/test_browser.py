@@ -1,0 +1,108 @@
+"""The browser launcher: namespaces, DevTools over setns sockets, cleanup (also after a crash)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from adaroll.envs.web.browser import BrowserProcess, isolation_available, pid_alive
+
+pytestmark = pytest.mark.web
+
+
+def _mounts_mentioning(path: str) -> list[str]:
+    return [line for line in Path("/proc/self/mounts").read_text().splitlines() if path in line]
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if text in cmdline and pid_alive(int(entry.name)):
+                pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.skipif(not isolation_available(), reason="isolated browsers need root")
+def test_isolated_browser_namespaces_and_cleanup(browser):
+    b = BrowserProcess.launch()
+    try:
+        assert b.isolated and b.alive()
+        # own pid namespace, with the browser as its init
+        nspid = [ln for ln in Path(f"/proc/{b.pid}/status").read_text().splitlines()
+                 if ln.startswith("NSpid:")][0].split()  # fmt: skip
+        assert nspid[-1] == "1" and nspid[1] == str(b.pid)
+        for ns in ("net", "mnt", "pid", "time"):
+            assert os.readlink(f"/proc/{b.pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}")
+        # no route anywhere: the namespace has only a loopback device
+        devices = [ln.split(":")[0].strip() for ln in
+                   Path(f"/proc/{b.pid}/net/dev").read_text().splitlines()[2:]]  # fmt: skip
+        assert devices == ["lo"]
+        # mutable state on a private tmpfs that the host does not see
+        inside = Path(f"/proc/{b.pid}/mounts").read_text()
+        assert any(ln.split()[1] == b.state_dir and ln.split()[2] == "tmpfs"
+                   for ln in inside.splitlines())  # fmt: skip
+        assert not _mounts_mentioning(b.state_dir)
+        assert Path(f"/proc/{b.pid}/root{b.state_dir}/ud").is_dir()
+        # DevTools reachable only through the namespace; reconnecting works
+        for _ in range(2):
+            with b.connect() as cdp:
+                assert cdp.evaluate("6 * 7") == 42
+        host_dir = str(Path(b.state_dir).parent)
+        pid = b.pid
+    finally:
+        b.kill()
+    assert not pid_alive(pid)
+    assert not Path(host_dir).exists()
+    assert not _processes_mentioning(b.state_dir)
+    b.kill()  # idempotent
+
+
+def test_adopt_takes_ownership(browser):
+    original = BrowserProcess.launch()
+    adopted = BrowserProcess.adopt(original.pid, state_dir=original.state_dir,
+                                   port=original.port, isolated=original.isolated)  # fmt: skip
+    with adopted.connect() as cdp:
+        assert cdp.evaluate("1 + 1") == 2
+    adopted.kill()
+    deadline = time.monotonic() + 10
+    while pid_alive(original.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not pid_alive(original.pid)
+    original.kill()
+
+
+def test_browsers_die_with_a_killed_controller(tmp_path):
+    """The crash janitor kills browsers and removes their directories after a SIGKILL."""
+    script = textwrap.dedent(
+        """
+        import os, signal, sys
+        from adaroll.envs.web.browser import BrowserProcess
+        b = BrowserProcess.launch()
+        print(b.pid, b.state_dir, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=env, timeout=60)  # fmt: skip
+    pid_text, state_dir = out.stdout.split()
+    pid = int(pid_text)
+    deadline = time.monotonic() + 15
+    while (pid_alive(pid) or Path(state_dir).parent.exists()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid_alive(pid)
+    assert not Path(state_dir).parent.exists()
+    left = _processes_mentioning(state_dir)
+    info = [(p, Path(f"/proc/{p}/stat").read_text()[:60], out.stdout) for p in left]
+    assert not left, info

@@ -1,0 +1,274 @@
+"""The cost ledger: validation, totals by tag, JSONL round trip, crashes and resume."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from adaroll.training import ledger as ledger_mod
+from adaroll.training.ledger import (
+    CostRecord,
+    CostTotals,
+    Ledger,
+    LedgerError,
+    read_ledger,
+)
+
+RECORDS = [
+    CostRecord("onestep", "train", training_samples=8, policy_samples=8, wall_seconds=0.25,
+               task_id="t1", iteration=0, stage="stage1"),
+    CostRecord("root", "routing", policy_samples=40, env_steps=40, wall_seconds=1.5,
+               task_id="t1", iteration=1, stage="hybrid"),
+    CostRecord("suffix", "train", training_samples=30, policy_samples=30, env_steps=30, restores=8,
+               restore_seconds=0.8, replayed_steps=0, wall_seconds=2.0, invalid_samples=2,
+               task_id="t2", iteration=1, stage="hybrid"),
+    CostRecord("suffix", "train", policy_samples=24, env_steps=24, restores=8,
+               restore_seconds=0.7, wall_seconds=1.25, faults=1, task_id="t1", iteration=2,
+               stage="hybrid"),  # a zero-variance group: drawn, never trained on
+    CostRecord("eval", "eval", policy_samples=100, env_steps=100, wall_seconds=3.0, stage="eval"),
+    CostRecord("vanilla", "train", training_samples=64, policy_samples=64, env_steps=64,
+               wall_seconds=4.0, task_id="t2", iteration=3, stage="vanilla"),
+]  # fmt: skip
+
+
+def _fill(ledger: Ledger) -> Ledger:
+    for r in RECORDS:
+        ledger.append(r)
+    return ledger
+
+
+# -- records --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"mode": "warmup", "purpose": "train"},
+        {"mode": "root", "purpose": "play"},
+        {"mode": "eval", "purpose": "train"},  # evaluation work is never training cost
+        {"mode": "root", "purpose": "eval", "training_samples": 1},
+        {"mode": "root", "purpose": "train", "env_steps": -1},
+        {"mode": "root", "purpose": "train", "env_steps": 1.5},
+        {"mode": "root", "purpose": "train", "faults": True},
+        {"mode": "root", "purpose": "train", "wall_seconds": float("nan")},
+        {"mode": "root", "purpose": "train", "restore_seconds": -0.1},
+        {"mode": "root", "purpose": "train", "iteration": "3"},
+        {"mode": "root", "purpose": "train", "task_id": 3},
+    ],
+)
+def test_invalid_records(kwargs: dict[str, object]) -> None:
+    with pytest.raises(LedgerError):
+        CostRecord(**kwargs)  # type: ignore[arg-type]
+
+
+def test_record_dict_round_trip() -> None:
+    for r in RECORDS:
+        assert CostRecord.from_dict(r.to_dict()) == r
+    assert RECORDS[0].to_dict() == {"mode": "onestep", "purpose": "train", "training_samples": 8,
+                                    "policy_samples": 8, "wall_seconds": 0.25, "task_id": "t1",
+                                    "iteration": 0, "stage": "stage1"}  # fmt: skip
+    with pytest.raises(LedgerError, match="unknown"):
+        CostRecord.from_dict({"mode": "root", "purpose": "train", "steps": 3})
+    with pytest.raises(LedgerError):
+        CostRecord.from_dict({"mode": "root"})
+    assert CostRecord("root", "train", wall_seconds=2).wall_seconds == 2.0
+
+
+# -- totals ---------------------------------------------------------------------------------------
+
+
+def test_totals_by_tag() -> None:
+    ledger = _fill(Ledger())
+    everything = ledger.totals()
+    assert everything.records == 6
+    assert everything.policy_samples == 8 + 40 + 30 + 24 + 100 + 64
+    assert everything.env_steps == 40 + 30 + 24 + 100 + 64
+
+    suffix = ledger.totals(mode="suffix")
+    assert suffix == CostTotals(records=2, training_samples=30, policy_samples=54, env_steps=54,
+                                restores=16, restore_seconds=1.5, wall_seconds=3.25,
+                                invalid_samples=2, faults=1)  # fmt: skip
+    assert ledger.totals(mode="suffix", task_id="t1").policy_samples == 24
+    assert ledger.totals(purpose=("train", "routing")).records == 5
+    assert ledger.totals(iteration=1).env_steps == 70
+    assert ledger.totals(task_id=None).records == 1  # the untagged eval record
+    assert ledger.totals(mode="sft").records == 0
+
+    by = ledger.totals_by("mode", "purpose")
+    assert list(by) == [("onestep", "train"), ("root", "routing"), ("suffix", "train"),
+                        ("eval", "eval"), ("vanilla", "train")]  # fmt: skip
+    assert by[("suffix", "train")] == suffix
+    assert sum(by.values(), CostTotals()) == everything
+    by_stage = ledger.totals_by("stage", purpose="train")
+    assert {k: v.training_samples for k, v in by_stage.items()} == {
+        ("stage1",): 8, ("hybrid",): 30, ("vanilla",): 64
+    }
+    with pytest.raises(LedgerError, match="valid tags"):
+        ledger.totals(kind="root")
+    with pytest.raises(LedgerError):
+        ledger.totals_by()
+
+
+def test_evaluation_is_never_training_cost() -> None:
+    ledger = _fill(Ledger())
+    train = ledger.training_cost()
+    assert train.records == 5
+    assert train.env_steps == 40 + 30 + 24 + 64
+    assert train.training_samples == 8 + 30 + 64
+    assert ledger.eval_cost() == CostTotals(records=1, policy_samples=100, env_steps=100, wall_seconds=3.0)
+    assert train + ledger.eval_cost() == ledger.totals()
+    assert ledger.training_cost(mode="suffix") == ledger.totals(mode="suffix")
+    # an evaluation pass done with root rollouts is still evaluation
+    ledger.add("root", "eval", policy_samples=7, env_steps=7)
+    assert ledger.training_cost() == train
+
+
+# -- persistence ----------------------------------------------------------------------------------
+
+
+def test_round_trip_gives_identical_totals(tmp_path: Path) -> None:
+    path = tmp_path / "run" / "ledger.jsonl"
+    with Ledger(path) as ledger:
+        _fill(ledger)
+        ledger.add("sft", "train", training_samples=5, wall_seconds=0.1 + 0.2)
+        before = (ledger.records, ledger.totals(), ledger.totals_by("mode", "purpose", "task_id"),
+                  ledger.training_cost())  # fmt: skip
+    again = Ledger(path)
+    assert again.torn_tail is None
+    assert (again.records, again.totals(), again.totals_by("mode", "purpose", "task_id"),
+            again.training_cost()) == before  # fmt: skip
+    assert again.records[-1].ts is not None  # add() stamps the time
+    assert len(path.read_text().splitlines()) == 7
+
+
+def test_each_record_is_on_disk_when_append_returns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(ledger_mod.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    path = tmp_path / "ledger.jsonl"
+    ledger = Ledger(path)
+    for i, r in enumerate(RECORDS, 1):
+        ledger.append(r)
+        assert len(synced) == i
+        assert read_ledger(path).records == list(RECORDS[:i])  # readable by another process now
+    ledger.close()
+
+
+def test_every_crash_point_loses_at_most_the_record_being_written(tmp_path: Path) -> None:
+    full = tmp_path / "full.jsonl"
+    with Ledger(full, fsync=False) as ledger:
+        _fill(ledger)
+    data = full.read_bytes()
+    ends = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
+    torn = tmp_path / "torn.jsonl"
+    for cut in range(len(data) + 1):
+        torn.write_bytes(data[:cut])
+        loaded = read_ledger(torn)
+        committed = sum(e <= cut for e in ends)
+        assert loaded.records == RECORDS[:committed]
+        assert (loaded.torn_tail is None) == (cut in ends or cut == 0)
+
+
+def test_torn_last_line_is_reported_and_cut_before_appending(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "ledger.jsonl"
+    with Ledger(path) as ledger:
+        _fill(ledger)
+    good = path.read_bytes()
+    path.write_bytes(good + b'{"mode":"root","purpose":"train","env_st')
+
+    readonly = Ledger(path, readonly=True)
+    assert readonly.records == tuple(RECORDS)
+    assert readonly.torn_tail == b'{"mode":"root","purpose":"train","env_st'
+    assert path.read_bytes().endswith(b"env_st")  # read-only: the file is untouched
+    with pytest.raises(LedgerError, match="read-only"):
+        readonly.add("root", "train")
+
+    with caplog.at_level(logging.WARNING, logger="adaroll.training.ledger"):
+        ledger = Ledger(path)
+    assert "torn" in caplog.text
+    assert ledger.torn_tail is not None and len(ledger) == len(RECORDS)
+    assert path.read_bytes() == good  # cut back to the last committed record
+    ledger.add("root", "train", env_steps=3)
+    ledger.close()
+    reloaded = Ledger(path, readonly=True)
+    assert reloaded.torn_tail is None and len(reloaded) == len(RECORDS) + 1
+    assert reloaded.totals().env_steps == sum(r.env_steps for r in RECORDS) + 3
+
+
+def test_a_complete_record_without_its_newline_is_not_committed(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(b'{"mode":"root","purpose":"train","env_steps":3}\n{"mode":"root","purpose":"train"}')
+    loaded = read_ledger(path)
+    assert [r.env_steps for r in loaded.records] == [3]
+    assert loaded.torn_tail == b'{"mode":"root","purpose":"train"}'
+
+
+def test_garbage_last_line_with_newline_is_treated_as_torn(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(b'{"mode":"root","purpose":"train","env_steps":3}\n\x00\x00\x00\n')
+    loaded = read_ledger(path)
+    assert len(loaded.records) == 1 and loaded.torn_tail == b"\x00\x00\x00\n"
+
+
+@pytest.mark.parametrize(
+    "middle",
+    [b"not json", b'{"mode":"root"}', b"", b'{"mode":"root","purpose":"train","x":1}', b"[1, 2]"],
+)
+def test_corruption_before_the_last_line_raises(tmp_path: Path, middle: bytes) -> None:
+    path = tmp_path / "ledger.jsonl"
+    ok = b'{"mode":"root","purpose":"train","env_steps":3}\n'
+    path.write_bytes(ok + middle + b"\n" + ok)
+    with pytest.raises(LedgerError, match="line 2"):
+        Ledger(path)
+
+
+def test_truncate_to_a_checkpointed_count(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    ledger = _fill(Ledger(path))
+    checkpointed = 3
+    ledger.truncate_to(checkpointed)
+    assert ledger.records == tuple(RECORDS[:3])
+    assert read_ledger(path).records == RECORDS[:3]
+    ledger.add("suffix", "train", env_steps=5)  # appends continue on a clean line
+    ledger.close()
+
+    resumed = Ledger(path)
+    assert len(resumed) == 4 and resumed.records[-1].env_steps == 5
+    resumed.truncate_to(len(resumed))  # no-op
+    assert len(Ledger(path, readonly=True)) == 4
+    resumed.truncate_to(0)
+    assert path.read_bytes() == b"" and len(resumed) == 0
+    with pytest.raises(LedgerError):
+        resumed.truncate_to(1)
+    resumed.close()
+
+
+def test_resume_after_crash_with_torn_tail_then_truncate(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    with Ledger(path) as ledger:
+        _fill(ledger)
+    with open(path, "ab") as fh:
+        fh.write(b'{"mode":"suff')
+    resumed = Ledger(path)
+    resumed.truncate_to(2)
+    resumed.add("root", "train", env_steps=1)
+    resumed.close()
+    assert [r.mode for r in Ledger(path, readonly=True)] == ["onestep", "root", "root"]
+
+
+def test_in_memory_ledger() -> None:
+    ledger = _fill(Ledger())
+    ledger.truncate_to(1)
+    assert ledger.records == (RECORDS[0],) and ledger.path is None
+    with pytest.raises(LedgerError):
+        ledger.append({"mode": "root"})  # type: ignore[arg-type]
+
+
+def test_missing_file_is_an_empty_ledger(tmp_path: Path) -> None:
+    assert len(Ledger(tmp_path / "nope.jsonl", readonly=True)) == 0
+    assert not (tmp_path / "nope.jsonl").exists()
