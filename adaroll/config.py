@@ -68,6 +68,8 @@ class GRPOConfig(Frozen):
     """Gradient steps on each batch of groups (ratios differ from 1 after the first)."""
     max_grad_norm: float = Field(1.0, gt=0)
     """Gradient clipping norm."""
+    micro_batch: int = Field(512, ge=1)
+    """Decisions per forward/backward pass; gradients accumulate to the same update."""
 
 
 class PivotConfig(Frozen):
@@ -212,9 +214,24 @@ def load_config(
         key, raw = item.split("=", 1)
         set_dotted(data, key.strip(), yaml.safe_load(raw))
     try:
-        return RunConfig.model_validate(data)
+        # Merge onto the defaults, so that a partial section keeps the section's own defaults
+        # (e.g. stage1's algorithm and budget) instead of the section class's generic ones.
+        return RunConfig.model_validate(_merge(RunConfig().model_dump(), data))
     except ValidationError as exc:
         raise ConfigError(_format_error(exc)) from None
+
+
+def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key not in _OPAQUE:
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+_OPAQUE = ("options", "suite_options", "budget")  # replaced whole, never merged
 
 
 def dump_config(config: BaseModel) -> str:

@@ -37,12 +37,14 @@ if [ "$(uname -m)" != "x86_64" ]; then
   exit 1
 fi
 
-# -- system tools the backend drives: unshare/nsenter (util-linux), ip (iproute2; criu runs
-#    `ip` to dump/restore network namespaces). Installed through the system's own apt.
+# -- system tools the backend drives: unshare/nsenter (util-linux), mount, ip (iproute2: raises
+#    each branch's loopback; criu itself runs `ip` when it rebuilds a network namespace).
+#    Installed through the system's own apt.
 need=()
 command -v unshare >/dev/null 2>&1 || need+=(util-linux)
 command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v mount >/dev/null 2>&1 || need+=(mount)
 if [ ${#need[@]} -gt 0 ]; then
   log "apt-get install ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -44,6 +44,22 @@ attention mask, as ``generate`` does), so the completion tokens of every row sit
 ``T`` positions and only those logits are computed (``logits_to_keep``) - the vocabulary
 projection over a long prompt is never materialised.
 
+**Vision-language models** (a checkpoint whose config has a ``vision_config``): loaded with
+``AutoModelForImageTextToText`` and ``AutoProcessor``; a context whose observation has a
+screenshot gets an image part in its user message and the processor's image tensors
+(``pixel_values``, ``image_grid_thw``, ...), which are concatenated along dim 0 across a batch
+(the layout of Qwen2/2.5/3-VL and LLaVA-style models); the model computes its own position ids.
+Rows with and without images can share a batch. (Fast image processors need ``torchvision``
+matching your torch build; it is not part of the extra.)
+
+**Sampling through a server** (``sampler: {...}``): the texts are drawn by an OpenAI-compatible
+server (vLLM) that serves the base model with LoRA enabled, and scored here. Before sampling,
+the adapter is saved and loaded into the server (``/v1/load_lora_adapter``) whenever the
+trainable weights changed. Such samples are scored as the *canonical* tokenisation of the text
++ the first stop token (the server's own token ids are not used), so a server that produced a
+non-canonical split yields a slightly off-policy sample; the GRPO ratio stays consistent
+because old and new log-probs are both computed here. See docs/llm.md.
+
 **GPU**: on CUDA the model loads in bfloat16 (``dtype: auto``) with gradient checkpointing
 (``gradient_checkpointing: null`` = on with CUDA); log-softmax is computed in float32. The LoRA
 adapter stays in float32 (peft's default).
@@ -303,7 +319,7 @@ class HFPolicy(Policy):
         self.processor: Any = None
         if cfg.tiny and saved is None:
             self.tokenizer = build_tiny_tokenizer()
-            model = build_tiny_model(self.tokenizer, seed=cfg.seed)
+            model = build_tiny_model(self.tokenizer, seed=cfg.seed).to(dtype=self.dtype)
             self.vision = False
         else:
             tok_src = str(saved / "tokenizer") if saved is not None else str(cfg.model)
@@ -323,7 +339,6 @@ class HFPolicy(Policy):
                 model = transformers.AutoModelForCausalLM.from_pretrained(
                     model_src, dtype=self.dtype, **remote
                 )
-        model.to(dtype=self.dtype)
         self._setup_stop_tokens(model)
         self._tiny_base = copy.deepcopy(model) if cfg.tiny and cfg.lora else None
         use_gc = cfg.gradient_checkpointing

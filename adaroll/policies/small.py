@@ -262,9 +262,10 @@ class _PointerHead(nn.Module):
         self.v = nn.Linear(dim, n_heads)
         self.wide = nn.Linear(n_features, n_heads, bias=False)
 
-    def forward(self, h: torch.Tensor, s: torch.Tensor, num: torch.Tensor) -> torch.Tensor:
-        """h [..., N, d], s broadcastable to h, num [..., N, F] -> logits [..., N, P]."""
-        return self.v(torch.tanh(self.wh(h) + self.ws(s))) + self.wide(num)
+    def forward(self, h: torch.Tensor, ws: torch.Tensor, num: torch.Tensor) -> torch.Tensor:
+        """h [..., N, d], ``ws`` = ``self.ws(state)`` broadcastable to h, num [..., N, F]
+        -> logits [..., N, P]. (The state term is computed once per context by the caller.)"""
+        return self.v(torch.tanh(self.wh(h) + ws)) + self.wide(num)
 
 
 def _mlp(n_in: int, dim: int) -> nn.Sequential:
@@ -345,13 +346,13 @@ class SmallPolicyNet(nn.Module):
         c_el = torch.zeros(R, d).index_add(0, b.ce_cand, el_flat[b.ce_el])
         c_el = c_el / b.ce_count.clamp(min=1)[:, None]
         c = self.cand_in(torch.cat([cand_e, left_e, c_el, b.cand_num], -1))
-        c_logits = self.cand_ptr(c, s[b.cand_ctx], b.cand_num)  # [R, 3]
+        c_logits = self.cand_ptr(c, self.cand_ptr.ws(s)[b.cand_ctx], b.cand_num)  # [R, 3]
         cand = torch.full((U * N, len(CAND_HEADS)), NEG).index_copy(0, b.cand_pos, c_logits)
         return {
             "state": s,
             "elements": x_el,
             "kind": self.kind(torch.cat([s, b.glob], -1)),
-            "ptr": self.ptr(x_el, s[:, None, :], b.el_num),  # [U, E, P]
+            "ptr": self.ptr(x_el, self.ptr.ws(s)[:, None, :], b.el_num),  # [U, E, P]
             "swipe": self.swipe(s),
             "key": self.key(s),
             "cand": cand.view(U, N, len(CAND_HEADS)),  # [U, N, 3]
@@ -369,7 +370,7 @@ class SmallPolicyNet(nn.Module):
         c_el = torch.zeros(R, d).index_add(0, x.ce_row, el.reshape(U * E, d)[x.ce_el])
         c_el = c_el / x.ce_count.clamp(min=1)[:, None]
         c = self.cand_in(torch.cat([text_e, left_e.expand(R, d), c_el, x.num], -1))
-        return self.cand_ptr(c, enc["state"][x.ctx], x.num)
+        return self.cand_ptr(c, self.cand_ptr.ws(enc["state"])[x.ctx], x.num)
 
 
 # -- batching -----------------------------------------------------------------------------------
@@ -542,6 +543,18 @@ class SmallPolicy(Policy):
 
     def train(self, mode: bool = True) -> None:
         self.net.train(mode)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle (Ray workers, ``copy.deepcopy``) as config + weights + sampler state; the
+        feature cache is not carried over."""
+        return {"config": self.config, "state_dict": self.state_dict(), "rng": self.rng_state(),
+                "training": self.net.training}  # fmt: skip
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["config"])  # type: ignore[misc]
+        self.load_state_dict(state["state_dict"])
+        self.set_rng_state(state["rng"])
+        self.net.train(state["training"])
 
     def rng_state(self) -> torch.Tensor:
         """The state of the policy's sampling generator (save it to resume a run exactly)."""

@@ -20,9 +20,13 @@ profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
   (task, step counter, instruction) that lives outside the browser.
 * **restore** = ``unshare --mount --propagation private sh -c '...'`` mounts a per-branch tmpfs
   at ``state_dir`` and an overlay on top of it (lower = the copied state, upper/work on the
-  tmpfs), then ``exec criu restore -d --pidfile ...``. criu recreates fresh pid, net and time
-  namespaces per restore, so branches never share a port, a file or a pid. The controller is a
-  child subreaper, so the restored init is re-parented to it and can be reaped; the branch is
+  tmpfs), then ``criu restore -d --pidfile ...``. criu recreates fresh pid and time namespaces
+  per restore; the network namespace is dumped as *external* and every branch gets a fresh one
+  from ``unshare --net`` with ``lo`` up (cheaper than criu rebuilding it with ``ip`` commands),
+  so branches never share a port, a file or a pid. criu's kernel-probe cache is shown to it at
+  ``/run`` from a tmpfs directory (criu re-probes the kernel, ~0.1-0.2 s, whenever ``/run`` is
+  not a tmpfs). The controller is a child subreaper while restoring, so the restored init is
+  re-parented to it and can be reaped; the branch is
   adopted as a :class:`~adaroll.envs.web.browser.BrowserProcess` (reached by ``setns`` into its
   network namespace) and wrapped by :meth:`~adaroll.envs.web.env.WebEnv.attach` - a full
   :class:`~adaroll.envs.web.env.WebEnv` that continues the episode.
@@ -30,6 +34,9 @@ profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
   and show the element-tree hash and screenshot hash recorded at save time. A mismatch raises
   :class:`SnapshotVerificationError` (``verify="raise"``) or is recorded on the branch
   (``verify="report"``: ``branch.restore_info["check"]``); a later issue adds replay fallback.
+  Screenshots are hashed with the text caret hidden and once the frame stopped changing
+  (:func:`stable_screenshot_hash`): a blinking caret or a not yet drawn hover would otherwise
+  make identical states differ.
 * **resources**: a pool caps live branches (sized from cores and available memory, ~170 MB PSS
   per branch measured here), a semaphore caps concurrent restores (criu restore is CPU-bound).
   Images are reference-counted (``save`` = 1 reference, :meth:`CriuSnapshots.retain` adds,
@@ -326,26 +333,15 @@ def _subreaper() -> Any:
 
 def _disown_dirs(browser: BrowserProcess) -> tuple[str, ...]:
     """Take over the directories ``browser`` would remove when killed (its host directory,
-    parent of ``state_dir``). Uses ``BrowserProcess.disown_dirs()`` when the web environment
-    provides it, else edits its resource record (the same effect)."""
-    disown = getattr(browser, "disown_dirs", None)
-    if callable(disown):
-        return tuple(disown())
-    res = browser._res  # noqa: SLF001 - seam documented in .notes/criu-to-web.md
-    dirs = tuple(res.owned_dirs)
-    res.owned_dirs.clear()
-    return dirs
+    parent of ``state_dir``); the crash janitor still removes them if this process dies."""
+    return tuple(browser.disown_dirs())
 
 
 def _return_dirs(browser: BrowserProcess, dirs: tuple[str, ...]) -> bool:
     """Give ``dirs`` back to a still-running ``browser`` (it removes them when killed)."""
     if not browser.alive():
         return False
-    adopt = getattr(browser, "own_dirs", None)
-    if callable(adopt):
-        adopt(dirs)
-    else:
-        browser._res.owned_dirs.extend(dirs)  # noqa: SLF001 - see _disown_dirs
+    browser.own_dirs(dirs)
     return True
 
 

@@ -3,7 +3,8 @@
 Why a module of its own: an unusable CRIU must fail *early and with a reason* - before a
 training run has spent time collecting expert checkpoints - and the reasons differ: no
 binary, Debian bookworm's 3.17 (which fails on this kernel's vDSO), ``criu check`` failing
-(kernel features, missing capabilities), not root, or no ``unshare``/``nsenter``. Every
+(kernel features, missing capabilities), not root, or no ``unshare``/``nsenter``/``mount``/
+``ip`` (branches get a fresh network namespace whose loopback is raised with ``ip``). Every
 failure raises :class:`CriuUnavailableError` naming the cause and the fix: the project's own
 ``scripts/install_criu.sh``, which unpacks criu >= 4.2 from Debian sid into a private prefix
 (DESIGN.md section 4) and writes a wrapper ``PREFIX/bin/criu``.
@@ -70,11 +71,12 @@ def candidate_paths(explicit: str | None = None) -> list[str]:
 def find_criu(explicit: str | None = None) -> str:
     """The first existing, executable candidate; :class:`CriuUnavailableError` if none."""
     cands = candidate_paths(explicit)
+    chosen = explicit or os.environ.get("ADAROLL_CRIU")  # named on purpose: no fallback
     for path in cands:
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
-        if explicit and path == explicit:
-            raise CriuUnavailableError(f"CRIU binary {explicit!r} does not exist or is not "
+        if chosen and path == chosen:
+            raise CriuUnavailableError(f"CRIU binary {chosen!r} does not exist or is not "
                                        f"executable; {INSTALL_HINT}")  # fmt: skip
     raise CriuUnavailableError(f"CRIU not found (looked at {', '.join(cands)}); {INSTALL_HINT}")
 
@@ -96,9 +98,10 @@ def _check(path: str) -> CriuTool:
     if os.geteuid() != 0:
         raise CriuUnavailableError("CRIU snapshots need root (criu, unshare and nsenter "
                                    "create namespaces and mounts); run as root")  # fmt: skip
-    for tool in ("unshare", "nsenter"):
+    for tool, package in (("unshare", "util-linux"), ("nsenter", "util-linux"),
+                          ("mount", "mount"), ("ip", "iproute2")):  # fmt: skip
         if shutil.which(tool) is None:
-            raise CriuUnavailableError(f"`{tool}` not found; install util-linux "
+            raise CriuUnavailableError(f"`{tool}` not found; install {package} "
                                        "(scripts/install_criu.sh does)")  # fmt: skip
     try:
         ver = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)

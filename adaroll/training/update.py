@@ -57,28 +57,36 @@ def grpo_update(
     if not samples:
         return UpdateResult(used, 0.0, 0, skipped, {})
 
+    adv_t = torch.tensor(advantages, dtype=torch.float32)
+    chunks = [slice(i, i + cfg.micro_batch) for i in range(0, len(samples), cfg.micro_batch)]
     # Samples were drawn by the current weights (nothing updated since), so a no-grad forward
     # gives the exact per-factor behaviour log-probs that the sampler summed.
     with torch.no_grad():
-        old, _ = policy.decision_log_probs(contexts, samples)
-    adv_t = torch.tensor(advantages, dtype=torch.float32)
-    ref_logp = None
-    if reference is not None and cfg.kl_coef > 0:
-        with torch.no_grad():
-            ref_logp, _ = reference.decision_log_probs(contexts, samples)
+        old = [policy.decision_log_probs(contexts[c], samples[c]) for c in chunks]
+        ref = ([reference.decision_log_probs(contexts[c], samples[c])[0] for c in chunks]
+               if reference is not None and cfg.kl_coef > 0 else None)  # fmt: skip
+    # Each micro-batch's mean loss is weighted by its share of the aggregation's denominator,
+    # so accumulated gradients equal those of one pass over everything.
+    if cfg.aggregation == "token-mean":
+        weights = [float(m.sum()) for _, m in old]
+    else:
+        weights = [float((m.sum(-1) > 0).sum()) for _, m in old]
+    total = sum(weights) or 1.0
     policy.train(True)
     loss_value, stats = 0.0, {}
     for _ in range(cfg.ppo_epochs):
-        logp, mask = policy.decision_log_probs(contexts, samples)
-        loss, stats = grpo.grpo_loss(
-            logp, old, adv_t, mask, clip_low=cfg.clip_eps, kl_coef=cfg.kl_coef,
-            ref_log_probs=ref_logp, aggregation=cfg.aggregation,
-        )  # fmt: skip
         optimizer.zero_grad()
-        loss.backward()
+        loss_value = 0.0
+        for k, c in enumerate(chunks):
+            logp, mask = policy.decision_log_probs(contexts[c], samples[c])
+            loss, stats = grpo.grpo_loss(
+                logp, old[k][0], adv_t[c], mask, clip_low=cfg.clip_eps, kl_coef=cfg.kl_coef,
+                ref_log_probs=ref[k] if ref is not None else None, aggregation=cfg.aggregation,
+            )  # fmt: skip
+            (loss * (weights[k] / total)).backward()
+            loss_value += float(loss.detach()) * weights[k] / total
         torch.nn.utils.clip_grad_norm_(list(policy.parameters()), cfg.max_grad_norm)
         optimizer.step()
-        loss_value = float(loss.detach())
+    stats["loss"] = loss_value
     return UpdateResult(used, loss_value, sum(1 for v in used.values() if v), skipped,
                         {k: float(v) for k, v in stats.items()})  # fmt: skip
-

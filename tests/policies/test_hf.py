@@ -67,7 +67,9 @@ def _manual_logp(p: HFPolicy, context: Context, ids: list[int]) -> torch.Tensor:
 
 
 def test_config_validation_names_the_problem() -> None:
-    with pytest.raises(ValueError, match="unknown hf policy option.*'bogus'.*valid:.*max_new_tokens"):
+    with pytest.raises(
+        ValueError, match="unknown hf policy option.*'bogus'.*valid:.*max_new_tokens"
+    ):
         HFPolicyConfig.from_options({"tiny": True, "bogus": 1})
     with pytest.raises(ValueError, match="exactly one of"):
         HFPolicyConfig()
@@ -77,12 +79,16 @@ def test_config_validation_names_the_problem() -> None:
         HFPolicyConfig(tiny=True, temperature=0.0)
     with pytest.raises(ValueError, match="dtype"):
         HFPolicyConfig(tiny=True, dtype="int8")
-    cfg = HFPolicyConfig.from_options(HFPolicyConfig(tiny=True, lora_target_modules=["q_proj"]).to_dict())
+    cfg = HFPolicyConfig.from_options(
+        HFPolicyConfig(tiny=True, lora_target_modules=["q_proj"]).to_dict()
+    )
     assert cfg.lora_target_modules == ("q_proj",)
 
 
 def test_make_policy_by_kind_and_cpu_defaults() -> None:
-    p = make_policy(PolicyConfig(kind="hf", history=2, options={"tiny": True, "max_new_tokens": 4}), seed=3)
+    p = make_policy(
+        PolicyConfig(kind="hf", history=2, options={"tiny": True, "max_new_tokens": 4}), seed=3
+    )
     assert isinstance(p, HFPolicy)
     assert p.config.history_len == 2 and p.config.seed == 3
     assert p.device.type == "cpu" and p.dtype == torch.float32
@@ -258,8 +264,9 @@ def test_invalid_outputs_are_samples_not_crashes(policy: HFPolicy) -> None:
 # -- training -----------------------------------------------------------------------------------
 
 
-def _group(samples: list[SampledAction], rewards: list[float], ctx: Context = CTX_A,
-           purpose: str = "train") -> Group:
+def _group(
+    samples: list[SampledAction], rewards: list[float], ctx: Context = CTX_A, purpose: str = "train"
+) -> Group:
     job = Job(kind="onestep", task=TaskSpec("mobile", "t", 0), group_size=len(samples),
               checkpoint_id="c0", purpose=purpose)  # type: ignore[arg-type]  # fmt: skip
     return Group(job, [[Decision(ctx, s)] for s in samples], rewards)
@@ -343,7 +350,9 @@ def test_save_load_roundtrip_is_exact(tmp_path: Path) -> None:
     q.reseed(7)
     sq = q.sample([CTX_A, CTX_B], 2)
     assert [s.token_ids for r in sp for s in r] == [s.token_ids for r in sq for s in r]
-    assert [s.log_prob for r in sp for s in r] == pytest.approx([s.log_prob for r in sq for s in r], abs=1e-5)
+    assert [s.log_prob for r in sp for s in r] == pytest.approx(
+        [s.log_prob for r in sq for s in r], abs=1e-5
+    )
     # the trainer's resume path: load_state_dict(load(state).state_dict())
     fresh = HFPolicy(tiny=True, seed=5, max_new_tokens=MAX_NEW, temperature=0.9)
     fresh.load_state_dict(q.state_dict())
@@ -379,7 +388,9 @@ def _tiny_llava(folder: Path) -> None:
                 "<image>{% else %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}"
                 "</{{ m['role'] }}>{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}")  # fmt: skip
     tok.chat_template = template
-    images = tf.CLIPImageProcessorPil(size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28})
+    images = tf.CLIPImageProcessorPil(
+        size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28}
+    )
     processor = tf.LlavaProcessor(image_processor=images, tokenizer=tok, patch_size=14,
                                   vision_feature_select_strategy="default", chat_template=template,
                                   num_additional_image_tokens=1)  # fmt: skip
@@ -410,7 +421,9 @@ def test_vlm_gets_screenshots_and_exact_log_probs(tmp_path: Path) -> None:
     contexts = [with_image, CTX_B]  # an image row and a text-only row in one batch
     prompts = p._prompts(contexts)
     assert "pixel_values" in prompts[0].extras and not prompts[1].extras
-    assert p.prompt_text(with_image).startswith("<system>") and "<image>" in p.prompt_text(with_image)
+    assert p.prompt_text(with_image).startswith("<system>") and "<image>" in p.prompt_text(
+        with_image
+    )
     p.reseed(0)
     flat = [s for row in p.sample(contexts, 2) for s in row]
     rows = [c for c in contexts for _ in range(2)]
@@ -419,6 +432,7 @@ def test_vlm_gets_screenshots_and_exact_log_probs(tmp_path: Path) -> None:
     (logp * mask).sum().backward()
     p.train(False)
     assert all(q.grad is not None for q in p.parameters())
+    totals = (logp * mask).sum(-1).detach()
     for i, (ctx, s) in enumerate(zip(rows, flat, strict=True)):
         prompt = p._prompt(ctx)
         ids = torch.tensor([list(prompt.ids) + list(s.token_ids)])
@@ -427,7 +441,7 @@ def test_vlm_gets_screenshots_and_exact_log_probs(tmp_path: Path) -> None:
         start = len(prompt.ids) - 1
         manual = sum(float(lsm[start + j, t]) for j, t in enumerate(s.token_ids))
         assert s.log_prob == pytest.approx(manual, abs=1e-3)
-        assert float((logp[i] * mask[i]).sum()) == pytest.approx(manual, abs=1e-3)
+        assert float(totals[i]) == pytest.approx(manual, abs=1e-3)
     p.save(tmp_path / "saved")  # LoRA over a checkpoint: adapter only, base re-read on load
     assert not (tmp_path / "saved" / "hf_policy" / "model").exists()
     q = HFPolicy.load(tmp_path / "saved")

@@ -138,7 +138,9 @@ def make(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> Callable[..., R
 # -- sampling -------------------------------------------------------------------------------------
 
 
-def test_samples_parse_choices_and_sum_logprobs(server: FakeOpenAI, make: Callable[..., RemotePolicy]) -> None:
+def test_samples_parse_choices_and_sum_logprobs(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy]
+) -> None:
     server.plan = [("json", {"choices": [choice("tap(0.5, 0.5)", [-0.25, -0.5]),
                                          choice(" swipe(up) ", [-1.0]),
                                          choice("I would tap OK", [-2.0])]})]  # fmt: skip
@@ -157,8 +159,9 @@ def test_samples_parse_choices_and_sum_logprobs(server: FakeOpenAI, make: Callab
     assert server.headers[0]["Authorization"] == f"Bearer {KEY}"
 
 
-def test_many_contexts_run_concurrently_and_keep_order(server: FakeOpenAI,
-                                                       make: Callable[..., RemotePolicy]) -> None:
+def test_many_contexts_run_concurrently_and_keep_order(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy]
+) -> None:
     def echo(body: dict[str, Any]) -> dict[str, Any]:
         time.sleep(0.2)
         task = re.search(r"Task: (\w+)", body["messages"][1]["content"]).group(1)  # type: ignore[union-attr]
@@ -175,8 +178,9 @@ def test_many_contexts_run_concurrently_and_keep_order(server: FakeOpenAI,
     assert "logprobs" not in server.requests[0]
 
 
-def test_n_separate_requests_and_top_up_when_server_ignores_n(server: FakeOpenAI,
-                                                              make: Callable[..., RemotePolicy]) -> None:
+def test_n_separate_requests_and_top_up_when_server_ignores_n(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy]
+) -> None:
     server.default = lambda body: {"choices": [choice("wait()")]}  # always one choice
     p = make(use_n=False)
     (row,) = p.sample([CTX], 3)
@@ -186,13 +190,19 @@ def test_n_separate_requests_and_top_up_when_server_ignores_n(server: FakeOpenAI
     assert len(row) == 3 and [r.get("n") for r in server.requests] == [3, None, None]
 
 
-def test_greedy_sends_temperature_zero_once(server: FakeOpenAI, make: Callable[..., RemotePolicy]) -> None:
+def test_greedy_sends_temperature_zero_once(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy]
+) -> None:
     rows = make(top_p=0.9).sample([CTX, CTX], 4, greedy=True)
     assert [len(r) for r in rows] == [4, 4] and len(server.requests) == 2
-    assert all(r["temperature"] == 0.0 and "n" not in r and "top_p" not in r for r in server.requests)
+    assert all(
+        r["temperature"] == 0.0 and "n" not in r and "top_p" not in r for r in server.requests
+    )
 
 
-def test_reseed_repeats_request_seeds(server: FakeOpenAI, make: Callable[..., RemotePolicy]) -> None:
+def test_reseed_repeats_request_seeds(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy]
+) -> None:
     p = make()
     p.reseed(5)
     p.sample([CTX, CTX], 2)
@@ -208,7 +218,9 @@ def test_reseed_repeats_request_seeds(server: FakeOpenAI, make: Callable[..., Re
 # -- failures -------------------------------------------------------------------------------------
 
 
-def test_retries_after_500_and_429_then_succeeds(server: FakeOpenAI, make: Callable[..., RemotePolicy]) -> None:
+def test_retries_after_500_and_429_then_succeeds(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy]
+) -> None:
     server.plan = [("status", 500), ("status", 429, 0), ("status", 503)]
     p = make(max_retries=3)
     (row,) = p.sample([CTX], 2)
@@ -217,21 +229,29 @@ def test_retries_after_500_and_429_then_succeeds(server: FakeOpenAI, make: Calla
     assert len(server.requests) == 4 and p.stats["retries"] == 3
 
 
-def test_gives_up_with_a_clear_error_and_no_key(server: FakeOpenAI, make: Callable[..., RemotePolicy]) -> None:
+def test_gives_up_with_a_clear_error_and_no_key(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy]
+) -> None:
     server.default = ("status", 503)
-    with pytest.raises(RemoteError, match=r"giving up after 3 attempt\(s\); last error: HTTP 503") as err:
+    with pytest.raises(
+        RemoteError, match=r"giving up after 3 attempt\(s\); last error: HTTP 503"
+    ) as err:
         make(max_retries=2).sample([CTX], 1)
     assert KEY not in str(err.value) and len(server.requests) == 3
 
 
-def test_client_errors_are_not_retried(server: FakeOpenAI, make: Callable[..., RemotePolicy]) -> None:
+def test_client_errors_are_not_retried(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy]
+) -> None:
     server.plan = [("status", 401)]
     with pytest.raises(RemoteError, match="HTTP 401 \\(not retried.*ADAROLL_TEST_KEY") as err:
         make(max_retries=3).sample([CTX], 1)
     assert KEY not in str(err.value) and len(server.requests) == 1
 
 
-def test_timeout_is_retried_then_fails_cleanly(server: FakeOpenAI, make: Callable[..., RemotePolicy]) -> None:
+def test_timeout_is_retried_then_fails_cleanly(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy]
+) -> None:
     server.plan = [("sleep", 1.0)]
     (row,) = make(timeout_s=0.3, max_retries=1).sample([CTX], 1)
     assert row[0].action == Action.tap(0.2, 0.15)
@@ -263,8 +283,9 @@ def test_malformed_responses(server: FakeOpenAI, make: Callable[..., RemotePolic
 # -- protocol, persistence, secrets ---------------------------------------------------------------
 
 
-def test_not_trainable_and_registered(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
-                                      tmp_path: Path) -> None:
+def test_not_trainable_and_registered(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("ADAROLL_REMOTE_MODEL", "env-model")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
@@ -299,8 +320,9 @@ def test_config_errors(monkeypatch: pytest.MonkeyPatch) -> None:
         RemotePolicy(base_url="http://127.0.0.1:9/v1", model="m", bogus=1)
 
 
-def test_no_key_variable_sends_no_authorization(server: FakeOpenAI, make: Callable[..., RemotePolicy],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_key_variable_sends_no_authorization(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("ADAROLL_TEST_KEY")
     make().sample([CTX], 1)
     assert "Authorization" not in server.headers[0]
@@ -309,8 +331,9 @@ def test_no_key_variable_sends_no_authorization(server: FakeOpenAI, make: Callab
 # -- the remote expert ----------------------------------------------------------------------------
 
 
-def test_remote_expert_collects_verified_trajectories(server: FakeOpenAI,
-                                                      make: Callable[..., RemotePolicy]) -> None:
+def test_remote_expert_collects_verified_trajectories(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy]
+) -> None:
     """A model that reads the element list and taps "go" solves LineEnv tasks; one junk answer
     is retried by sampling."""
 
@@ -337,7 +360,9 @@ def test_remote_expert_collects_verified_trajectories(server: FakeOpenAI,
     assert "(none)" in server.requests[4]["messages"][1]["content"]  # second task starts afresh
 
 
-def test_remote_expert_gives_up_with_done(server: FakeOpenAI, make: Callable[..., RemotePolicy]) -> None:
+def test_remote_expert_gives_up_with_done(
+    server: FakeOpenAI, make: Callable[..., RemotePolicy]
+) -> None:
     server.default = lambda body: {"choices": [choice("no idea")]}
     expert = RemoteExpert(make(), attempts=2)
     env = LineEnv()
@@ -366,7 +391,7 @@ def test_hf_policy_samples_through_a_server_and_syncs_its_adapter(
                           "backoff_s": 0.0})  # fmt: skip
     (row,) = p.sample([CTX], 2)
     assert [s.action for s in row] == [Action.tap(0.2, 0.15), None]
-    (op, body), = server.lora
+    ((op, body),) = server.lora
     assert op == "load_lora_adapter" and Path(body["lora_path"], "adapter_config.json").exists()
     chat = server.requests[-1]
     assert chat["model"] == body["lora_name"] and chat["n"] == 2 and chat["temperature"] == 0.9

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 from pathlib import Path
 
 import pytest
@@ -285,6 +287,19 @@ def test_save_load_restores_an_equal_policy(tmp_path: Path, contexts: list[Conte
     (tmp_path / "bad.pt").write_bytes(b"")
     with pytest.raises(Exception):  # noqa: B017 - torch raises its own error type
         SmallPolicy.load(tmp_path / "bad.pt")
+
+
+def test_pickle_and_deepcopy_give_an_equal_independent_policy(contexts: list[Context]) -> None:
+    policy = small(seed=8)
+    policy.sample(contexts, 2)  # fills the feature cache, advances the generator
+    for clone in (pickle.loads(pickle.dumps(policy)), copy.deepcopy(policy)):
+        assert isinstance(clone, SmallPolicy) and clone.config == policy.config
+        state = policy.rng_state()
+        assert clone.sample(contexts, 3) == policy.sample(contexts, 3)
+        policy.set_rng_state(state)
+        with torch.no_grad():
+            next(iter(clone.parameters())).add_(1.0)
+        assert not torch.equal(next(iter(clone.parameters())), next(iter(policy.parameters())))
 
 
 def test_seed_determines_weights_and_samples(contexts: list[Context]) -> None:

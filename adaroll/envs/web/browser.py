@@ -95,6 +95,9 @@ CHROMIUM_FLAGS = (
     "--force-device-scale-factor=1",
     "--force-color-profile=srgb",
     "--lang=en-US",
+    # task pages are file:// URLs: let them read their own stylesheets (the env preloads the
+    # images those refer to, so a cold and a warm browser lay a page out alike)
+    "--allow-file-access-from-files",
 )
 
 

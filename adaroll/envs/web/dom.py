@@ -7,10 +7,11 @@ returns only what a person could see on the task area (the ``screen``: the top-l
 * elements of ``document.body`` whose visible box - clipped by every scrolling/overflow-hidden
   ancestor and by the screen - is non-empty, skipping MiniWoB's own chrome (``#query`` - the
   instruction is given separately -, the reward display, the sync cover, the click canvas);
-* an element is listed when it is *interactive* (links, buttons, form controls, elements with
-  an ARIA widget role or a tabindex, elements with a pointer cursor that their parent does not
-  have, and - inside such a pointer container - pointer elements with their own text or
-  icon), when it has text of its own, shows an icon or scrolls (role ``scrollarea``); plain
+* an element is listed when it is *interactive* (links, buttons, form controls and elements
+  with an ARIA widget role - everything inside them folds into them -; elements with a
+  tabindex or with a pointer cursor that their parent does not have - containers such as menus,
+  whose inner targets stay separate -, and inside such containers pointer elements with their
+  own text or icon), when it has text of its own, shows an icon or scrolls (role ``scrollarea``); plain
   text inside an interactive element is folded into that element; a ``<label>`` wrapping a
   control gives the control its text instead of being listed;
 * icons (``<img>``, CSS ``content: url(...)``, a text-less background image) are named by
@@ -134,18 +135,20 @@ A.elements = function (maxN, W, H, maxText) {
     if (tag === 'script' || tag === 'style' || tag === 'noscript') return;
     const aria = el.getAttribute('role');
     const control = CONTROLS.has(tag) || (aria && WIDGET_ROLES.has(aria)) ||
-                    el.hasAttribute('tabindex') || (tag === 'label' && !!el.htmlFor);
+                    (tag === 'label' && !!el.htmlFor);
     const wrapsControl = tag === 'label' && !!el.querySelector('input,select,textarea');
     const pointer = cs.cursor === 'pointer';
     let interactive = false, kind = ctx;
     if (!wrapsControl && ctx !== 'control') {
       if (control) { interactive = true; kind = 'control'; }
-      else if (pointer && (parentCursor !== 'pointer' ||
-               (ctx === 'pointer' && (ownText(el) || iconName(el, cs, tag))))) {
+      else if (el.hasAttribute('tabindex') || (pointer && (parentCursor !== 'pointer' ||
+               (ctx === 'pointer' && (ownText(el) || iconName(el, cs, tag)))))) {
+        // focusable or clickable containers (menus, lists): inner targets stay separate
         interactive = true; kind = 'pointer';
       }
     }
-    info.set(el, {cs: cs, tag: tag, interactive: interactive, wrapsControl: wrapsControl});
+    info.set(el, {cs: cs, tag: tag, interactive: interactive, wrapsControl: wrapsControl,
+                  control: interactive && kind === 'control'});
     if (tag === 'select') return;  // options of a closed select are not on screen
     for (const child of el.children) mark(child, cs.cursor, kind);
   }
@@ -206,8 +209,9 @@ A.elements = function (maxN, W, H, maxText) {
     const scrollable = el !== document.body &&
       ((el.scrollHeight > el.clientHeight + 1 && /(auto|scroll)/.test(cs.overflowY)) ||
        (el.scrollWidth > el.clientWidth + 1 && /(auto|scroll)/.test(cs.overflowX)));
-    const wrapper = interactive && !role && !text && hasInteractiveDescendant(el);
-    const listed = !hidden && !wrapper && (interactive || scrollable ||
+    // a clickable/focusable container whose targets are all listed separately
+    const wrapper = interactive && !i.control && !text && hasInteractiveDescendant(el);
+    const listed = !hidden && ((interactive && !wrapper) || scrollable ||
                    (!inInteractive && (text || svgShape || tag === 'canvas')));
     if (listed) {
       const box = clip(el, el.getBoundingClientRect());
@@ -223,7 +227,7 @@ A.elements = function (maxN, W, H, maxText) {
         if (document.activeElement === el && el !== document.body) flags.push('focused');
         if (isEditable(el, tag)) flags.push('editable');
         if (scrollable) flags.push('scrollable');
-        if (!role) role = interactive ? 'generic' : (text ? 'text' : 'scrollarea');
+        if (!role) role = interactive && !wrapper ? 'generic' : (text ? 'text' : 'scrollarea');
         out.push({role: role, text: text, interactive: interactive, flags: flags,
                   bounds: [r4(box[0] / W), r4(box[1] / H), r4(box[2] / W), r4(box[3] / H)]});
       }

@@ -134,7 +134,8 @@ PRELUDE_TEMPLATE = r"""
     const t0 = performance.now();
     for (let i = 0; i < frames; i++) await A.frame();
     await A.tick(0);
-    while ((A.pending.size || A.rafs.size) && performance.now() - t0 < maxMs) await A.tick(2);
+    while ((A.pending.size || A.rafs.size || A.imagesPending()) && performance.now() - t0 < maxMs)
+      await A.tick(2);
     return A.pending.size + A.rafs.size;
   };
   // Links to "#" would navigate to PAGE#, which enters the browser history and turns every
@@ -143,6 +144,33 @@ PRELUDE_TEMPLATE = r"""
     const a = e.target && e.target.closest && e.target.closest('a[href="#"]');
     if (a) e.preventDefault();
   }, true);
+  // Load every image the page's stylesheets refer to (icons drawn with CSS `content` or
+  // backgrounds) before the episode starts: otherwise they arrive after the first
+  // observation on a cold cache and move the layout - a cold and a warm browser would differ.
+  A.preloaded = [];
+  A.preloadImages = async () => {
+    const urls = new Set(), re = /url\(["']?([^"')]+)["']?\)/g;
+    const walk = (rules, base) => {
+      for (const r of rules) {
+        if (r.cssRules) walk(r.cssRules, base);
+        if (!r.style) continue;
+        const text = r.style.cssText;
+        let m;
+        while ((m = re.exec(text))) if (!m[1].startsWith('data:')) urls.add(new URL(m[1], base).href);
+      }
+    };
+    for (const sheet of document.styleSheets) {
+      let rules = null;
+      try { rules = sheet.cssRules; } catch (e) { continue; }
+      walk(rules, sheet.href || document.baseURI);
+    }
+    await Promise.all([...urls].map((u) => new Promise((res) => {
+      const img = new Image(); A.preloaded.push(img);
+      img.onload = img.onerror = () => res(); img.src = u;
+    })));
+    return urls.size;
+  };
+  A.imagesPending = () => Array.from(document.images).some((i) => !i.complete);
   window.alert = function () {};
   window.confirm = function () { return true; };
   window.prompt = function () { return null; };
@@ -452,6 +480,7 @@ class WebEnv(GUIEnv):
         cdp.wait_event("Page.loadEventFired", timeout=20.0)
         del frame
         self._wait_until(PAGE_READY_JS, timeout=10.0)
+        self.cdp.evaluate("__adaroll.preloadImages()", await_promise=True, timeout=20.0)
 
     def _wait_until(self, condition: str, *, timeout: float) -> None:
         js = ("new Promise((resolve, reject) => { const t0 = performance.now(); const chk = () => {"

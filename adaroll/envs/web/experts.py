@@ -293,12 +293,17 @@ def _choose_list(p: Page) -> Action:
     m = re.match(r"Select (.*) from the list and click Submit\.", p.utterance)
     assert m is not None
     item = m.group(1)
-    st = p.js("(() => { const s = X.q('#options'); return {v: s.options[s.selectedIndex].text,"
-              " f: document.activeElement === s}; })()")  # fmt: skip
-    if st["v"] != item:
+    st = p.js("(() => { const s = X.q('#options'); return {i: s.selectedIndex, f: document."
+              "activeElement === s, o: Array.from(s.options).map(o => o.text)}; })()")  # fmt: skip
+    target = st["o"].index(item)
+    if st["i"] != target:
         if not st["f"]:
             return p.act_on(_sel("#options"))
-        return Action.type_text(item)
+        # type-ahead selects the first option starting with the typed text; arrows do the rest
+        first = next(i for i, o in enumerate(st["o"]) if o.lower().startswith(item.lower()))
+        if st["i"] != first and abs(first - target) < abs(st["i"] - target):
+            return Action.type_text(item)
+        return Action.press("down" if st["i"] < target else "up")
     return p.act_on(_sel("#area button"))
 
 
@@ -612,7 +617,9 @@ def _autocomplete_place(p: Page, field_id: str, place: str) -> Action | None:
         if _airport_matches(text, place):
             return p.act_on(f"X.all('.ui-autocomplete').filter(u => X.shown(u)).flatMap(u => "
                             f"X.all('.ui-menu-item', u))[{i}]")  # fmt: skip
-    action = p.fill(field, place)
+    # an airport code is typed as "(CODE)": as a bare substring it matches many city names
+    typed = f"({place})" if re.fullmatch(r"[A-Z]{3}", place) else place
+    action = p.fill(field, typed)
     if action is not None:
         return action
     # typed, but the menu does not show a match (yet): retype to reopen the search

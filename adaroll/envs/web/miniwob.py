@@ -83,7 +83,7 @@ _CURATED: dict[str, tuple[int, float, bool, tuple[str, ...], str]] = {
     "form-sequence-2": (10, 4.0, False, ("text", "multi"), "radio, number, submit"),
     "use-autocomplete": (10, 4.0, False, ("text", "picker", "multi"), "pick an autocompletion"),
     "choose-date": (20, 8.2, False, ("picker", "multi"), "pick a date in a datepicker, submit"),
-    "choose-list": (8, 2.8, False, ("picker", "text", "multi"), "pick from a select, submit"),
+    "choose-list": (10, 2.8, False, ("picker", "text", "multi"), "pick from a select, submit"),
     "navigate-tree": (10, 1.2, False, ("multi",), "expand folders to click a file"),
     "search-engine": (12, 4.8, False, ("text", "multi"), "search, page, open the n-th result"),
     "social-media": (8, 3.1, False, ("scroll", "multi"), "click an action on a user's post"),

@@ -1,0 +1,80 @@
+"""`adaroll run --quick` end to end in a subprocess: it trains, changes parameters, improves
+Train Avg@4 over Base, writes the report; and a SIGKILLed run resumes to the same results."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.slow
+
+CMD = [sys.executable, "-m", "adaroll.cli", "run", "--quick", "--no-progress"]
+CONFIGS = ("base", "sft", "base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid")
+KEYS = ("env_steps", "train_samples", "train_avg4", "train_pass4", "heldout_avg4", "heldout_pass4",
+        "steps_to_target", "samples_to_target")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("straight")
+    done = subprocess.run([*CMD, "--out", str(out)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "report:" in done.stdout and "target = Base->Vanilla" in done.stdout
+    return out
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    files = sorted(path.glob("*.pt"))
+    state = torch.load(files[0], weights_only=False)
+    return state.get("state_dict", state) if isinstance(state, dict) else state
+
+
+def test_quick_run_trains_improves_and_reports(straight_run: Path) -> None:
+    summary = json.loads((straight_run / "summary.json").read_text())
+    rows = summary["configurations"]
+    for name in CONFIGS:
+        assert set(KEYS) <= set(rows[name]), name
+    assert rows["base"]["env_steps"] == 0
+    for name in ("base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid"):
+        assert rows[name]["env_steps"] > 0
+    assert rows["base_vanilla"]["train_samples"] > 0
+    best_rl = max(rows[n]["train_avg4"] for n in ("base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid"))
+    assert best_rl > rows["base"]["train_avg4"]
+    base = _weights(straight_run / "policies" / "base")
+    trained = _weights(straight_run / "base_hybrid" / "state")
+    assert any(not torch.equal(base[k], trained[k]) for k in base if isinstance(base[k], torch.Tensor))
+    report = (straight_run / "report" / "report.md").read_text()
+    assert "Table 3" in report and (straight_run / "report" / "figure4_efficiency.png").exists()
+    assert (straight_run / "report" / "figure5_routing.png").exists()
+
+
+def test_sigkill_then_resume_gives_the_same_results(straight_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([*CMD, "--out", str(out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    metrics = out / "base_hybrid" / "metrics.jsonl"
+
+    def mid_phase() -> bool:  # after the phase's first iteration, before its end
+        return metrics.exists() and '"kind": "iteration"' in metrics.read_text()
+
+    deadline = time.time() + 900
+    while not mid_phase() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (out / "summary.json").exists()
+    done = subprocess.run([*CMD, "--out", str(out)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    resumed = json.loads((out / "summary.json").read_text())
+    straight = json.loads((straight_run / "summary.json").read_text())
+    assert resumed["configurations"] == straight["configurations"]
+    assert resumed["curves"] == straight["curves"]
