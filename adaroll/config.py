@@ -100,6 +100,8 @@ class SchedulerConfig(Frozen):
     """Local tasks re-estimate p(x) every this many visits."""
     tasks_per_iteration: int = Field(8, ge=1)
     """Tasks visited per iteration (round robin over the train split)."""
+    pivots_per_iteration: int = Field(64, ge=1)
+    """Stage I: OneStep groups per update (round robin over all pivots)."""
 
     @model_validator(mode="after")
     def _ordered(self) -> SchedulerConfig:
@@ -128,8 +130,10 @@ class EvalConfig(Frozen):
     """Root attempts per task for Avg@k / Pass@k."""
     every: int = Field(5, ge=1)
     """Evaluate every this many iterations (and at the end)."""
-    splits: tuple[str, ...] = ("train", "heldout")
-    """Task splits evaluated periodically."""
+    splits: tuple[str, ...] = ("train",)
+    """Task splits evaluated periodically (the learning curve)."""
+    final_splits: tuple[str, ...] = ("train", "heldout")
+    """Task splits evaluated at the end of a phase."""
 
 
 class TrainConfig(Frozen):
@@ -160,7 +164,8 @@ class RunConfig(Frozen):
     """Policy kind and options."""
     sft: SFTConfig = SFTConfig()
     """Behaviour cloning for Base (pretrain pool) and the SFT baseline (train experts)."""
-    stage1: TrainConfig = TrainConfig(algorithm="stage1", budget=BudgetConfig(iterations=12))
+    stage1: TrainConfig = TrainConfig(algorithm="stage1", budget=BudgetConfig(iterations=12),
+                                      eval=EvalConfig(final_splits=("train",)))
     """Stage I: OneStep GRPO on pivots, best checkpoint by Train Avg@4."""
     rl: TrainConfig = TrainConfig(budget=BudgetConfig(iterations=30))
     """Stage II / vanilla budget and settings (algorithm chosen per configuration)."""

@@ -9,7 +9,9 @@ elements to instruction words can learn to match them. Matching is the crux of G
 it is also given to the network explicitly, as exact symbolic features (token overlap, quoted
 span equality/containment, character-trigram Jaccard) per element and per candidate string.
 
-Per context this module computes (and caches by object identity, see :class:`FeatureCache`):
+Per context this module computes (the part that depends only on the instruction and the
+elements is cached per screen, since screens recur across rollouts; whole contexts are cached
+by object identity, see :class:`FeatureCache`):
 
 * **elements** (at most ``max_elements``, the first ones in the observation's order): text bag,
   role bag, numeric features (flags, bounds, match and history features), and the *pointer
@@ -21,7 +23,9 @@ Per context this module computes (and caches by object identity, see :class:`Fea
   ``ngram`` (its word n-grams outside quotes), ``element`` (element texts), ``app`` (configured
   app names), ``part`` (pieces of element texts, see :func:`element_parts`) and ``number``
   (``"0"`` to ``"12"``); sources no head uses are not generated;
-* **history**: the last ``history_len`` actions (kind, point, direction, text/key bag);
+* **history**: the last ``history_len`` actions (kind, point, direction, text/key bag), plus
+  per element whether recent taps hit it and per candidate whether it was already typed or is
+  the next quoted span in order (``quote index == number of type actions so far``);
 * a few global numbers.
 
 Tap-point rule (used to map any point action, e.g. the expert's, onto the element pointer):
@@ -87,6 +91,7 @@ class FeatureSpec:
 # -- text -------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1 << 16)
 def normalise(text: str) -> str:
     """Case-folded text with whitespace collapsed."""
     return " ".join(text.casefold().split())
@@ -461,85 +466,105 @@ def _candidate_static(
     )
 
 
-def candidate_features(
-    cf: ContextFeatures | None,
+def _candidate_row(
     text: str,
     sources: Sequence[bool],
     qidx: int,
     rel_pos: float | None,
-    *,
-    extra: bool = False,
-    info: InstructionInfo | None = None,
-    ctx_fields: dict[str, object] | None = None,
-) -> np.ndarray:
-    """Numeric features of one candidate string (N_CANDIDATE_FEATURES numbers)."""
-    if cf is not None:
-        info = cf.info
-        typed, used, n_typed = cf.typed, cf.used_texts, cf.n_typed
-        focused_norm, editable, counts = cf.focused_norm, cf.editable_norm, cf.norm_counts
-    else:
-        assert info is not None and ctx_fields is not None
-        typed = ctx_fields["typed"]  # type: ignore[assignment]
-        used = ctx_fields["used_texts"]  # type: ignore[assignment]
-        n_typed = ctx_fields["n_typed"]  # type: ignore[assignment]
-        focused_norm = ctx_fields["focused_norm"]  # type: ignore[assignment]
-        editable = ctx_fields["editable_norm"]  # type: ignore[assignment]
-        counts = ctx_fields["norm_counts"]  # type: ignore[assignment]
+    extra: bool,
+    info: InstructionInfo,
+    used: frozenset[str],
+    n_typed: int,
+    focused_norm: str,
+    editable: frozenset[str],
+    counts: dict[str, int],
+) -> list[float]:
+    """Numeric features of one candidate string (N_CANDIDATE_FEATURES numbers); the two
+    left-context features (``S + 9``, ``S + 15``) are left 0 for the caller to fill."""
     norm, n_words, in_seq, frac_w, in_quoted, jac_q = _candidate_static(text, info)
-    S = len(CANDIDATE_SOURCES)
-    f = np.zeros(N_CANDIDATE_FEATURES, dtype=np.float32)
-    f[0:S] = [float(s) for s in sources]
-    f[S] = float(extra)
-    f[S + 1] = n_words
-    if rel_pos is not None:
-        f[S + 2], f[S + 3] = rel_pos, 1.0
-    if qidx >= 0:
-        f[S + 4] = float(qidx == n_typed)
-        f[S + 5] = min(qidx, 8) / 4
-    f[S + 6] = float(text in used or text in typed)
-    f[S + 7] = float(bool(norm) and norm == focused_norm)
-    f[S + 8] = float(norm in editable)
-    # f[S + 9] (left context vs the focused field) and f[S + 15] (left context vs the
-    # instruction) are filled by the caller, which knows the left context.
-    f[S + 10] = in_seq
-    f[S + 11] = frac_w
-    f[S + 12] = min(counts.get(norm, 0), 5) / 5
-    f[S + 13] = in_quoted
-    f[S + 14] = jac_q
-    return f
+    row = [1.0 if x else 0.0 for x in sources]
+    row += [
+        float(extra),
+        n_words,
+        0.0 if rel_pos is None else rel_pos,
+        0.0 if rel_pos is None else 1.0,
+        float(qidx >= 0 and qidx == n_typed),
+        min(qidx, 8) / 4 if qidx >= 0 else 0.0,
+        float(text in used),
+        float(bool(norm) and norm == focused_norm),
+        float(norm in editable),
+        0.0,
+        in_seq,
+        frac_w,
+        min(counts.get(norm, 0), 5) / 5,
+        in_quoted,
+        jac_q,
+        0.0,
+    ]
+    return row
 
 
-def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
-    """Compute the features of one context (see the module docstring)."""
+def candidate_features(
+    cf: ContextFeatures, text: str, sources: Sequence[bool], qidx: int, rel_pos: float | None,
+    *, extra: bool = False,
+) -> np.ndarray:  # fmt: skip
+    """Numeric features of one candidate string under the context of ``cf``."""
+    row = _candidate_row(text, sources, qidx, rel_pos, extra, cf.info, cf.used_texts | cf.typed,
+                         cf.n_typed, cf.focused_norm, cf.editable_norm, cf.norm_counts)  # fmt: skip
+    return np.array(row, dtype=np.float32)
+
+
+@lru_cache(maxsize=1 << 16)
+def _left_ids(left: tuple[str, ...], buckets: int, n: int) -> np.ndarray:
+    if not left:
+        return token_ids("<no-left>", buckets)
+    arr = np.array([i for w in left for i in word_ids(w, buckets, n)], dtype=np.int64)
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(eq=False)
+class _Static:
+    """The part of a context's features that depends only on (instruction, elements)."""
+
+    info: InstructionInfo
+    elements: tuple[UIElement, ...]
+    bounds: np.ndarray  # [E, 4]
+    el_text: Bags
+    el_role: Bags
+    el_num: np.ndarray  # history columns left 0
+    option: np.ndarray
+    point: np.ndarray
+    norm_texts: tuple[str, ...]
+    focused: bool
+    focused_norm: str
+    focused_words: frozenset[str]
+    editable_norm: frozenset[str]
+    counts: dict[str, int]
+    word_bags: Bags
+    word_num: np.ndarray
+    cand_text: tuple[str, ...]
+    cand_src: list[list[bool]]
+    cand_q: list[int]
+    cand_bags: Bags
+    cand_left: Bags
+    cand_num: np.ndarray  # history columns left 0
+    cand_sources: np.ndarray
+    cand_elem: tuple[tuple[int, ...], ...]
+
+
+_EL_HIST = len(ELEMENT_FLAGS) + 9 + 10  # first history column of the element features
+
+
+@lru_cache(maxsize=2048)
+def _static(instruction: str, elements: tuple[UIElement, ...], spec: FeatureSpec) -> _Static:
     B, n = spec.hash_buckets, spec.char_ngram
-    info = instruction_info(context.instruction, spec.max_words, spec.max_ngram)
-    elements = tuple(context.observation.elements[: spec.max_elements])
-    history = context.history
-
-    # history-derived facts
-    typed = frozenset(a.text for a in history if a.kind is ActionKind.TYPE and a.text is not None)
-    used = frozenset(
-        (a.text if a.text is not None else a.app or "")
-        for a in history
-        if a.kind in (ActionKind.TYPE, ActionKind.OPEN_APP, ActionKind.DONE)
-    )
-    n_typed = sum(1 for a in history if a.kind is ActionKind.TYPE)
-    k = spec.history_len
-    recent_points = [(float(a.x), float(a.y)) for a in list(history)[-k:]
-                     if a.x is not None and a.y is not None and a.kind in POINT_KINDS] if k else []  # fmt: skip
-    last = history[-1] if history else None
-    last_point = None
-    if last is not None and last.kind in POINT_KINDS and last.x is not None and last.y is not None:
-        last_point = (float(last.x), float(last.y))
-
-    # elements
+    info = instruction_info(instruction, spec.max_words, spec.max_ngram)
     E = len(elements)
-    el_text_bags = [text_ids(e.text, B, n) for e in elements]
-    el_role_bags = [token_ids("role:" + e.role.casefold(), B) for e in elements]
     el_num = np.zeros((E, N_ELEMENT_FEATURES), dtype=np.float32)
     norm_texts = tuple(normalise(e.text) for e in elements)
+    b = np.array([e.bounds for e in elements], dtype=np.float32).reshape(-1, 4)
     if E:
-        b = np.array([e.bounds for e in elements], dtype=np.float32)
         nf = len(ELEMENT_FLAGS)
         for i, e in enumerate(elements):
             for j, flag in enumerate(ELEMENT_FLAGS):
@@ -555,15 +580,7 @@ def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
         col = nf + 9
         for i, e in enumerate(elements):
             el_num[i, col : col + 10] = _text_match(e.text, info)
-        col += 10
-        if last_point is not None:
-            lx, ly = last_point
-            el_num[:, col] = (b[:, 0] <= lx) & (lx <= b[:, 2]) & (b[:, 1] <= ly) & (ly <= b[:, 3])
-        for px, py in recent_points:
-            el_num[:, col + 1] += ((b[:, 0] <= px) & (px <= b[:, 2]) & (b[:, 1] <= py) & (py <= b[:, 3])) / max(k, 1)  # fmt: skip
-        typed_norm = {normalise(t) for t in typed}
-        el_num[:, col + 2] = [bool(t) and t in typed_norm for t in norm_texts]
-        col += 3
+        col = _EL_HIST + 3
         el_num[:, col] = np.arange(E) / max(E, 1)
         option, point = pointer_options(elements)
         el_num[:, col + 1] = option
@@ -589,7 +606,7 @@ def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
     word_num[:, 2] = info.word_first
     word_num[:, 3] = np.clip(info.word_qidx, -1, 8) / 4
 
-    # candidates: quoted spans, instruction n-grams, element texts, app names (dedup by string)
+    # candidates: quoted spans, instruction n-grams, element texts, parts, app names, numbers
     order: dict[str, int] = {}
     c_src: list[list[bool]] = []
     c_q: list[int] = []
@@ -630,43 +647,103 @@ def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
         for num in NUMBERS:
             add(num, 5)
     cand_text = tuple(order)
-    ctx_fields = dict(typed=typed, used_texts=used, n_typed=n_typed, focused_norm=focused_norm,
-                      editable_norm=editable_norm, norm_counts=counts)  # fmt: skip
     S = len(CANDIDATE_SOURCES)
-    cand_num = np.zeros((len(cand_text), N_CANDIDATE_FEATURES), dtype=np.float32)
+    rows = []
     for i, t in enumerate(cand_text):
-        cand_num[i] = candidate_features(None, t, c_src[i], c_q[i], c_pos[i], info=info,
-                                         ctx_fields=ctx_fields)  # fmt: skip
+        row = _candidate_row(t, c_src[i], c_q[i], c_pos[i], False, info, frozenset(), -1,
+                             focused_norm, editable_norm, counts)  # fmt: skip
         left_set = set(c_left[i])
-        if focused_words and left_set:
-            cand_num[i, S + 9] = len(focused_words & left_set) / len(focused_words)
         if left_set:
-            cand_num[i, S + 15] = len(info.word_set & left_set) / len(left_set)
-    marker = token_ids("<no-left>", B)
-    cand_bags = Bags.of([text_ids(t, B, n) for t in cand_text])
-    cand_left = Bags.of([np.concatenate([np.array(word_ids(w, B, n), dtype=np.int64) for w in lw])
-                         if lw else marker for lw in c_left])  # fmt: skip
+            if focused_words:
+                row[S + 9] = len(focused_words & left_set) / len(focused_words)
+            row[S + 15] = len(info.word_set & left_set) / len(left_set)
+        rows.append(row)
     by_norm: dict[str, list[int]] = {}
     for i, t in enumerate(norm_texts):
         by_norm.setdefault(t, []).append(i)
-    cand_elem = tuple(
-        tuple(sorted(links.get(t, set()) | set(by_norm.get(normalise(t), ())))) for t in cand_text
+    el_num.setflags(write=False)  # shared by every context with this screen
+    return _Static(
+        info=info, elements=elements, bounds=b,
+        el_text=Bags.of([text_ids(e.text, B, n) for e in elements]),
+        el_role=Bags.of([token_ids("role:" + e.role.casefold(), B) for e in elements]),
+        el_num=el_num, option=option.astype(bool), point=point, norm_texts=norm_texts,
+        focused=bool(focused) and "editable" in focused[0].flags, focused_norm=focused_norm,
+        focused_words=focused_words, editable_norm=editable_norm, counts=counts,
+        word_bags=word_bags, word_num=word_num, cand_text=cand_text, cand_src=c_src, cand_q=c_q,
+        cand_bags=Bags.of([text_ids(t, B, n) for t in cand_text]),
+        cand_left=Bags.of([_left_ids(lw, B, n) for lw in c_left]),
+        cand_num=np.array(rows, dtype=np.float32).reshape(-1, N_CANDIDATE_FEATURES),
+        cand_sources=np.array(c_src, dtype=bool).reshape(-1, S),
+        cand_elem=tuple(tuple(sorted(links.get(t, set()) | set(by_norm.get(normalise(t), ()))))
+                        for t in cand_text),
+    )  # fmt: skip
+
+
+def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
+    """Compute the features of one context (see the module docstring). The part that depends
+    only on the instruction and the elements is cached (screens recur across rollouts)."""
+    elements = tuple(context.observation.elements[: spec.max_elements])
+    st = _static(context.instruction, elements, spec)
+    history = context.history
+    k = spec.history_len
+
+    # history-derived facts
+    typed = frozenset(a.text for a in history if a.kind is ActionKind.TYPE and a.text is not None)
+    used = frozenset(
+        (a.text if a.text is not None else a.app or "")
+        for a in history
+        if a.kind in (ActionKind.TYPE, ActionKind.OPEN_APP, ActionKind.DONE)
     )
+    n_typed = sum(1 for a in history if a.kind is ActionKind.TYPE)
+    recent = list(history)[-k:] if k else []
+    recent_points = [(float(a.x), float(a.y)) for a in recent
+                     if a.x is not None and a.y is not None and a.kind in POINT_KINDS]  # fmt: skip
+    last = history[-1] if history else None
+
+    el_num = st.el_num
+    if len(elements) and history:
+        el_num = el_num.copy()
+        b = st.bounds
+        col = _EL_HIST
+        if (
+            last is not None
+            and last.kind in POINT_KINDS
+            and last.x is not None
+            and last.y is not None
+        ):
+            lx, ly = last.x, last.y
+            el_num[:, col] = (b[:, 0] <= lx) & (lx <= b[:, 2]) & (b[:, 1] <= ly) & (ly <= b[:, 3])
+        for px, py in recent_points:
+            el_num[:, col + 1] += ((b[:, 0] <= px) & (px <= b[:, 2]) & (b[:, 1] <= py) & (py <= b[:, 3])) / max(k, 1)  # fmt: skip
+        if typed:
+            typed_norm = {normalise(t) for t in typed}
+            el_num[:, col + 2] = [bool(t) and t in typed_norm for t in st.norm_texts]
+
+    S = len(CANDIDATE_SOURCES)
+    cand_num = st.cand_num.copy()
+    used_or_typed = used | typed
+    for i, t in enumerate(st.cand_text):
+        q = st.cand_q[i]
+        if q >= 0 and q == n_typed:
+            cand_num[i, S + 4] = 1.0
+        if t in used_or_typed:
+            cand_num[i, S + 6] = 1.0
 
     hist_bags, hist_num = _history_rows(history, k, spec)
-    glob = np.array([min(len(history), 30) / 10, min(n_typed, 10) / 5, min(E, 200) / 50,
-                     min(len(info.quoted), 8) / 4, float(bool(focused) and "editable" in focused[0].flags),
+    glob = np.array([min(len(history), 30) / 10, min(n_typed, 10) / 5,
+                     min(len(elements), 200) / 50, min(len(st.info.quoted), 8) / 4,
+                     float(st.focused),
                      min(sum(1 for a in history if a.kind in POINT_KINDS), 30) / 10],
                     dtype=np.float32)  # fmt: skip
     return ContextFeatures(
-        elements=elements, el_text=Bags.of(el_text_bags), el_role=Bags.of(el_role_bags),
-        el_num=el_num, el_option=option.astype(bool), el_point=point, el_norm_text=norm_texts,
-        word_bags=word_bags, word_num=word_num, cand_text=cand_text, cand_bags=cand_bags,
-        cand_left=cand_left, cand_num=cand_num,
-        cand_sources=np.array(c_src, dtype=bool).reshape(-1, len(CANDIDATE_SOURCES)),
-        cand_elem=cand_elem, hist_bags=hist_bags, hist_num=hist_num, glob=glob, info=info,
-        typed=typed, used_texts=used, n_typed=n_typed, focused_norm=focused_norm,
-        focused_words=focused_words, editable_norm=editable_norm, norm_counts=counts,
+        elements=elements, el_text=st.el_text, el_role=st.el_role, el_num=el_num,
+        el_option=st.option, el_point=st.point, el_norm_text=st.norm_texts,
+        word_bags=st.word_bags, word_num=st.word_num, cand_text=st.cand_text,
+        cand_bags=st.cand_bags, cand_left=st.cand_left, cand_num=cand_num,
+        cand_sources=st.cand_sources, cand_elem=st.cand_elem, hist_bags=hist_bags,
+        hist_num=hist_num, glob=glob, info=st.info, typed=typed, used_texts=used,
+        n_typed=n_typed, focused_norm=st.focused_norm, focused_words=st.focused_words,
+        editable_norm=st.editable_norm, norm_counts=st.counts,
     )  # fmt: skip
 
 

@@ -7,7 +7,7 @@ over GUI actions with exact log-probabilities::
     pi(a | c) = pi(kind | c) * pi(argument | kind, c)
 
 Factors (``decision_log_probs`` returns them as ``T = 2`` columns: kind, argument; the
-argument column is masked out for kinds without an argument, e.g. ``wait``/``done()``-less):
+argument column is masked out for ``wait``, the one kind without an argument):
 
 ==========================  ==================================================================
 kind                        argument
@@ -15,8 +15,8 @@ kind                        argument
 tap/long_press/double_tap   pointer over elements (one head per kind); the action is the
                             element's tap point (its centre, clipped to the screen)
 swipe                       one of up/down/left/right
-type                        pointer over candidate strings (quoted spans of the instruction,
-                            its word n-grams, ... per ``type_sources``)
+type                        pointer over candidate strings per ``type_sources`` (default: the
+                            double-quoted spans of the instruction)
 key                         one of ``config.keys``
 open_app                    pointer over candidate strings per ``app_sources``
 done                        "no answer" or a candidate string per ``answer_sources``
@@ -26,10 +26,16 @@ wait                        none
 The network: hashed-bag embeddings of element text/role and instruction words; instruction
 words go through self-attention layers; elements attend to the instruction words (so "Bob" in
 the instruction can select the list item "Bob") and to each other; a pooled state vector drives
-the kind/swipe/key heads; element and candidate pointers are additive-attention scorers on top
-of the element/candidate encodings plus a linear "wide" term on their explicit match features
-(quoted-span equality, token overlap, ...), which is what lets a policy trained for a minute on
-a few thousand expert steps match names it has never seen.
+the kind/swipe/key heads; element and candidate pointers score each option by additive
+attention and a bilinear term against the state, plus a linear "wide" term on the option's
+explicit match features (quoted-span equality, token overlap, ...), which is what lets a policy
+trained for a minute on a few thousand expert steps match names it has never seen. Candidate
+strings are encoded without padding (only their logits are padded per context).
+
+Kinds whose argument set is empty in a context (a point kind on a screen without tappable
+elements, ``type`` without candidates) get probability 0 there. Sampling uses the policy's own
+``torch.Generator`` (seeded from ``config.seed``; ``reseed``/``rng_state`` control it), never
+torch's global RNG.
 
 Scoring arbitrary actions (e.g. the expert's, for SFT): a point action maps to an element by the
 rule of :func:`adaroll.policies.features.tap_target` (smallest containing clickable element,
@@ -61,7 +67,6 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from adaroll.actions import DIRECTIONS, KEYS, POINT_KINDS, Action, ActionKind
 from adaroll.policies.base import POLICIES, Context, Policy, SampledAction
@@ -211,8 +216,27 @@ def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor, dim: int = -1) 
     return torch.log_softmax(logits.masked_fill(~mask, NEG), dim=dim)
 
 
+@dataclass
+class _Packing:
+    """Where the packed rows [P, d] of one kind (elements or words) sit in a padded [U, n, d]
+    layout: ``pos`` [P] = u * n + j, ``valid`` [U, n]."""
+
+    U: int
+    n: int
+    pos: torch.Tensor
+    valid: torch.Tensor
+
+    def pad(self, rows: torch.Tensor, fill: float = 0.0) -> torch.Tensor:
+        out = torch.full((self.U * self.n, rows.shape[-1]), fill, dtype=rows.dtype)
+        return out.index_copy(0, self.pos, rows).view(self.U, self.n, rows.shape[-1])
+
+    def unpad(self, padded: torch.Tensor) -> torch.Tensor:
+        return padded.reshape(self.U * self.n, -1)[self.pos]
+
+
 class _Attention(nn.Module):
-    """Multi-head attention over a key mask (``scaled_dot_product_attention``)."""
+    """Multi-head attention on packed rows: projections run on the real rows only, and just
+    the attention core on the padded layout (written out: faster than SDPA at these sizes)."""
 
     def __init__(self, dim: int, heads: int) -> None:
         super().__init__()
@@ -222,23 +246,25 @@ class _Attention(nn.Module):
         self.v = nn.Linear(dim, dim)
         self.out = nn.Linear(dim, dim)
 
-    def forward(self, x: torch.Tensor, mem: torch.Tensor, key_valid: torch.Tensor) -> torch.Tensor:
-        """x [B, Q, d] attends to mem [B, K, d] where key_valid [B, K] -> [B, Q, d].
-
-        A query whose keys are all invalid (a padded context) gets a finite, unused output."""
-        B, Q, d = x.shape
-        K = mem.shape[1]
-        h = self.heads
-        q = self.q(x).view(B, Q, h, d // h).transpose(1, 2)
-        k = self.k(mem).view(B, K, h, d // h).transpose(1, 2)
-        v = self.v(mem).view(B, K, h, d // h).transpose(1, 2)
-        bias = torch.zeros(B, 1, 1, K, dtype=x.dtype).masked_fill(~key_valid[:, None, None, :], NEG)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
-        return self.out(out.transpose(1, 2).reshape(B, Q, d))
+    def forward(
+        self, x: torch.Tensor, xp: _Packing, mem: torch.Tensor, mp: _Packing
+    ) -> torch.Tensor:
+        """Queries x [P, d] (packed per ``xp``) attend to the keys mem [K, d] of their own
+        context (packed per ``mp``) -> [P, d]. A context without keys yields a finite output."""
+        U, d, h = xp.U, x.shape[-1], self.heads
+        q = xp.pad(self.q(x)).view(U, xp.n, h, d // h).transpose(1, 2)
+        k = mp.pad(self.k(mem)).view(U, mp.n, h, d // h).transpose(1, 2)
+        v = mp.pad(self.v(mem)).view(U, mp.n, h, d // h).transpose(1, 2)
+        bias = torch.zeros(U, 1, 1, mp.n, dtype=x.dtype).masked_fill(
+            ~mp.valid[:, None, None, :], NEG
+        )
+        scores = torch.matmul(q, k.transpose(-1, -2)) * (d // h) ** -0.5 + bias
+        out = torch.matmul(torch.softmax(scores, -1), v)  # [U, h, n, d/h]
+        return self.out(xp.unpad(out.transpose(1, 2).reshape(U, xp.n, d)))
 
 
 class _Block(nn.Module):
-    """Post-norm residual attention block with a feed-forward layer."""
+    """Post-norm residual attention block with a feed-forward layer (packed rows)."""
 
     def __init__(self, dim: int, heads: int) -> None:
         super().__init__()
@@ -247,25 +273,50 @@ class _Block(nn.Module):
         self.ff = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Linear(2 * dim, dim))
         self.norm2 = nn.LayerNorm(dim)
 
-    def forward(self, x: torch.Tensor, mem: torch.Tensor, key_valid: torch.Tensor) -> torch.Tensor:
-        x = self.norm1(x + self.attn(x, mem, key_valid))
+    def forward(
+        self, x: torch.Tensor, xp: _Packing, mem: torch.Tensor, mp: _Packing
+    ) -> torch.Tensor:
+        x = self.norm1(x + self.attn(x, xp, mem, mp))
         return self.norm2(x + self.ff(x))
 
 
 class _PointerHead(nn.Module):
-    """Scores N options per context for P heads: additive attention + a wide linear term."""
+    """Scores options for P heads: additive attention, a bilinear option-state term and a wide
+    linear term on the options' explicit match features."""
 
     def __init__(self, dim: int, n_features: int, n_heads: int) -> None:
         super().__init__()
+        self.n_heads = n_heads
+        self.scale = dim**-0.5
         self.wh = nn.Linear(dim, dim)
         self.ws = nn.Linear(dim, dim, bias=False)
         self.v = nn.Linear(dim, n_heads)
+        self.k = nn.Linear(dim, dim, bias=False)
+        self.q = nn.Linear(dim, n_heads * dim, bias=False)
         self.wide = nn.Linear(n_features, n_heads, bias=False)
 
-    def forward(self, h: torch.Tensor, ws: torch.Tensor, num: torch.Tensor) -> torch.Tensor:
-        """h [..., N, d], ``ws`` = ``self.ws(state)`` broadcastable to h, num [..., N, F]
-        -> logits [..., N, P]. (The state term is computed once per context by the caller.)"""
-        return self.v(torch.tanh(self.wh(h) + ws)) + self.wide(num)
+    def context(self, s: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-context terms of state s [U, d]: ([U, d], [U, P, d]) (computed once per context)."""
+        return self.ws(s), self.q(s).view(s.shape[0], self.n_heads, -1)
+
+    def packed(
+        self, h: torch.Tensor, ctx: torch.Tensor, pack: _Packing,
+        terms: tuple[torch.Tensor, torch.Tensor], num: torch.Tensor,
+    ) -> torch.Tensor:  # fmt: skip
+        """Options h [R, d] of contexts ``ctx`` [R] laid out by ``pack``, features num [R, F]
+        -> padded logits [U, n, P] (padding positions hold about -1e9)."""
+        ws, q = terms
+        additive = self.v(torch.tanh(self.wh(h) + ws[ctx])) + self.wide(num)
+        bilinear = torch.bmm(pack.pad(self.k(h)), q.transpose(1, 2)) * self.scale
+        return pack.pad(additive, NEG) + bilinear
+
+    def rows(
+        self, h: torch.Tensor, terms: tuple[torch.Tensor, torch.Tensor], num: torch.Tensor
+    ) -> torch.Tensor:
+        """Options h [R, d] with their own context terms ([R, d], [R, P, d]) -> logits [R, P]."""
+        ws, q = terms
+        bilinear = (self.k(h).unsqueeze(-2) * q).sum(-1) * self.scale
+        return self.v(torch.tanh(self.wh(h) + ws)) + bilinear + self.wide(num)
 
 
 def _mlp(n_in: int, dim: int) -> nn.Sequential:
@@ -306,56 +357,55 @@ class SmallPolicyNet(nn.Module):
         self.no_answer = nn.Linear(d, 1)
 
     def encode(self, b: _Batch) -> dict[str, torch.Tensor]:
-        """Context-level forward: raw logits of every head, plus encodings for extras."""
+        """Context-level forward: raw logits of every head, plus encodings for extras.
+
+        Elements, words and candidates are computed as packed rows (no padding); only the
+        attention cores and the final logits use the padded [U, n] layout."""
         d = self.cfg.dim
         U = b.U
         out = self.bag(b.ids, b.offsets)
-        seg = torch.split(out, b.seg_sizes)
-        el_text, el_role, word_e, cand_e, left_e, hist_e = seg
-
-        def pad(rows: torch.Tensor, pos: torch.Tensor, n: int) -> torch.Tensor:
-            return torch.zeros(U * n, d, dtype=rows.dtype).index_copy(0, pos, rows).view(U, n, d)
-
-        E, W, N, k = b.E, b.W, b.N, b.k
-        x_el = self.el_in(
-            torch.cat([pad(el_text, b.el_pos, E), pad(el_role, b.el_pos, E), b.el_num], -1)
-        )
-        w = self.word_in(torch.cat([pad(word_e, b.word_pos, W), b.word_num], -1))
-        w = self.word_norm(w + self.word_pos.weight[:W][None])
+        el_text, el_role, word_e, cand_e, left_e, hist_e = torch.split(out, b.seg_sizes)
+        E, N, k = b.E, b.N, b.k
+        ep = _Packing(U, E, b.el_pos, b.el_valid)
+        wp = _Packing(U, b.W, b.word_pos, b.word_valid)
+        x = self.el_in(torch.cat([el_text, el_role, b.el_num], -1))  # [P, d]
+        w = self.word_in(torch.cat([word_e, b.word_num], -1))
+        w = self.word_norm(w + self.word_pos(b.word_idx))
         for blk in self.word_blocks:
-            w = blk(w, w, b.word_valid)
+            w = blk(w, wp, w, wp)
         for cross, own in zip(self.el_cross, self.el_self, strict=True):
-            x_el = cross(x_el, w, b.word_valid)
-            x_el = own(x_el, x_el, b.el_valid)
-        ev = b.el_valid[..., None].float()
-        el_mean = (x_el * ev).sum(1) / ev.sum(1).clamp(min=1)
-        el_max = x_el.masked_fill(~b.el_valid[..., None], NEG).amax(1)
+            x = cross(x, ep, w, wp)
+            x = own(x, ep, x, ep)
+        el_count = b.el_valid.sum(1, keepdim=True).clamp(min=1)
+        el_mean = torch.zeros(U, d).index_add(0, b.el_ctx, x) / el_count
+        el_max = ep.pad(x, NEG).amax(1)
         el_max = torch.where(b.el_valid.any(1, keepdim=True), el_max, torch.zeros_like(el_max))
-        wv = b.word_valid[..., None].float()
-        w_mean = (w * wv).sum(1) / wv.sum(1).clamp(min=1)
+        w_count = b.word_valid.sum(1, keepdim=True).clamp(min=1)
+        w_mean = torch.zeros(U, d).index_add(0, b.word_ctx, w) / w_count
         if k > 0:
             h = self.hist_in(torch.cat([hist_e.view(U, k, d), b.hist_num], -1))
             h_vec = self.hist_out(torch.relu(h).reshape(U, k * d))
         else:
             h_vec = self.hist_out(torch.zeros(U, d))
         s = self.state(torch.cat([el_mean, el_max, w_mean, h_vec, b.glob], -1))
-        # candidates, unpadded (R = all candidates of the batch): text bag, left-context bag,
-        # mean encoding of the elements they come from; only their logits get padded
-        el_flat = x_el.reshape(U * E, d)
+        # candidates (R = all candidates of the batch): text bag, left-context bag, mean
+        # encoding of the elements they come from
+        el_padded = ep.pad(x).view(U * E, d)
         R = cand_e.shape[0]
-        c_el = torch.zeros(R, d).index_add(0, b.ce_cand, el_flat[b.ce_el])
+        c_el = torch.zeros(R, d).index_add(0, b.ce_cand, el_padded[b.ce_el])
         c_el = c_el / b.ce_count.clamp(min=1)[:, None]
         c = self.cand_in(torch.cat([cand_e, left_e, c_el, b.cand_num], -1))
-        c_logits = self.cand_ptr(c, self.cand_ptr.ws(s)[b.cand_ctx], b.cand_num)  # [R, 3]
-        cand = torch.full((U * N, len(CAND_HEADS)), NEG).index_copy(0, b.cand_pos, c_logits)
+        cp = _Packing(U, N, b.cand_pos, b.cand_valid)
+        cand = self.cand_ptr.packed(c, b.cand_ctx, cp, self.cand_ptr.context(s), b.cand_num)
+        ptr = self.ptr.packed(x, b.el_ctx, ep, self.ptr.context(s), b.el_num)
         return {
             "state": s,
-            "elements": x_el,
+            "elements": el_padded.view(U, E, d),
             "kind": self.kind(torch.cat([s, b.glob], -1)),
-            "ptr": self.ptr(x_el, self.ptr.ws(s)[:, None, :], b.el_num),  # [U, E, P]
+            "ptr": ptr,  # [U, E, n_point]
             "swipe": self.swipe(s),
             "key": self.key(s),
-            "cand": cand.view(U, N, len(CAND_HEADS)),  # [U, N, 3]
+            "cand": cand,  # [U, N, 3]
             "no_answer": self.no_answer(s),  # [U, 1]
         }
 
@@ -370,7 +420,8 @@ class SmallPolicyNet(nn.Module):
         c_el = torch.zeros(R, d).index_add(0, x.ce_row, el.reshape(U * E, d)[x.ce_el])
         c_el = c_el / x.ce_count.clamp(min=1)[:, None]
         c = self.cand_in(torch.cat([text_e, left_e.expand(R, d), c_el, x.num], -1))
-        return self.cand_ptr(c, self.cand_ptr.ws(enc["state"])[x.ctx], x.num)
+        ws, q = self.cand_ptr.context(enc["state"])
+        return self.cand_ptr.rows(c, (ws[x.ctx], q[x.ctx]), x.num)
 
 
 # -- batching -----------------------------------------------------------------------------------
@@ -387,7 +438,10 @@ class _Batch:
     offsets: torch.Tensor
     seg_sizes: list[int]
     el_pos: torch.Tensor
+    el_ctx: torch.Tensor
     word_pos: torch.Tensor
+    word_idx: torch.Tensor
+    word_ctx: torch.Tensor
     cand_pos: torch.Tensor
     cand_ctx: torch.Tensor
     el_num: torch.Tensor
@@ -417,11 +471,8 @@ class _Extras:
     ce_count: torch.Tensor
 
 
-def _pad_stack(arrays: Sequence[np.ndarray], n: int, width: int) -> np.ndarray:
-    out = np.zeros((len(arrays), n, width), dtype=np.float32)
-    for i, a in enumerate(arrays):
-        out[i, : len(a)] = a
-    return out
+def _cat(arrays: Sequence[np.ndarray], width: int) -> np.ndarray:
+    return np.concatenate(arrays).reshape(-1, width).astype(np.float32, copy=False)
 
 
 def _collate(feats: Sequence[ContextFeatures], history_len: int) -> _Batch:
@@ -467,12 +518,15 @@ def _collate(feats: Sequence[ContextFeatures], history_len: int) -> _Batch:
         ids=torch.from_numpy(ids), offsets=torch.from_numpy(offsets), seg_sizes=seg_sizes,
         el_pos=positions(el_counts, E), word_pos=positions(w_counts, W),
         cand_pos=positions(c_counts, N),
-        el_num=torch.from_numpy(_pad_stack([f.el_num for f in feats], E, N_ELEMENT_FEATURES)),
+        el_num=torch.from_numpy(_cat([f.el_num for f in feats], N_ELEMENT_FEATURES)),
+        el_ctx=torch.from_numpy(np.repeat(np.arange(U, dtype=np.int64), el_counts)),
+        word_idx=torch.from_numpy(np.concatenate([np.arange(c, dtype=np.int64) for c in w_counts])),
+        word_ctx=torch.from_numpy(np.repeat(np.arange(U, dtype=np.int64), w_counts)),
         el_valid=torch.from_numpy(el_valid), el_option=torch.from_numpy(el_option),
-        word_num=torch.from_numpy(_pad_stack([f.word_num for f in feats], W, N_WORD_FEATURES)),
+        word_num=torch.from_numpy(_cat([f.word_num for f in feats], N_WORD_FEATURES)),
         word_valid=torch.from_numpy(np.arange(W)[None, :] < np.array(w_counts)[:, None]),
         cand_ctx=torch.from_numpy(np.repeat(np.arange(U, dtype=np.int64), c_counts)),
-        cand_num=torch.from_numpy(np.concatenate([f.cand_num for f in feats]).reshape(-1, N_CANDIDATE_FEATURES)),
+        cand_num=torch.from_numpy(_cat([f.cand_num for f in feats], N_CANDIDATE_FEATURES)),
         cand_valid=torch.from_numpy(np.arange(N)[None, :] < np.array(c_counts)[:, None]),
         cand_src=torch.from_numpy(cand_src),
         ce_cand=torch.tensor(ce_cand, dtype=torch.int64),

@@ -136,7 +136,7 @@ class Pipeline:
             tasks=tasks, sched=phase.scheduler, grpo=phase.grpo,
             pivots=pivot_set.pivots if pivot_set else {})  # fmt: skip
         collector = self.collector(start)
-        evals = {"train": tasks} if phase.algorithm == "stage1" else self.eval_tasks()
+        evals = {s: self.split(s) for s in {*phase.eval.splits, *phase.eval.final_splits}}
         trainer = Trainer(name, self.out / name, phase, start, scheduler, collector, self.make_env,
                           evals, seed=self.cfg.seed, history_window=self.cfg.policy.history,
                           progress=self.progress)  # fmt: skip

@@ -9,5 +9,5 @@ QUICK_OVERRIDES = [
     "rl.eval.k=2",
     "stage1.eval.k=2",
     "rl.scheduler.tasks_per_iteration=4",
-    "stage1.scheduler.tasks_per_iteration=4",
+    "stage1.scheduler.pivots_per_iteration=16",
 ]

@@ -85,7 +85,7 @@ class Trainer:
             self._load_state()
         else:
             self._reset_files()
-            self._evaluate()  # the starting point of every learning curve
+            self._evaluate(self.cfg.eval.splits)  # the starting point of every learning curve
             self._save_state()
         bar = self._progress_bar()
         while not self._budget_spent():
@@ -103,8 +103,10 @@ class Trainer:
                                  "loss": update.loss, "groups_used": update.groups_used,
                                  "groups_skipped": update.groups_skipped, **update.stats,
                                  **self._totals(), "routes": self.scheduler.route_counts()})  # fmt: skip
-            if self.iteration % self.cfg.eval.every == 0 or self._budget_spent():
-                self._evaluate()
+            if self._budget_spent():
+                self._evaluate(self.cfg.eval.final_splits)
+            elif self.iteration % self.cfg.eval.every == 0:
+                self._evaluate(self.cfg.eval.splits)
             self._save_state()
             bar.update(self.iteration, self._totals())
         bar.close()
@@ -113,11 +115,12 @@ class Trainer:
         return self._finish()
 
     # -- pieces ---------------------------------------------------------------------------------
-    def _evaluate(self) -> dict[str, Any]:
+    def _evaluate(self, splits: Sequence[str]) -> dict[str, Any]:
         row: dict[str, Any] = {"kind": "eval", "iteration": self.iteration, **self._totals(),
                                "routes": self.scheduler.route_counts()}  # fmt: skip
         with self._timed("evaluate"):
-            for split, tasks in self.eval_tasks.items():
+            for split in splits:
+                tasks = self.eval_tasks[split]
                 result = evaluate_split(self.policy, self.make_env, tasks, k=self.cfg.eval.k,
                                         history_window=self.history_window,
                                         seed=derive_seed(self.seed, self.name, self.iteration, split))  # fmt: skip

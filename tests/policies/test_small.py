@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 import pickle
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,16 @@ from tests.policies.synthetic import make_examples, name_pool
 
 ALL_KINDS = ("tap", "double_tap", "long_press", "swipe", "type", "key", "open_app", "wait", "done")
 CLICK = frozenset({"clickable", "enabled"})
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    """Small nets run fastest on one thread (and many times slower when shared cores are
+    oversubscribed); restore the setting afterwards."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
 
 
 def small(**kw: object) -> SmallPolicy:

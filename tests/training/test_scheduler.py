@@ -129,6 +129,6 @@ def test_vanilla_and_stage1_plans() -> None:
         (0, "root", 8, "vanilla"), (1, "root", 8, "vanilla")]
     assert [j.task.seed for j in v.plan(2)] == [2, 0]
     pivots = {t.id: [f"{t.id}@0"] for t in tasks}
-    s1 = Stage1Scheduler(tasks, SchedulerConfig(tasks_per_iteration=2), GRPOConfig(), pivots)
+    s1 = Stage1Scheduler(tasks, SchedulerConfig(pivots_per_iteration=2), GRPOConfig(), pivots)
     assert [(j.kind, j.checkpoint_id) for j in s1.plan(1)] == [("onestep", f"{tasks[0].id}@0"),
                                                                ("onestep", f"{tasks[1].id}@0")]

@@ -30,7 +30,7 @@ def store():
 def make_trainer(tmp: Path, store, algorithm: str, iterations: int, theta: float = -1.0):
     policy = GoPolicy(theta)
     cfg = TrainConfig(algorithm=algorithm, budget=BudgetConfig(iterations=iterations),
-                      grpo=GRPOConfig(lr=0.2), eval=EvalConfig(k=2, every=2),
+                      grpo=GRPOConfig(lr=0.2), eval=EvalConfig(k=2, every=2, final_splits=("train",)),
                       scheduler=SchedulerConfig(tasks_per_iteration=2))
     tasks = SUITE.split("train")
     pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}

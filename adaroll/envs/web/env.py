@@ -5,6 +5,11 @@ coordinates are normalised to it (``x * 160``, ``y * 210`` CSS pixels).
 
 Actions (the adaroll :class:`~adaroll.actions.Action` model):
 
+Pointer actions are touch-like: afterwards the pointer is parked off the task area, so nothing
+stays hovered, and the pages' CSS ``:hover`` rules are removed at load (a hover style that
+swaps an icon moves the layout asynchronously - between press and release, or whenever Blink
+next renders - which made outcomes depend on timing).
+
 * ``tap`` - mouse press and release (``clickCount`` 1); ``double_tap`` - two clicks, the
   second with ``clickCount`` 2 (so ``dblclick`` fires); ``long_press`` - press, hold
   ``long_press_seconds``, release. A tap on a ``<select>`` focuses it and closes the native
@@ -33,7 +38,7 @@ Determinism: a reset loads the task page afresh, seeds ``Math.random`` with the 
 starts the episode. ``Date`` is virtual: it starts at ``virtual_date`` when the page loads and
 advances with ``performance.now()`` (continuous across CRIU restores), so date pickers and
 clocks show the same thing on every run. A reset parks the mouse pointer off the task area
-(hover effects must not depend on earlier episodes), the text caret is not drawn (it blinks),
+(hover effects must not depend on earlier episodes or on rendering times), the text caret is not drawn (it blinks),
 links to ``#`` do not navigate (a visit would enter the browser history and restyle every
 ``#`` link as ``:visited`` in later episodes) and ``alert``/``confirm``/``prompt`` never block.
 
@@ -170,6 +175,26 @@ PRELUDE_TEMPLATE = r"""
     })));
     return urls.size;
   };
+  // Pointer actions are touch-like (the pointer is parked after each): drop CSS :hover rules,
+  // whose effects (e.g. swapped icons that load asynchronously) would otherwise move the
+  // layout under the pointer between press and release, at times the env does not control.
+  A.stripHover = () => {
+    let n = 0;
+    const strip = (owner) => {
+      const rules = owner.cssRules;
+      for (let i = rules.length - 1; i >= 0; i--) {
+        const r = rules[i];
+        if (r.selectorText && r.selectorText.includes(':hover')) {
+          const keep = r.selectorText.split(',').filter((s) => !s.includes(':hover'));
+          if (keep.length) r.selectorText = keep.join(',');
+          else owner.deleteRule(i);
+          n++;
+        } else if (r.cssRules) strip(r);
+      }
+    };
+    for (const sheet of document.styleSheets) { try { strip(sheet); } catch (e) {} }
+    return n;
+  };
   A.imagesPending = () => Array.from(document.images).some((i) => !i.complete);
   window.alert = function () {};
   window.confirm = function () { return true; };
@@ -287,6 +312,7 @@ class WebEnv(GUIEnv):
         self._success = False
         self._max_steps = 0
         self.last_step_seconds = 0.0
+        self.last_unsettled = 0
         try:
             self.reconnect()
         except BaseException:
@@ -349,8 +375,7 @@ class WebEnv(GUIEnv):
         meta = get_task(task.template)
         cdp = self.cdp
         self._load_page(task_url(task.template))
-        # park the pointer off the task area: hover state must not depend on earlier episodes
-        self._mouse("mouseMoved", *PARKED_POINTER, button="none", buttons=0)
+        self._park()  # hover state must not depend on earlier episodes
         cdp.evaluate(START_EPISODE_JS % (json.dumps(task.seed), json.dumps(self.config.data_mode)))
         self._wait_until("WOB_TASK_READY !== false", timeout=10.0)
         self._settle()
@@ -390,7 +415,8 @@ class WebEnv(GUIEnv):
         obs = self.observe()
         self.last_step_seconds = time.perf_counter() - t0
         info: dict[str, Any] = {"instruction": self._instruction, "raw_reward": status["raw_reward"],
-                                "reason": status["reason"], "steps": self._steps}  # fmt: skip
+                                "reason": status["reason"], "steps": self._steps,
+                                "unsettled": 0 if agent_done else self.last_unsettled}  # fmt: skip
         if self._done:
             info["success"] = self._success
         return obs, (1.0 if success else 0.0), terminated, truncated, info
@@ -480,6 +506,7 @@ class WebEnv(GUIEnv):
         cdp.wait_event("Page.loadEventFired", timeout=20.0)
         del frame
         self._wait_until(PAGE_READY_JS, timeout=10.0)
+        self.cdp.evaluate("__adaroll.stripHover()")
         self.cdp.evaluate("__adaroll.preloadImages()", await_promise=True, timeout=20.0)
 
     def _wait_until(self, condition: str, *, timeout: float) -> None:
@@ -490,21 +517,33 @@ class WebEnv(GUIEnv):
         if not self.cdp.evaluate(js, await_promise=True, timeout=timeout + 5):
             raise CDPError(f"page condition not met within {timeout} s: {condition.strip()[:80]}")
 
-    def _settle(self, frames: int = 0) -> None:
-        self.cdp.evaluate(f"__adaroll.settle({int(self.config.settle_timeout_ms)}, {frames})",
-                          await_promise=True, timeout=30.0)  # fmt: skip
+    def _settle(self, frames: int = 0) -> int:
+        """Run the settle policy; returns how many callbacks were still pending at its time
+        limit (0 = settled), also kept in ``info["unsettled"]`` of the step."""
+        pending = self.cdp.evaluate(
+            f"__adaroll.settle({int(self.config.settle_timeout_ms)}, {frames})",
+            await_promise=True, timeout=30.0,
+        )  # fmt: skip
+        self.last_unsettled = int(pending or 0)
+        return self.last_unsettled
 
     def _px(self, x: float | None, y: float | None) -> tuple[float, float]:
         assert x is not None and y is not None
         return (x * SCREEN[0], y * SCREEN[1])
+
+    def _park(self) -> None:
+        """Move the pointer off the task area. Pointer actions are touch-like: a pointer left
+        over an element would hover it, and Blink updates hover state (``:hover`` styles can
+        change the layout) only when it next renders - at a time the env does not control."""
+        self._mouse("mouseMoved", *PARKED_POINTER, button="none", buttons=0)
 
     def _mouse(self, kind: str, x: float, y: float, **extra: Any) -> None:
         params = {"type": kind, "x": x, "y": y, **extra}
         self.cdp.call("Input.dispatchMouseEvent", params)
 
     def _click(self, x: float, y: float, count: int = 1, hold: float = 0.0) -> None:
-        # no separate mouseMoved: moves are frame-aligned (~16 ms each) and a press at a new
-        # position updates the hover state itself
+        # no separate mouseMoved: moves are frame-aligned (~16 ms each); a press at a new
+        # position dispatches the boundary events (mouseover/enter) itself
         self._mouse("mousePressed", x, y, button="left", buttons=1, clickCount=count)
         if hold > 0:
             time.sleep(hold)
@@ -549,11 +588,13 @@ class WebEnv(GUIEnv):
                 self._click(x, y, hold=hold)
             if self.cdp.evaluate(f"__adaroll.selectAt({x}, {y})"):
                 self._key("escape")  # close the invisible native popup; the select keeps focus
+            self._park()
         elif kind is ActionKind.SWIPE:
             if action.direction is not None:
                 self._wheel(action.direction)
             else:
                 self._drag(action)
+            self._park()
         elif kind is ActionKind.TYPE:
             assert action.text is not None
             if self.cdp.evaluate("__adaroll.focusIsText()"):

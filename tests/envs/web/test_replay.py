@@ -38,20 +38,26 @@ def test_replay_matches_the_live_state(web_env, second_browser, name, seed, k):
         assert not (terminated or truncated)
     live_hash = web_env.observe().element_tree_hash()
     live_shot = web_env.screenshot()
-    backend = ReplaySnapshots(make_env=lambda: WebEnv(browser=second_browser))
+    # the branch renders a screenshot at every step, the live env did not: same states anyway
+    backend = ReplaySnapshots(make_env=lambda: WebEnv(browser=second_browser, screenshot=True))
     ref = backend.save(web_env, tuple(prefix))
     assert ref.element_tree_hash == live_hash
+    live_text = web_env.observe().describe()
     restored = backend.restore(ref)
     try:
-        assert restored.observe().element_tree_hash() == live_hash
-        assert (restored.screenshot() == live_shot).all()
+        obs = restored.observe()
+        assert obs.element_tree_hash() == live_hash, (
+            f"live:\n{live_text}\nreplay:\n{obs.describe()}"
+        )
+        shot = obs.screenshot
+        assert (shot == live_shot).all(), f"{(shot != live_shot).any(-1).sum()} pixels differ"
         assert restored.steps_taken == k and restored.instruction == web_env.instruction
         # the restored branch finishes the task
         while True:
             _, _, terminated, truncated, info = restored.step(suite.expert_action(restored))
             if terminated or truncated:
                 break
-        assert info["success"]
+        assert info["success"], f"the restored branch did not finish: {info}"
     finally:
         restored.close()
     assert second_browser.alive()
