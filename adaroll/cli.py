@@ -47,6 +47,11 @@ def run(
     quick: Annotated[bool, typer.Option(help="Tiny budgets, for tests and a first look.")] = False,
     fresh: Annotated[bool, typer.Option(help="Ignore what the run directory holds; start over.")] = False,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    workers: Annotated[int | None, typer.Option(
+        min=1, help="Collect rollouts on N Ray workers (rollout.backend=ray); starts a local Ray "
+        "unless --ray-address is given. Results equal the single-process run's.")] = None,
+    ray_address: Annotated[str | None, typer.Option(
+        help="Existing Ray cluster to use (e.g. auto, ray://head:10001); implies the Ray backend.")] = None,
 ) -> None:
     """The main job: the whole method end to end (experts -> Base -> SFT -> Stage I -> vanilla
     and hybrid from Base and from Action), then the report. Resumes a killed run in OUT."""
@@ -55,13 +60,25 @@ def run(
     from adaroll.report import write_report
     from adaroll.training.pipeline import Pipeline
 
-    cfg = _config(config, set_, quick)
+    cfg = _config(config, (set_ or []) + _rollout_overrides(workers, ray_address), quick)
     if fresh and out.exists():
         shutil.rmtree(out)
     summary = Pipeline(cfg, out, progress=progress, say=lambda m: typer.echo(m)).run()
     report = write_report(out)
     _print_headline(summary)
     typer.echo(f"\nreport: {report}\nsummary: {out / 'summary.json'}")
+
+
+def _rollout_overrides(workers: int | None, ray_address: str | None) -> list[str]:
+    """``--workers`` / ``--ray-address`` as config overrides (they switch to the Ray backend)."""
+    out: list[str] = []
+    if workers is not None or ray_address is not None:
+        out.append("rollout.backend=ray")
+    if workers is not None:
+        out.append(f"rollout.workers={workers}")
+    if ray_address is not None:
+        out.append(f"rollout.ray_address={json.dumps(ray_address)}")
+    return out
 
 
 def _print_headline(summary: dict) -> None:  # type: ignore[type-arg]

@@ -43,7 +43,7 @@ class PolicyConfig(Frozen):
 
 
 class SFTConfig(Frozen):
-    epochs: int = Field(6, ge=1)
+    epochs: int = Field(8, ge=1)
     """Passes over the expert steps."""
     batch_size: int = Field(64, ge=1)
     """Expert steps per gradient step."""
@@ -153,21 +153,54 @@ class TrainConfig(Frozen):
     """Periodic evaluation."""
 
 
+class RolloutConfig(Frozen):
+    """Where rollouts run. Only ``batch_across_jobs`` can change results: with it False (the
+    default) a run gives the same groups, ledger and policy on either backend and any worker
+    count (see docs/ray.md)."""
+
+    backend: Literal["local", "ray"] = "local"
+    """local: collect in the training process; ray: on Ray actors, each owning its envs and
+    snapshot backend (needs the `ray` extra)."""
+    workers: int = Field(2, ge=1)
+    """Ray rollout actors (1 CPU each); ignored by the local backend."""
+    ray_address: str | None = None
+    """Address of an existing Ray cluster (e.g. `auto` or `ray://head:10001`); None starts a
+    local Ray instance sized to max(workers, CPU count)."""
+    batch_across_jobs: bool = False
+    """Local backend only: sample all jobs of an iteration in shared policy batches (faster on
+    one process, but results then depend on the batch and differ from the Ray backend's).
+    False: every job is sampled on its own from a seed derived from (iteration seed, job index)."""
+    max_retries: int = Field(3, ge=0)
+    """Ray backend: how many times a job whose worker died is retried on a fresh actor before
+    the run fails."""
+
+    @model_validator(mode="after")
+    def _local_batching(self) -> RolloutConfig:
+        if self.backend == "ray" and self.batch_across_jobs:
+            raise ValueError("batch_across_jobs is a local-backend option; Ray collects every job on its own")
+        return self
+
+
 class RunConfig(Frozen):
     """Everything one `adaroll run` needs; saved resolved next to the run."""
 
     seed: int = 0
     """Master seed: every random choice derives from it."""
+    threads: int = Field(1, ge=1)
+    """Torch intra-op threads. One is fastest for the small policy on shared CPU cores."""
     env: EnvConfig = EnvConfig()
     """Environment and snapshots."""
     policy: PolicyConfig = PolicyConfig()
     """Policy kind and options."""
+    rollout: RolloutConfig = RolloutConfig()
+    """Where rollouts run (this process or Ray workers) and how samples are batched."""
     sft: SFTConfig = SFTConfig()
     """Behaviour cloning for Base (pretrain pool) and the SFT baseline (train experts)."""
     stage1: TrainConfig = TrainConfig(algorithm="stage1", budget=BudgetConfig(iterations=12),
                                       eval=EvalConfig(final_splits=("train",)))
     """Stage I: OneStep GRPO on pivots, best checkpoint by Train Avg@4."""
-    rl: TrainConfig = TrainConfig(budget=BudgetConfig(iterations=30))
+    rl: TrainConfig = TrainConfig(budget=BudgetConfig(env_steps=15000, iterations=60),
+                                  grpo=GRPOConfig(lr=3e-4), eval=EvalConfig(every=4))
     """Stage II / vanilla budget and settings (algorithm chosen per configuration)."""
     configurations: tuple[str, ...] = (
         "base", "sft", "base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid",

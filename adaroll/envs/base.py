@@ -174,6 +174,10 @@ class TaskSuite(ABC):
     def expert_action(self, env: GUIEnv) -> Action:
         """The scripted expert's next action, planned from the env's current state."""
 
+    def policy_hints(self) -> dict[str, Any]:
+        """Public facts a policy may build its action space from (e.g. app names)."""
+        return {}
+
 
 ENVS: Registry[Any] = Registry("environment")
 """Environment factories by name: ``ENVS.get("mobile")(**kwargs) -> GUIEnv``."""

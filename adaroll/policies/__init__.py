@@ -20,9 +20,14 @@ def policy_class(kind: str) -> Any:
     return POLICIES.get(kind)
 
 
-def make_policy(cfg: PolicyConfig, *, seed: int) -> Policy:
-    """A fresh policy of ``cfg.kind`` with ``cfg.options`` (history length from ``cfg.history``)."""
-    options: dict[str, Any] = {"history_len": cfg.history, "seed": seed % 2**31, **cfg.options}
+def make_policy(cfg: PolicyConfig, *, seed: int, hints: dict[str, Any] | None = None) -> Policy:
+    """A fresh policy of ``cfg.kind`` with ``cfg.options`` (history length from ``cfg.history``).
+
+    ``hints`` are an environment's suggestions (e.g. the app names a launcher offers); the
+    small policy takes them, explicit options win."""
+    extra = dict(hints or {}) if cfg.kind == "small" else {}
+    options: dict[str, Any] = {"history_len": cfg.history, "seed": seed % 2**31, **extra,
+                               **cfg.options}  # fmt: skip
     policy: Policy = policy_class(cfg.kind)(**options)
     return policy
 

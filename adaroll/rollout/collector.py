@@ -1,11 +1,24 @@
 """Collect GRPO groups for jobs: OneStep at a checkpoint, Suffix from a restored checkpoint,
-Root from a task reset. All episodes of a batch of jobs run in one lockstep loop."""
+Root from a task reset.
+
+Determinism. By default every job is collected on its own: the policy is reseeded from
+``(collection seed, job index)`` (:func:`job_seed`) and the job's episodes run in lockstep among
+themselves only. A group is then a pure function of (policy weights, job, seed) - not of which
+other jobs were collected with it, in which order, or in which process - which is what lets the
+Ray collector (:mod:`adaroll.rollout.ray_workers`) reproduce this collector exactly.
+``batch_across_jobs=True`` keeps the older, faster path (all OneStep jobs of one group size in
+one policy call, all episodes of all jobs in one lockstep loop, one reseed per collection):
+results then depend on the batch composition and cannot be reproduced by the Ray collector.
+"""
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import torch
 
 from adaroll.actions import PAPER_MATCHER, Action, ActionMatcher
 from adaroll.checkpoints import Checkpoint, CheckpointStore
@@ -13,7 +26,41 @@ from adaroll.envs.base import GUIEnv, Observation, replay
 from adaroll.policies.base import Context, Policy
 from adaroll.rollout.episodes import run_episodes
 from adaroll.rollout.jobs import Cost, Decision, Group, Job
+from adaroll.seeding import derive_seed
 from adaroll.snapshots.base import SnapshotBackend, SnapshotError, SnapshotRef
+
+
+def collection_seed(seed: int | None) -> int:
+    """The base seed of one collection: ``seed`` itself, or (None) one drawn from torch's
+    global generator, so that callers without a seed stay reproducible under ``torch.manual_seed``."""
+    if seed is not None:
+        return int(seed)
+    return int(torch.randint(0, 2**62, (1,)).item())
+
+
+def job_seed(base: int, index: int) -> int:
+    """The sampling seed of the ``index``-th job of a collection with base seed ``base``."""
+    return derive_seed("job", base, index)
+
+
+def after_collect_seed(base: int) -> int:
+    """What the policy is reseeded with once a collection is over (whichever collector ran
+    it), so that the learner's random state after collecting is the same everywhere."""
+    return derive_seed("after-collect", base)
+
+
+class RolloutCollector(Protocol):
+    """What the trainer needs from a collector: :class:`Collector` (this process) and
+    :class:`~adaroll.rollout.ray_workers.RayCollector` (Ray actors) both provide it."""
+
+    setup_cost: Cost
+    """Cost of (re)building snapshot images since the trainer last took it (it zeroes it)."""
+
+    def collect(self, jobs: Sequence[Job], *, seed: int | None = None) -> list[Group]: ...
+
+    def context_at(self, checkpoint: Checkpoint) -> Context: ...
+
+    def close(self) -> None: ...
 
 
 class Collector:
@@ -28,6 +75,7 @@ class Collector:
         *,
         history_window: int,
         matcher: ActionMatcher = PAPER_MATCHER,
+        batch_across_jobs: bool = False,
     ) -> None:
         self.policy = policy
         self.make_env = make_env
@@ -35,11 +83,34 @@ class Collector:
         self.snapshots = snapshots
         self.history_window = history_window
         self.matcher = matcher
+        self.batch_across_jobs = batch_across_jobs
         self._refs: dict[str, SnapshotRef] = {}
         self.setup_cost = Cost()
         """Cost of (re)building snapshot images, kept apart from any group's cost."""
 
-    def collect(self, jobs: Sequence[Job]) -> list[Group]:
+    def collect(self, jobs: Sequence[Job], *, seed: int | None = None) -> list[Group]:
+        """One group per job, in job order. ``seed`` (the trainer passes its iteration seed)
+        fixes every sample; None draws a base seed from torch's global generator."""
+        if self.batch_across_jobs:
+            if seed is not None:
+                self.policy.reseed(derive_seed("batched", seed))
+            groups = self._collect_batched(jobs)
+            if seed is not None:
+                self.policy.reseed(after_collect_seed(seed))
+            return groups
+        base = collection_seed(seed)
+        groups = [self.collect_job(job, job_seed(base, j)) for j, job in enumerate(jobs)]
+        self.policy.reseed(after_collect_seed(base))
+        return groups
+
+    def collect_job(self, job: Job, seed: int) -> Group:
+        """One job on its own, its samples fixed by ``seed`` (what a Ray worker runs)."""
+        self.policy.reseed(seed)
+        if job.kind == "onestep":
+            return self._onestep([job])[0]
+        return self._rollouts([job])[0]
+
+    def _collect_batched(self, jobs: Sequence[Job]) -> list[Group]:
         groups: list[Group | None] = [None] * len(jobs)
         onestep = [i for i, j in enumerate(jobs) if j.kind == "onestep"]
         rollout = [i for i, j in enumerate(jobs) if j.kind != "onestep"]

@@ -17,9 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from adaroll.actions import Action
 from adaroll.checkpoints import CheckpointStore
-from adaroll.config import RunConfig, TrainConfig, dump_config
+from adaroll.config import (
+    ConfigError,
+    RolloutConfig,
+    RunConfig,
+    TrainConfig,
+    dump_config,
+    load_config,
+)
 from adaroll.envs import get_suite, make_env_factory
 from adaroll.envs.base import GUIEnv, TaskSpec, TaskSuite
 from adaroll.evaluation import evaluate_split
@@ -27,7 +36,7 @@ from adaroll.experts import ExpertCollection, collect_experts, save_collection
 from adaroll.io import atomic_write_text
 from adaroll.policies import load_policy, make_policy
 from adaroll.policies.base import Context, Policy
-from adaroll.rollout.collector import Collector
+from adaroll.rollout.collector import Collector, RolloutCollector
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS
 from adaroll.training.pivot_scoring import PivotSet, score_checkpoints
@@ -89,7 +98,8 @@ class Pipeline:
         if (directory / "done").exists():
             return load_policy(self.cfg.policy, directory)
         seed_everything(self.cfg.seed, "sft", name)
-        policy = start or make_policy(self.cfg.policy, seed=derive_seed(self.cfg.seed, "init"))
+        policy = start or make_policy(self.cfg.policy, seed=derive_seed(self.cfg.seed, "init"),
+                                      hints=self.suite.policy_hints())  # fmt: skip
         examples = sft_examples(self.store(split), self.cfg.policy.history)
         stats = train_sft(policy, examples, epochs=self.cfg.sft.epochs,
                           batch_size=self.cfg.sft.batch_size, lr=self.cfg.sft.lr,
@@ -124,10 +134,20 @@ class Pipeline:
                  f"({phase.pivots.scorer}, tau={phase.pivots.tau_dis})")  # fmt: skip
         return pivot_set
 
-    def collector(self, policy: Policy) -> Collector:
+    def collector(self, policy: Policy) -> RolloutCollector:
+        """The configured collector: this process (``rollout.backend: local``) or Ray workers."""
+        rollout = self.cfg.rollout
+        if rollout.backend == "ray":
+            from adaroll.rollout.ray_workers import EnvFactory, RayCollector
+
+            return RayCollector(policy, EnvFactory(self.cfg.env.name, dict(self.cfg.env.options)),
+                                self.store("train"), self.cfg.env.snapshot_backend,
+                                history_window=self.cfg.policy.history, workers=rollout.workers,
+                                max_retries=rollout.max_retries, ray_address=rollout.ray_address)  # fmt: skip
         backend = SNAPSHOT_BACKENDS.get(self.cfg.env.snapshot_backend)(make_env=self.make_env)
         return Collector(policy, self.make_env, self.store("train"), backend,
-                         history_window=self.cfg.policy.history)  # fmt: skip
+                         history_window=self.cfg.policy.history,
+                         batch_across_jobs=rollout.batch_across_jobs)  # fmt: skip
 
     def rl_phase(self, name: str, start: Policy, phase: TrainConfig, *, resume: bool) -> PhaseResult:
         pivot_set = self.pivots(f"{name}", start, phase) if phase.algorithm != "vanilla" else None
@@ -151,9 +171,10 @@ class Pipeline:
 
     # -- the whole run ------------------------------------------------------------------------------
     def run(self, *, resume: bool = True) -> dict[str, Any]:
+        torch.set_num_threads(self.cfg.threads)
         self.out.mkdir(parents=True, exist_ok=True)
         saved = self.out / "config.yaml"
-        if saved.exists() and saved.read_text() != dump_config(self.cfg):
+        if saved.exists() and not same_experiment(saved.read_text(), self.cfg):
             raise ValueError(f"{saved} holds a different config; use a new --out or the same config")
         atomic_write_text(saved, dump_config(self.cfg))
         wanted = set(self.cfg.configurations)
@@ -193,6 +214,28 @@ class Pipeline:
                 "train_avg4": metrics.get("train_avg"), "train_pass4": metrics.get("train_pass"),
                 "heldout_avg4": metrics.get("heldout_avg"),
                 "heldout_pass4": metrics.get("heldout_pass")}  # fmt: skip
+
+
+_EXECUTION_ONLY = ("backend", "workers", "ray_address", "max_retries")
+"""Rollout fields that change where work runs, never its results: a run may resume with others."""
+
+
+def same_experiment(saved_yaml: str, cfg: RunConfig) -> bool:
+    """Whether a saved config describes the same experiment as ``cfg`` (equal up to the
+    execution-only rollout fields, e.g. resuming a local run on Ray workers)."""
+    import yaml
+
+    try:
+        saved = load_config(yaml.safe_load(saved_yaml) or {})  # a missing section = its defaults
+    except (ConfigError, yaml.YAMLError):
+        return False
+    default = RolloutConfig()
+    keep = {key: getattr(default, key) for key in _EXECUTION_ONLY}
+    return bool(_with_rollout(saved, keep) == _with_rollout(cfg, keep))
+
+
+def _with_rollout(cfg: RunConfig, fields: dict[str, Any]) -> RunConfig:
+    return cfg.model_copy(update={"rollout": cfg.rollout.model_copy(update=fields)})
 
 
 def sft_examples(store: CheckpointStore, history: int) -> list[tuple[Context, Action]]:

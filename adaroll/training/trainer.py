@@ -33,7 +33,7 @@ from adaroll.evaluation import evaluate_split
 from adaroll.io import atomic_write_bytes, atomic_write_text
 from adaroll.jsonl import JsonlLog
 from adaroll.policies.base import Policy
-from adaroll.rollout.collector import Collector
+from adaroll.rollout.collector import RolloutCollector
 from adaroll.rollout.jobs import Group
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.training.ledger import Ledger
@@ -55,7 +55,7 @@ class Trainer:
         cfg: TrainConfig,
         policy: Policy,
         scheduler: Scheduler,
-        collector: Collector,
+        collector: RolloutCollector,
         make_env: Callable[[], GUIEnv],
         eval_tasks: dict[str, Sequence[TaskSpec]],
         *,
@@ -90,11 +90,11 @@ class Trainer:
         bar = self._progress_bar()
         while not self._budget_spent():
             self.iteration += 1
-            seed_everything(self.seed, self.name, self.iteration, policy=self.policy)
+            seed = seed_everything(self.seed, self.name, self.iteration, policy=self.policy)
             with self._timed("schedule"):
                 jobs = self.scheduler.plan(self.iteration)
             with self._timed("collect"):
-                groups = self.collector.collect(jobs)
+                groups = self.collector.collect(jobs, seed=seed)
             with self._timed("update"):
                 update = grpo_update(self.policy, self.optimizer, groups, self.cfg.grpo)
             self.scheduler.observe(groups, self.iteration)
@@ -123,7 +123,7 @@ class Trainer:
                 tasks = self.eval_tasks[split]
                 result = evaluate_split(self.policy, self.make_env, tasks, k=self.cfg.eval.k,
                                         history_window=self.history_window,
-                                        seed=derive_seed(self.seed, self.name, self.iteration, split))  # fmt: skip
+                                        seed=derive_seed(self.seed, "eval", self.iteration, split))  # fmt: skip
                 row[f"{split}_avg"], row[f"{split}_pass"] = result.avg, result.pass_
                 self.ledger.add("eval", "eval", policy_samples=result.policy_samples,
                                 env_steps=result.env_steps, stage=self.name,

@@ -20,6 +20,7 @@ from typing import Any
 
 from adaroll.actions import Action
 from adaroll.envs.base import SUITES, GUIEnv, TaskSpec, TaskSuite
+from adaroll.envs.mobile.apps import APP_NAMES
 from adaroll.envs.mobile.env import MobileEnv
 from adaroll.envs.mobile.expert import Expert
 from adaroll.envs.mobile.tasks import TEMPLATES, TaskInstance, get_template, instantiate
@@ -65,6 +66,10 @@ class MobileTaskSuite(TaskSuite):
         self._splits: dict[str, list[TaskSpec]] = {}
 
     # -- templates ----------------------------------------------------------------------------
+    def policy_hints(self) -> dict[str, Any]:
+        """The launcher's app names: visible on the home screen, so not privileged."""
+        return {"app_names": tuple(APP_NAMES)}
+
     def templates(self) -> list[str]:
         return sorted(TEMPLATES)
 

@@ -1,0 +1,373 @@
+"""Distributed rollouts on Ray: many environment workers, one learner.
+
+This is the only AdaRoll module that imports ``ray``; everything else runs without it. The
+user-facing guide (local Ray, multi-node clusters) is ``docs/ray.md``.
+
+* **Workers.** :class:`RolloutWorker` runs as a Ray actor (1 CPU). It owns a
+  :class:`~adaroll.rollout.collector.Collector` over its own env factory and its own snapshot
+  backend, built from the run's env name/options and backend name, and a copy of the policy.
+  ``run(job, seed, version, weights)`` collects one job and returns a :class:`WorkerResult`:
+  the :class:`~adaroll.rollout.jobs.Group` (every decision's context and sample, the rewards,
+  the :class:`~adaroll.rollout.jobs.Cost`), the snapshot setup cost the job made the worker
+  pay, and the policy version it sampled with.
+* **Weights.** Each :meth:`RayCollector.collect` publishes the learner's weights once: one
+  ``ray.put`` of the ``state_dict`` per version (:meth:`RayCollector.broadcast`). A worker
+  loads them when the job's version differs from the one it holds. A result whose version is
+  not the learner's current one is **discarded** - it never enters an update - and **counted**
+  (``stats["stale"]``, and one ``Cost.faults`` on the job's group); the job is re-run with the
+  current weights. The trainer waits for all groups of an iteration before updating, so in a
+  training run this is a guard (a worker that kept old weights, a result of an abandoned
+  collection), not a normal path.
+* **Determinism.** A job is sampled on its own from ``job_seed(collection seed, job index)``,
+  exactly as the local collector does by default: a group depends on (weights, job, seed) only,
+  not on the worker that ran it, the order, or the other jobs. With the trainer's iteration
+  seed, Ray and local runs give the same groups, ledger and final weights
+  (``tests/rollout/test_ray_workers.py``). Retries reuse the job's seed, so a fault changes
+  nothing but the fault counts.
+* **Snapshot reachability.** Memory snapshots live in the process that saved them; CRIU images
+  on the disk of the node that dumped them, owned by that process's backend. So a Suffix job
+  (the only kind that restores a snapshot) is **pinned** to a worker slot by a stable hash of
+  its checkpoint id (``crc32 % workers``); that worker builds the checkpoint's snapshot on first
+  use by replaying the expert prefix and caches it, as the local collector does. The replayed
+  steps come back as setup cost and are ledgered like the local collector's, so each
+  checkpoint is built once per run on either backend. Cost of the choice: Suffix load is only
+  as balanced as the hash (Root jobs, which need no snapshot, go to whichever worker is free
+  and fill the gaps), and a replacement actor rebuilds its slot's snapshots (recorded, as
+  replayed steps). OneStep jobs need no env at all: by default they run in the learner
+  between dispatches (``local_onestep``), since shipping one policy forward to a worker and
+  its contexts back costs more than it saves.
+* **Faults.** A job whose worker dies (actor crash, ``ray.kill``, lost node) or raises (env
+  crash) is retried: the worker is killed and replaced by a fresh actor in the same slot, the
+  job goes back to the queue (a pinned job to its slot's new actor, a free one to any worker),
+  and the group that finally comes back carries ``Cost.faults`` = its failed attempts, which
+  the trainer writes to the ledger. A failed attempt returns nothing, so none of its samples
+  can enter an update; the env steps it spent are lost with it and are not ledgered. After
+  ``max_retries`` failed attempts of one job, :class:`RolloutFailed` is raised.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import time
+import zlib
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ray
+import torch
+from ray.exceptions import RayError
+
+from adaroll.actions import PAPER_MATCHER, ActionMatcher
+from adaroll.checkpoints import Checkpoint, CheckpointStore
+from adaroll.envs import make_env
+from adaroll.envs.base import GUIEnv
+from adaroll.policies.base import Context, Policy
+from adaroll.rollout.collector import Collector, after_collect_seed, collection_seed, job_seed
+from adaroll.rollout.jobs import Cost, Group, Job
+from adaroll.snapshots.base import SNAPSHOT_BACKENDS
+from adaroll.snapshots.replay import ReplaySnapshots
+
+log = logging.getLogger("adaroll")
+
+
+class RolloutFailed(RuntimeError):
+    """A job failed on ``max_retries + 1`` workers in a row."""
+
+
+@dataclass(frozen=True)
+class EnvFactory:
+    """A picklable zero-argument env factory: the registered env ``name`` with ``options``
+    (what a worker on another node needs to build the run's envs)."""
+
+    name: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self) -> GUIEnv:
+        return make_env(self.name, **self.options)
+
+
+def connect(address: str | None = None, *, workers: int = 1) -> None:
+    """Join the Ray cluster at ``address``, or start a local Ray with ``max(workers, CPUs)``
+    CPUs and no dashboard. A no-op when this process is already connected."""
+    if ray.is_initialized():
+        return
+    if address:
+        ray.init(address=address)
+    else:
+        ray.init(num_cpus=max(workers, os.cpu_count() or 1), include_dashboard=False)
+
+
+def slot_for(checkpoint_id: str, workers: int) -> int:
+    """The worker slot that owns a checkpoint's snapshot (stable across processes and runs)."""
+    return zlib.crc32(checkpoint_id.encode()) % workers
+
+
+# -- the worker ---------------------------------------------------------------------------------
+
+
+@dataclass
+class WorkerResult:
+    """What a worker sends back for one job."""
+
+    version: int
+    """Policy version the samples were drawn with."""
+    group: Group
+    setup: Cost
+    """Snapshot (re)building this job made the worker pay (replayed steps)."""
+    pid: int
+    seconds: float
+
+
+class RolloutWorker:
+    """One rollout worker (run as a Ray actor by :class:`RayCollector`; plain class here so it
+    can be tested and profiled without Ray)."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        make_env: Callable[[], GUIEnv],
+        checkpoints: CheckpointStore,
+        snapshot_backend: str,
+        history_window: int,
+        matcher: ActionMatcher = PAPER_MATCHER,
+    ) -> None:
+        backend = SNAPSHOT_BACKENDS.get(snapshot_backend)(make_env=make_env)
+        self.collector = Collector(policy, make_env, checkpoints, backend,
+                                   history_window=history_window, matcher=matcher)  # fmt: skip
+        self.version = -1
+
+    def run(self, job: Job, seed: int, version: int, weights: Sequence[Any]) -> WorkerResult:
+        """Collect ``job`` with the weights of ``version`` (``weights[0]``: an object ref,
+        wrapped in a list so that Ray hands it over unresolved and it is fetched only when the
+        worker does not hold that version yet)."""
+        if version != self.version:
+            state = weights[0]
+            if isinstance(state, ray.ObjectRef):
+                state = ray.get(state)
+            self.collector.policy.load_state_dict(state)
+            self.version = version
+        began = time.perf_counter()
+        group = self.collector.collect_job(job, seed)
+        setup, self.collector.setup_cost = self.collector.setup_cost, Cost()
+        return WorkerResult(self.version, group, setup, os.getpid(), time.perf_counter() - began)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def close(self) -> None:
+        self.collector.close()
+        self.collector.snapshots.close()
+
+
+_RemoteWorker = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
+
+
+# -- the learner's side -------------------------------------------------------------------------
+
+
+@dataclass
+class _Slot:
+    actor: Any
+    generation: int
+
+
+@dataclass(frozen=True)
+class _Flight:
+    job: int
+    slot: int
+    generation: int
+
+
+class RayCollector:
+    """The :class:`~adaroll.rollout.collector.Collector` interface (``collect``,
+    ``setup_cost``, ``context_at``, ``close``) over ``workers`` Ray actors.
+
+    Actors start on the first ``collect`` that has remote work (so building one only for
+    ``context_at`` costs nothing); Ray is started locally then if this process has not joined a
+    cluster (:func:`connect`). ``make_env`` must pickle (:class:`EnvFactory`, a class, a
+    module-level function), and so must the policy. ``on_submit(slot, job_index)``, if set, is
+    called after every dispatch (fault-injection hook for tests and chaos runs)."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        make_env: Callable[[], GUIEnv],
+        checkpoints: CheckpointStore,
+        snapshot_backend: str,
+        *,
+        history_window: int,
+        workers: int = 2,
+        matcher: ActionMatcher = PAPER_MATCHER,
+        max_retries: int = 3,
+        local_onestep: bool = True,
+        inflight_per_worker: int = 2,
+        ray_address: str | None = None,
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        SNAPSHOT_BACKENDS.get(snapshot_backend)  # fail here on an unknown name, with the list
+        self.policy, self.make_env, self.checkpoints = policy, make_env, checkpoints
+        self.snapshot_backend, self.history_window, self.matcher = snapshot_backend, history_window, matcher
+        self.workers, self.max_retries = workers, max_retries
+        self.local_onestep, self.inflight_per_worker = local_onestep, max(1, inflight_per_worker)
+        self.ray_address = ray_address
+        # OneStep jobs in the learner: checkpoints only, the snapshot backend is never used.
+        self.local = Collector(policy, make_env, checkpoints, ReplaySnapshots(make_env=make_env),
+                               history_window=history_window, matcher=matcher)  # fmt: skip
+        self.setup_cost = Cost()
+        """Snapshot (re)building paid by the workers since the trainer last took it."""
+        self.version = 0
+        """Policy version of the weights last published (0: none yet)."""
+        self.stats = {"remote_jobs": 0, "local_jobs": 0, "faults": 0, "stale": 0, "replaced": 0}
+        self.on_submit: Callable[[int, int], None] | None = None
+        self._slots: list[_Slot] = []
+        self._generations = itertools.count()
+        self._weights: Any = None
+        self._policy_ref: Any = None
+        self._store_ref: Any = None
+
+    # -- the Collector interface ------------------------------------------------------------------
+    def context_at(self, checkpoint: Checkpoint) -> Context:
+        return self.local.context_at(checkpoint)
+
+    def collect(self, jobs: Sequence[Job], *, seed: int | None = None) -> list[Group]:
+        """One group per job, in job order, equal to what :class:`Collector` returns for the
+        same weights, jobs and seed."""
+        base = collection_seed(seed)
+        local = deque(j for j, job in enumerate(jobs) if self.local_onestep and job.kind == "onestep")
+        remote = [j for j in range(len(jobs)) if not (self.local_onestep and jobs[j].kind == "onestep")]
+        groups: list[Group | None] = [None] * len(jobs)
+        faults = [0] * len(jobs)
+        if remote:
+            self._start()
+            self.broadcast()
+        free: deque[int] = deque()
+        pinned: list[deque[int]] = [deque() for _ in range(self.workers)]
+        for j in remote:
+            job = jobs[j]
+            if job.kind != "onestep" and job.checkpoint_id is not None:
+                pinned[slot_for(job.checkpoint_id, self.workers)].append(j)
+            else:
+                free.append(j)
+        inflight: dict[Any, _Flight] = {}
+
+        def requeue(j: int, exc: BaseException | None, why: str) -> None:
+            faults[j] += 1
+            self.stats["faults"] += 1
+            job = jobs[j]
+            if faults[j] > self.max_retries:
+                raise RolloutFailed(f"{job.kind} job for {job.task.id} failed {faults[j]} times; "
+                                    f"last: {why}") from exc  # fmt: skip
+            log.warning("rollout job %d (%s %s) retried after: %s", j, job.kind, job.task.id, why)
+            if job.kind != "onestep" and job.checkpoint_id is not None:
+                pinned[slot_for(job.checkpoint_id, self.workers)].appendleft(j)
+            else:
+                free.appendleft(j)
+
+        while local or free or any(pinned) or inflight:
+            self._top_up(jobs, base, free, pinned, inflight)
+            timeout: float | None = None
+            if local:
+                j = local.popleft()
+                groups[j] = self.local.collect_job(jobs[j], job_seed(base, j))
+                self.stats["local_jobs"] += 1
+                timeout = 0
+            if not inflight:
+                continue
+            ready, _ = ray.wait(list(inflight), num_returns=1 if timeout is None else len(inflight),
+                                timeout=timeout)  # fmt: skip
+            for ref in ready:
+                flight = inflight.pop(ref)
+                try:
+                    result: WorkerResult = ray.get(ref)
+                except RayError as exc:  # the actor died, or the job raised (env crash)
+                    self._replace(flight)
+                    requeue(flight.job, exc, f"{type(exc).__name__}: {_first_line(exc)}")
+                    continue
+                self.setup_cost.add(result.setup)
+                if result.version != self.version:
+                    self.stats["stale"] += 1
+                    requeue(flight.job, None, f"stale result (version {result.version}, "
+                                              f"current {self.version})")  # fmt: skip
+                    continue
+                groups[flight.job] = result.group
+                self.stats["remote_jobs"] += 1
+        self.policy.reseed(after_collect_seed(base))
+        out: list[Group] = []
+        for j, group in enumerate(groups):
+            assert group is not None
+            group.job = jobs[j]  # the learner's own Job object, not the worker's copy
+            group.cost.faults += faults[j]
+            out.append(group)
+        return out
+
+    def broadcast(self) -> int:
+        """Publish the policy's current weights as a new version (one ``ray.put``); workers
+        load them with their next job. Returns the new version."""
+        state = {k: v.detach().cpu().clone() if isinstance(v, torch.Tensor) else v
+                 for k, v in self.policy.state_dict().items()}  # fmt: skip
+        self._weights = ray.put(state)
+        self.version += 1
+        return self.version
+
+    def actor(self, slot: int) -> Any:
+        """The Ray actor currently serving ``slot`` (for fault injection and inspection)."""
+        return self._slots[slot].actor
+
+    def close(self) -> None:
+        for slot in self._slots:
+            try:
+                ray.get(slot.actor.close.remote(), timeout=60)
+            except (RayError, TimeoutError):
+                pass
+            ray.kill(slot.actor, no_restart=True)
+        self._slots = []
+
+    # -- pieces -------------------------------------------------------------------------------------
+    def _start(self) -> None:
+        if self._slots:
+            return
+        connect(self.ray_address, workers=self.workers)
+        self._policy_ref = ray.put(self.policy)
+        self._store_ref = ray.put(self.checkpoints)
+        self._slots = [self._spawn() for _ in range(self.workers)]
+        # Wait for the actors, so that a worker that cannot start fails here with its reason.
+        ray.get([slot.actor.pid.remote() for slot in self._slots])
+
+    def _spawn(self) -> _Slot:
+        actor = _RemoteWorker.remote(self._policy_ref, self.make_env, self._store_ref,
+                                     self.snapshot_backend, self.history_window, self.matcher)  # fmt: skip
+        return _Slot(actor, next(self._generations))
+
+    def _replace(self, flight: _Flight) -> None:
+        """Kill the flight's actor and put a fresh one in its slot (once per dead actor)."""
+        slot = self._slots[flight.slot]
+        if slot.generation != flight.generation:
+            return  # already replaced because of an earlier failure of the same actor
+        ray.kill(slot.actor, no_restart=True)
+        self._slots[flight.slot] = self._spawn()
+        self.stats["replaced"] += 1
+
+    def _top_up(self, jobs: Sequence[Job], base: int, free: deque[int], pinned: list[deque[int]],
+                inflight: dict[Any, _Flight]) -> None:  # fmt: skip
+        for s, slot in enumerate(self._slots):
+            busy = sum(1 for f in inflight.values() if f.slot == s and f.generation == slot.generation)
+            while busy < self.inflight_per_worker:
+                queue = pinned[s] if pinned[s] else free
+                if not queue:
+                    break
+                j = queue.popleft()
+                ref = slot.actor.run.remote(jobs[j], job_seed(base, j), self.version, [self._weights])
+                inflight[ref] = _Flight(j, s, slot.generation)
+                busy += 1
+                if self.on_submit is not None:
+                    self.on_submit(s, j)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""
