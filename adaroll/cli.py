@@ -126,13 +126,14 @@ def _pipeline(out: Path, config: Path | None, set_: list[str] | None, quick: boo
 @experts_app.command("collect")
 def experts_collect(
     split: Annotated[str, typer.Option(help="Task split: pretrain, train, heldout, heldout-templates.")] = "train",
+    expert: Annotated[str | None, typer.Option(help="scripted or remote (expert.options in the config).")] = None,
     out: OutOpt = Path("runs/main"),
     config: ConfigOpt = None,
     set_: SetOpt = None,
 ) -> None:
-    """Run the scripted expert on a split; keep verified successes as trajectories and
-    checkpoints under OUT/experts/SPLIT."""
-    pipeline = _pipeline(out, config, set_)
+    """Run the expert on a split; keep verified successes as trajectories and checkpoints
+    under OUT/experts/SPLIT."""
+    pipeline = _pipeline(out, config, [*(set_ or []), *([f"expert.kind={expert}"] if expert else [])])
     store = pipeline.store(split)
     typer.echo(f"{len(store)} checkpoints in {out / 'experts' / split}")
 

@@ -33,6 +33,13 @@ class EnvConfig(Frozen):
     """Keyword options passed to the task suite (split sizes, suite seed)."""
 
 
+class ExpertConfig(Frozen):
+    kind: Literal["scripted", "remote"] = "scripted"
+    """scripted: the env's own solvers; remote: a model behind an OpenAI-compatible endpoint."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Remote expert options (base_url, model, api_key_env, ...; see docs/llm.md)."""
+
+
 class PolicyConfig(Frozen):
     kind: str = "small"
     """Registered policy kind: small, hf or remote."""
@@ -192,6 +199,8 @@ class RunConfig(Frozen):
     """Environment and snapshots."""
     policy: PolicyConfig = PolicyConfig()
     """Policy kind and options."""
+    expert: ExpertConfig = ExpertConfig()
+    """Who demonstrates: only verified trajectories become checkpoints either way."""
     rollout: RolloutConfig = RolloutConfig()
     """Where rollouts run (this process or Ray workers) and how samples are batched."""
     sft: SFTConfig = SFTConfig()

@@ -260,8 +260,8 @@ class RayCollector:
             self.stats["faults"] += 1
             job = jobs[j]
             if faults[j] > self.max_retries:
-                raise RolloutFailed(f"{job.kind} job for {job.task.id} failed {faults[j]} times; "
-                                    f"last: {why}") from exc  # fmt: skip
+                raise RolloutFailed(f"{job.kind} job for {job.task.id} failed on {faults[j]} "
+                                    f"attempt(s); last: {why}") from exc  # fmt: skip
             log.warning("rollout job %d (%s %s) retried after: %s", j, job.kind, job.task.id, why)
             if job.kind != "onestep" and job.checkpoint_id is not None:
                 pinned[slot_for(job.checkpoint_id, self.workers)].appendleft(j)

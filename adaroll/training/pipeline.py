@@ -72,6 +72,13 @@ class Pipeline:
     def make_env(self) -> GUIEnv:
         return make_env_factory(self.cfg.env.name, **self.cfg.env.options)()
 
+    def expert_suite(self) -> TaskSuite:
+        if self.cfg.expert.kind == "remote":
+            from adaroll.policies.remote import RemoteExpert
+
+            return RemoteExpert.from_options(dict(self.cfg.expert.options)).wrap(self.suite)
+        return self.suite
+
     def split(self, name: str) -> list[TaskSpec]:
         return self.suite.split(name)
 
@@ -83,7 +90,8 @@ class Pipeline:
         directory = self.out / "experts" / split
         if (directory / "experts.json").exists():
             return CheckpointStore.load(directory / "checkpoints.jsonl")
-        collection = collect_experts(self.make_env, self.suite, self.split(split), progress=self.progress)
+        collection = collect_experts(self.make_env, self.expert_suite(), self.split(split),
+                                     progress=self.progress)  # fmt: skip
         save_collection(collection, directory)
         self.say(f"experts[{split}]: {len(collection.verified)}/{len(collection.runs)} verified "
                  f"({collection.verified_rate:.0%}), {len(collection.store)} checkpoints")  # fmt: skip
