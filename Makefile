@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,web,llm
+EXTRAS ?= dev,web,llm,ray
 OUT ?= runs/main
 
 .PHONY: setup system run test lint typecheck clean

@@ -59,7 +59,7 @@ from typing import Any
 
 import ray
 import torch
-from ray.exceptions import RayError
+from ray.exceptions import GetTimeoutError, RayError
 
 from adaroll.actions import PAPER_MATCHER, ActionMatcher
 from adaroll.checkpoints import Checkpoint, CheckpointStore
@@ -92,13 +92,18 @@ class EnvFactory:
 
 def connect(address: str | None = None, *, workers: int = 1) -> None:
     """Join the Ray cluster at ``address``, or start a local Ray with ``max(workers, CPUs)``
-    CPUs and no dashboard. A no-op when this process is already connected."""
+    CPUs and no dashboard. A no-op when this process is already connected.
+
+    A local instance runs its workers at niceness 0 like the learner (Ray's default is 15,
+    which lets every other process on a shared machine starve the rollouts); for a cluster
+    started with ``ray start``, set ``RAY_worker_niceness=0`` there (docs/ray.md)."""
     if ray.is_initialized():
         return
     if address:
         ray.init(address=address)
     else:
-        ray.init(num_cpus=max(workers, os.cpu_count() or 1), include_dashboard=False)
+        ray.init(num_cpus=max(workers, os.cpu_count() or 1), include_dashboard=False,
+                 _system_config={"worker_niceness": 0})  # fmt: skip
 
 
 def slot_for(checkpoint_id: str, workers: int) -> int:
@@ -206,6 +211,7 @@ class RayCollector:
         local_onestep: bool = True,
         inflight_per_worker: int = 2,
         ray_address: str | None = None,
+        start_timeout_s: float = 600.0,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -214,7 +220,7 @@ class RayCollector:
         self.snapshot_backend, self.history_window, self.matcher = snapshot_backend, history_window, matcher
         self.workers, self.max_retries = workers, max_retries
         self.local_onestep, self.inflight_per_worker = local_onestep, max(1, inflight_per_worker)
-        self.ray_address = ray_address
+        self.ray_address, self.start_timeout_s = ray_address, start_timeout_s
         # OneStep jobs in the learner: checkpoints only, the snapshot backend is never used.
         self.local = Collector(policy, make_env, checkpoints, ReplaySnapshots(make_env=make_env),
                                history_window=history_window, matcher=matcher)  # fmt: skip
@@ -335,8 +341,16 @@ class RayCollector:
         self._policy_ref = ray.put(self.policy)
         self._store_ref = ray.put(self.checkpoints)
         self._slots = [self._spawn() for _ in range(self.workers)]
-        # Wait for the actors, so that a worker that cannot start fails here with its reason.
-        ray.get([slot.actor.pid.remote() for slot in self._slots])
+        # Wait for the actors, so that a worker that cannot start fails here with its reason,
+        # and one that cannot be placed (no free CPU) fails instead of waiting forever.
+        try:
+            ray.get([slot.actor.pid.remote() for slot in self._slots], timeout=self.start_timeout_s)
+        except GetTimeoutError:
+            self.close()
+            raise RolloutFailed(
+                f"{self.workers} rollout workers (1 CPU each) did not start within "
+                f"{self.start_timeout_s:.0f} s; free CPUs in the cluster: "
+                f"{ray.available_resources().get('CPU', 0)}") from None  # fmt: skip
 
     def _spawn(self) -> _Slot:
         actor = _RemoteWorker.remote(self._policy_ref, self.make_env, self._store_ref,

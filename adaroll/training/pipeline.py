@@ -213,6 +213,11 @@ class Pipeline:
                                       result.final["train_samples"] + offset["train_samples"])  # fmt: skip
             curves[name] = [r for r in _read_metrics(self.out / name) if r.get("kind") == "eval"]
         summary = summarise(results, curves)
+        # Demonstrations are a one-time cost shared by SFT, Stage I and Hybrid (Vanilla needs
+        # none): reported here, not inside any configuration's training cost.
+        summary["expert_env_steps"] = {
+            split: json.loads((self.out / "experts" / split / "experts.json").read_text())["env_steps"]
+            for split in ("pretrain", "train")}  # fmt: skip
         atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=2))
         return summary
 

@@ -105,40 +105,62 @@ def totals(trainer: Trainer) -> dict:
     return {n: getattr(t, n) for n in COUNTERS}
 
 
-@pytest.fixture(scope="module")
-def remote(store):
-    """Two workers shared by the collector-level tests (actor start-up is the slow part)."""
-    collector = RayCollector(GoPolicy(0.3), LineEnv, store, "memory", history_window=2, workers=2,
-                             local_onestep=False)  # fmt: skip
-    yield collector
-    collector.close()
-
-
 def set_theta(*collectors, value: float) -> None:
     for c in collectors:
         with torch.no_grad():
             c.policy.theta.fill_(value)
 
 
-def test_ray_groups_equal_local_groups(store, remote) -> None:
-    jobs = mixed_jobs(store)
-    local = Collector(GoPolicy(0.3), LineEnv, store, MemorySnapshots(), history_window=2)
-    set_theta(remote, value=0.3)
-    want = [outcome(g) for g in local.collect(jobs, seed=21)]
-    got = remote.collect(jobs, seed=21)
-    assert [outcome(g) for g in got] == want
-    assert all(g.job is j for g, j in zip(got, jobs, strict=True))  # the learner's own Job objects
-    assert remote.setup_cost.replayed_steps == local.setup_cost.replayed_steps > 0
-    assert remote.stats["remote_jobs"] == len(jobs) and remote.stats["faults"] == 0
-    # Both workers own checkpoints: each suffix job ran where its snapshot lives.
-    assert len({slot_for(j.checkpoint_id, 2) for j in jobs if j.kind == "suffix"}) == 2
-    # New weights go out with the next collection and the workers sample with them.
-    version = remote.version
-    set_theta(local, remote, value=-2.0)
-    assert [outcome(g) for g in remote.collect(jobs, seed=22)] == \
-        [outcome(g) for g in local.collect(jobs, seed=22)]  # fmt: skip
-    assert remote.version == version + 1
-    assert remote.setup_cost.replayed_steps == local.setup_cost.replayed_steps  # built once each
+@pytest.fixture(scope="class")
+def remote(store):
+    """Two workers shared by the tests of one class (actor start-up is the slow part), closed
+    before the other tests start their own: the instance has 2 CPUs, one per worker."""
+    collector = RayCollector(GoPolicy(0.3), LineEnv, store, "memory", history_window=2,
+                             workers=2, local_onestep=False)  # fmt: skip
+    yield collector
+    collector.close()
+
+
+class TestSharedWorkers:
+    def test_ray_groups_equal_local_groups(self, store, remote) -> None:
+        jobs = mixed_jobs(store)
+        local = Collector(GoPolicy(0.3), LineEnv, store, MemorySnapshots(), history_window=2)
+        set_theta(remote, value=0.3)
+        want = [outcome(g) for g in local.collect(jobs, seed=21)]
+        got = remote.collect(jobs, seed=21)
+        assert [outcome(g) for g in got] == want
+        assert all(g.job is j for g, j in zip(got, jobs, strict=True))  # the learner's own Job objects
+        assert remote.setup_cost.replayed_steps == local.setup_cost.replayed_steps > 0
+        assert remote.stats["remote_jobs"] == len(jobs) and remote.stats["faults"] == 0
+        # Both workers own checkpoints: each suffix job ran where its snapshot lives.
+        assert len({slot_for(j.checkpoint_id, 2) for j in jobs if j.kind == "suffix"}) == 2
+        # New weights go out with the next collection and the workers sample with them.
+        version = remote.version
+        set_theta(local, remote, value=-2.0)
+        assert [outcome(g) for g in remote.collect(jobs, seed=22)] == \
+            [outcome(g) for g in local.collect(jobs, seed=22)]  # fmt: skip
+        assert remote.version == version + 1
+        assert remote.setup_cost.replayed_steps == local.setup_cost.replayed_steps  # built once each
+
+    def test_stale_results_are_discarded_counted_and_rerun(self, store, remote) -> None:
+        jobs = [Job("root", t, 4) for t in SUITE.split("train")]
+        local = Collector(GoPolicy(0.0), LineEnv, store, MemorySnapshots(), history_window=2)
+        set_theta(remote, value=0.0)
+        stale_before = remote.stats["stale"]
+        moved_on = []
+
+        def new_version_after_first_dispatch(slot: int, job: int) -> None:
+            if not moved_on:  # the learner publishes a new version while job 0 is in flight
+                moved_on.append(remote.broadcast())
+
+        remote.on_submit = new_version_after_first_dispatch
+        try:
+            groups = remote.collect(jobs, seed=4)
+        finally:
+            remote.on_submit = None
+        assert remote.stats["stale"] == stale_before + 1 and groups[0].cost.faults == 1
+        assert [g.cost.faults for g in groups[1:]] == [0] * (len(jobs) - 1)
+        assert [outcome(g) for g in groups] == [outcome(g) for g in local.collect(jobs, seed=4)]
 
 
 @pytest.fixture(scope="module")
@@ -214,27 +236,6 @@ class _CrashFactory:
 
     def __call__(self) -> CrashOnceEnv:
         return CrashOnceEnv(self.marker)
-
-
-def test_stale_results_are_discarded_counted_and_rerun(store, remote) -> None:
-    jobs = [Job("root", t, 4) for t in SUITE.split("train")]
-    local = Collector(GoPolicy(0.0), LineEnv, store, MemorySnapshots(), history_window=2)
-    set_theta(remote, value=0.0)
-    stale_before = remote.stats["stale"]
-    moved_on = []
-
-    def new_version_after_first_dispatch(slot: int, job: int) -> None:
-        if not moved_on:  # the learner publishes a new version while job 0 is in flight
-            moved_on.append(remote.broadcast())
-
-    remote.on_submit = new_version_after_first_dispatch
-    try:
-        groups = remote.collect(jobs, seed=4)
-    finally:
-        remote.on_submit = None
-    assert remote.stats["stale"] == stale_before + 1 and groups[0].cost.faults == 1
-    assert [g.cost.faults for g in groups[1:]] == [0] * (len(jobs) - 1)
-    assert [outcome(g) for g in groups] == [outcome(g) for g in local.collect(jobs, seed=4)]
 
 
 def test_a_job_that_always_fails_raises_after_its_retries(store) -> None:
