@@ -173,25 +173,21 @@ NameOpt = Annotated[str | None, typer.Option(help="Phase directory name under OU
 ResumeOpt = Annotated[bool, typer.Option(help="Continue the phase from its saved state.")]
 
 
-@train_app.command("stage1")
-def train_stage1(policy: StartOpt, name: NameOpt = None, out: OutOpt = Path("runs/main"),
-                 config: ConfigOpt = None, set_: SetOpt = None, resume: ResumeOpt = False) -> None:  # fmt: skip
-    """Stage I: OneStep GRPO on pivots; keeps the best policy by Train Avg@k in OUT/NAME/best."""
-    _rl("stage1", policy, name, out, config, set_, resume)
+def _register_rl_command(algorithm: str, doc: str) -> None:
+    def command(policy: StartOpt, name: NameOpt = None, out: OutOpt = Path("runs/main"),
+                config: ConfigOpt = None, set_: SetOpt = None, resume: ResumeOpt = False) -> None:  # fmt: skip
+        _rl(algorithm, policy, name, out, config, set_, resume)
+
+    command.__doc__ = doc
+    train_app.command(algorithm)(command)
 
 
-@train_app.command("hybrid")
-def train_hybrid(policy: StartOpt, name: NameOpt = None, out: OutOpt = Path("runs/main"),
-                 config: ConfigOpt = None, set_: SetOpt = None, resume: ResumeOpt = False) -> None:  # fmt: skip
-    """Stage II: adaptive Local/Suffix/Root routing."""
-    _rl("hybrid", policy, name, out, config, set_, resume)
-
-
-@train_app.command("vanilla")
-def train_vanilla(policy: StartOpt, name: NameOpt = None, out: OutOpt = Path("runs/main"),
-                  config: ConfigOpt = None, set_: SetOpt = None, resume: ResumeOpt = False) -> None:  # fmt: skip
-    """Baseline: trajectory-level GRPO from the task root for every task."""
-    _rl("vanilla", policy, name, out, config, set_, resume)
+for _algorithm, _doc in (
+    ("stage1", "Stage I: OneStep GRPO on pivots; keeps the best policy by Train Avg@k in OUT/NAME/best."),
+    ("hybrid", "Stage II: adaptive Local/Suffix/Root routing."),
+    ("vanilla", "Baseline: trajectory-level GRPO from the task root for every task."),
+):
+    _register_rl_command(_algorithm, _doc)
 
 
 @pivots_app.command("score")
@@ -337,10 +333,16 @@ def config_schema() -> None:
 
 
 def main() -> None:
+    from adaroll.registry import UnknownNameError
+    from adaroll.snapshots.base import SnapshotError
+
     try:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    except (ConfigError, UnknownNameError, FileNotFoundError, SnapshotError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,11 @@ Workload: one fixed batch of Root jobs (``--tasks`` train tasks x ``--group`` ep
 vanilla GRPO iteration collects them, sampled from a small policy (a fresh one unless
 ``--policy`` names a saved one, e.g. ``runs/main/policies/base``). Every collection uses the
 same seed, so each configuration runs exactly the same episodes (the Ray collections are checked
-to return the same env-step count as the local per-job one). Ray actors are started and
-warmed up (first collection) before timing; each figure is the best of ``--repeat`` timed
-collections (the machine this was written on is shared; the 1-minute load average is printed).
+to return the same env-step count as the local per-job one; cross-job batching draws other
+episodes). Ray actors are started and warmed up (first collection) before timing; the timed
+rounds interleave the configurations and each figure is the best of ``--repeat`` rounds. The
+machine this was written on is shared: the 1-minute load average and a parallelism probe (how
+many cores two busy processes actually get, 2.0 = two idle cores) are printed before and after.
 Torch runs one thread in this process by default (``--threads``), as in each 1-CPU Ray
 worker, so that "local" and "ray x1" compare one core with one core.
 ``--env web`` needs Chromium (``make system``); it is skipped with a message when missing.
@@ -37,15 +39,32 @@ from adaroll.rollout.jobs import Job
 from adaroll.snapshots.memory import MemorySnapshots
 
 
-def timed(collector: Any, jobs: list[Job], repeat: int, seed: int) -> dict[str, float]:
-    best, steps = float("inf"), 0
-    for _ in range(repeat):
+def _spin(n: int) -> float:
+    began = time.perf_counter()
+    x = 0
+    for i in range(n):
+        x += i
+    return time.perf_counter() - began
+
+
+def parallelism_probe(n: int = 2_000_000) -> float:
+    """How many cores this process can actually get right now: the same pure-Python loop run
+    by 1 process, then by 2 at once (2.0 = two idle cores, ~1.0 = the machine is busy)."""
+    import multiprocessing as mp
+
+    with mp.get_context("spawn").Pool(2) as pool:
+        pool.map(_spin, [1000, 1000])  # start-up
+        one = min(pool.map(_spin, [n])[0] for _ in range(2))
         began = time.perf_counter()
-        groups = collector.collect(jobs, seed=seed)
-        seconds = time.perf_counter() - began
-        steps = sum(g.cost.env_steps for g in groups)
-        best = min(best, seconds)
-    return {"env_steps": steps, "seconds": round(best, 3), "steps_per_s": round(steps / best, 1)}
+        pool.map(_spin, [n, n])
+        two = time.perf_counter() - began
+    return round(2 * one / two, 2)
+
+
+def one_round(collector: Any, jobs: list[Job], seed: int) -> tuple[int, float]:
+    began = time.perf_counter()
+    groups = collector.collect(jobs, seed=seed)
+    return sum(g.cost.env_steps for g in groups), time.perf_counter() - began
 
 
 def main() -> None:
@@ -80,38 +99,50 @@ def main() -> None:
     policy = load_policy(cfg, args.policy) if args.policy else make_policy(cfg, seed=args.seed)
     make_env = make_env_factory(args.env)
     load = os.getloadavg()[0]
+    probe = parallelism_probe()
     print(f"{args.env}: {len(jobs)} root jobs x {args.group} episodes, {os.cpu_count()} CPUs, "
-          f"{args.threads} torch thread(s) here, load average {load:.2f} at start")  # fmt: skip
-
-    results: dict[str, Any] = {}
-    for name, batched in (("local_per_job", False), ("local_batched", True)):
-        local = Collector(policy, make_env, CheckpointStore(), MemorySnapshots(), history_window=cfg.history,
-                          batch_across_jobs=batched)  # fmt: skip
-        local.collect(jobs[:1], seed=args.seed)  # warm-up (imports, caches)
-        results[name] = timed(local, jobs, args.repeat, args.seed)
-        print(f"  {name:14s} {results[name]['steps_per_s']:8.1f} steps/s "
-              f"({results[name]['env_steps']} steps in {results[name]['seconds']:.2f} s)")  # fmt: skip
+          f"{args.threads} torch thread(s) here, load average {load:.2f} at start, "
+          f"parallelism probe {probe:.2f} (2.0 = two idle cores)")  # fmt: skip
 
     counts = [int(w) for w in args.workers.split(",")]
-    connect(None, workers=max(counts))
+    collectors: dict[str, Any] = {
+        name: Collector(policy, make_env, CheckpointStore(), MemorySnapshots(),
+                        history_window=cfg.history, batch_across_jobs=batched)  # fmt: skip
+        for name, batched in (("local_per_job", False), ("local_batched", True))
+    }
+    connect(None, workers=sum(counts))  # every configuration's actors up at once (idle ones cost nothing)
+    start_s: dict[str, float] = {}
     for workers in counts:
-        remote = RayCollector(policy, EnvFactory(args.env), CheckpointStore(), "memory",
-                              history_window=cfg.history, workers=workers)  # fmt: skip
-        try:
+        collectors[f"ray_{workers}"] = RayCollector(policy, EnvFactory(args.env), CheckpointStore(),
+                                                    "memory", history_window=cfg.history,
+                                                    workers=workers)  # fmt: skip
+    try:
+        for name, collector in collectors.items():  # warm-up: imports, caches, actor start-up
             began = time.perf_counter()
-            remote.collect(jobs[: max(1, workers)], seed=args.seed)  # start + warm the actors
-            start_s = time.perf_counter() - began
-            r = timed(remote, jobs, args.repeat, args.seed)
-        finally:
-            remote.close()
-        r["actor_start_s"] = round(start_s, 2)
-        if r["env_steps"] != results["local_per_job"]["env_steps"]:
-            raise SystemExit(f"ray with {workers} workers ran {r['env_steps']} steps, local "
-                             f"{results['local_per_job']['env_steps']}: not the same episodes")  # fmt: skip
-        results[f"ray_{workers}"] = r
-        print(f"  ray x{workers:<10d} {r['steps_per_s']:8.1f} steps/s "
-              f"({r['env_steps']} steps in {r['seconds']:.2f} s; actors up in {start_s:.1f} s)")  # fmt: skip
-    ray.shutdown()
+            collector.collect(jobs[:2], seed=args.seed)
+            start_s[name] = round(time.perf_counter() - began, 2)
+        # Rounds interleave the configurations, so that a change of load hits them all alike.
+        best: dict[str, float] = {}
+        steps: dict[str, int] = {}
+        for _ in range(args.repeat):
+            for name, collector in collectors.items():
+                n, seconds = one_round(collector, jobs, args.seed)
+                steps[name], best[name] = n, min(best.get(name, float("inf")), seconds)
+    finally:
+        for collector in collectors.values():
+            collector.close()
+        ray.shutdown()
+    results: dict[str, Any] = {}
+    for name in collectors:
+        results[name] = {"env_steps": steps[name], "seconds": round(best[name], 3),
+                         "steps_per_s": round(steps[name] / best[name], 1),
+                         "warmup_s": start_s[name]}  # fmt: skip
+        if name.startswith("ray_") and steps[name] != steps["local_per_job"]:
+            raise SystemExit(f"{name} ran {steps[name]} steps, local_per_job {steps['local_per_job']}: "
+                             "not the same episodes")  # fmt: skip
+        r = results[name]
+        print(f"  {name:14s} {r['steps_per_s']:8.1f} steps/s ({r['env_steps']} steps in "
+              f"{r['seconds']:.2f} s; warm-up incl. actor start {r['warmup_s']:.1f} s)")  # fmt: skip
 
     base = results["local_per_job"]["steps_per_s"]
     summary = {
@@ -122,9 +153,12 @@ def main() -> None:
         summary["ray_2_vs_ray_1"] = round(results["ray_2"]["steps_per_s"] / results["ray_1"]["steps_per_s"], 3)
     for key, value in summary.items():
         print(f"  {key}: {value}")
+    probe_end = parallelism_probe()
+    print(f"  parallelism probe at the end: {probe_end:.2f}")
     print(json.dumps({"env": args.env, "jobs": len(jobs), "group": args.group,
                       "cpus": os.cpu_count(), "threads": args.threads, "load_avg_start": round(load, 2),
-                      "load_avg_end": round(os.getloadavg()[0], 2), "python": platform.python_version(),
+                      "load_avg_end": round(os.getloadavg()[0], 2),
+                      "parallelism_probe": [probe, probe_end], "python": platform.python_version(),
                       "results": results, "speedups": summary}))  # fmt: skip
 
 

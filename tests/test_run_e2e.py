@@ -78,3 +78,35 @@ def test_sigkill_then_resume_gives_the_same_results(straight_run: Path, tmp_path
     straight = json.loads((straight_run / "summary.json").read_text())
     assert resumed["configurations"] == straight["configurations"]
     assert resumed["curves"] == straight["curves"]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "adaroll.cli", *args], capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+
+
+def test_eval_report_and_single_phase_commands(straight_run: Path, tmp_path: Path) -> None:
+    base = str(straight_run / "policies" / "base")
+    quick = ["--set", "env.suite_options={n_pretrain: 120, n_train: 16, n_heldout: 16, n_heldout_templates: 8}"]
+    done = _cli("eval", "--policy", base, "--split", "heldout-templates", "--k", "1", *quick)
+    assert done.returncode == 0, done.stderr
+    assert "heldout-templates: Avg@1" in done.stdout
+    done = _cli("report", str(straight_run))
+    assert done.returncode == 0 and done.stdout.strip().endswith("report.md")
+    done = _cli("train", "vanilla", "--policy", base, "--out", str(tmp_path), "--name", "v",
+                "--set", "rl.budget={iterations: 1}", "--set", "rl.eval.final_splits=[train]", *quick)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["iteration"] == 1 and (tmp_path / "v" / "done.json").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--set", "rl.grpo.group_size=1"], "rl.grpo.group_size"),
+    (["--set", "rl.scheduler.tau_low=0.9"], "tau_low"),
+    (["--set", "env.name=desktop"], "unknown environment 'desktop'"),
+    (["--set", "policy.kind=giant"], "unknown policy 'giant'"),
+])  # fmt: skip
+def test_bad_configs_fail_clearly(tmp_path: Path, args: list[str], message: str) -> None:
+    done = _cli("run", "--quick", "--out", str(tmp_path / "bad"), "--no-progress", *args)
+    assert done.returncode != 0
+    assert message in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from adaroll.envs.base import ENVS, SUITES, GUIEnv, TaskSuite
+from adaroll.registry import UnknownNameError
 
 BUILTIN = {"mobile": "adaroll.envs.mobile", "web": "adaroll.envs.web"}
 
@@ -15,6 +16,8 @@ BUILTIN = {"mobile": "adaroll.envs.mobile", "web": "adaroll.envs.web"}
 def _ensure(name: str) -> None:
     """Import the built-in package of env ``name``. An unknown name, or a built-in package
     missing from this build, is left to the registry lookup, whose error lists valid names."""
+    if name not in BUILTIN and name not in ENVS:
+        raise UnknownNameError(f"unknown environment {name!r}; valid names: {', '.join(env_names())}")
     module = BUILTIN.get(name)
     if module is not None and name not in ENVS:
         try:

@@ -9,12 +9,16 @@ from typing import Any
 
 from adaroll.config import PolicyConfig
 from adaroll.policies.base import POLICIES, Policy
+from adaroll.registry import UnknownNameError
 
 BUILTIN = {"small": "adaroll.policies.small", "hf": "adaroll.policies.hf",
            "remote": "adaroll.policies.remote"}  # fmt: skip
 
 
 def policy_class(kind: str) -> Any:
+    if kind not in BUILTIN and kind not in POLICIES:
+        valid = ", ".join(sorted(set(BUILTIN) | set(POLICIES.names())))
+        raise UnknownNameError(f"unknown policy {kind!r}; valid names: {valid}")
     if kind in BUILTIN and kind not in POLICIES:
         importlib.import_module(BUILTIN[kind])
     return POLICIES.get(kind)

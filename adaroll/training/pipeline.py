@@ -178,7 +178,19 @@ class Pipeline:
         return result
 
     # -- the whole run ------------------------------------------------------------------------------
+    def check_names(self) -> None:
+        """Fail before any work when a configured name is unknown (the error lists valid ones)."""
+        from adaroll.algos.pivots import PIVOT_SCORERS
+        from adaroll.policies import policy_class
+
+        self.suite  # noqa: B018 - resolves the env name
+        policy_class(self.cfg.policy.kind)
+        SNAPSHOT_BACKENDS.get(self.cfg.env.snapshot_backend)
+        for phase in (self.cfg.stage1, self.cfg.rl):
+            PIVOT_SCORERS.get(phase.pivots.scorer)
+
     def run(self, *, resume: bool = True) -> dict[str, Any]:
+        self.check_names()
         torch.set_num_threads(self.cfg.threads)
         self.out.mkdir(parents=True, exist_ok=True)
         saved = self.out / "config.yaml"

@@ -17,7 +17,7 @@ from adaroll.checkpoints import CheckpointStore
 from adaroll.config import PivotConfig
 from adaroll.io import atomic_write_text
 from adaroll.policies.base import Policy
-from adaroll.rollout.collector import Collector
+from adaroll.rollout.collector import RolloutCollector
 from adaroll.seeding import seed_everything
 
 
@@ -45,7 +45,7 @@ class PivotSet:
 
 def score_checkpoints(
     policy: Policy,
-    collector: Collector,
+    collector: RolloutCollector,
     store: CheckpointStore,
     cfg: PivotConfig,
     *,
