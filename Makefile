@@ -10,7 +10,7 @@ OUT ?= runs/main
 setup: $(VENV)/.installed
 
 # CPU torch first from its pinned release, so the package's torch range never pulls a CUDA build.
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install -q --disable-pip-version-check torch==2.13.0

@@ -120,7 +120,7 @@ def report(
 def _pipeline(out: Path, config: Path | None, set_: list[str] | None, quick: bool = False):  # type: ignore[no-untyped-def]
     from adaroll.training.pipeline import Pipeline
 
-    return Pipeline(_config(config, set_, quick), out, say=lambda m: typer.echo(m))
+    return Pipeline(_config(config, set_, quick), out, say=lambda m: typer.echo(m, err=True))
 
 
 @experts_app.command("collect")

@@ -62,6 +62,9 @@ class Pipeline:
     say: Callable[[str], None] = print
     _suite: TaskSuite | None = field(default=None, init=False)
 
+    def __post_init__(self) -> None:
+        torch.set_num_threads(self.cfg.threads)
+
     # -- shared pieces --------------------------------------------------------------------------
     @property
     def suite(self) -> TaskSuite:
@@ -191,7 +194,6 @@ class Pipeline:
 
     def run(self, *, resume: bool = True) -> dict[str, Any]:
         self.check_names()
-        torch.set_num_threads(self.cfg.threads)
         self.out.mkdir(parents=True, exist_ok=True)
         saved = self.out / "config.yaml"
         if saved.exists() and not same_experiment(saved.read_text(), self.cfg):
