@@ -262,3 +262,23 @@ def test_pipeline_picks_the_collector_from_the_config(tmp_path: Path, store) -> 
     local.store = lambda split: store  # type: ignore[method-assign]
     assert isinstance(local.collector(GoPolicy(0.0)), Collector)
 
+
+
+def test_process_snapshot_backend_inside_a_worker(store) -> None:
+    """A worker builds its own backend by name: the fork-server backend (processes forked from
+    the actor) restores the same branches there as in the learner's process."""
+    from adaroll.snapshots.base import SNAPSHOT_BACKENDS
+
+    tasks = SUITE.split("train")
+    jobs = [Job("suffix", t, 4, checkpoint_id=store.for_task(t.id)[1].id) for t in tasks[:2]]
+    local = Collector(GoPolicy(0.2), LineEnv, store, SNAPSHOT_BACKENDS.get("forkserver")(make_env=LineEnv),
+                      history_window=2)  # fmt: skip
+    remote = RayCollector(GoPolicy(0.2), LineEnv, store, "forkserver", history_window=2, workers=1)
+    try:
+        want = [outcome(g) for g in local.collect(jobs, seed=3)]
+        assert [outcome(g) for g in remote.collect(jobs, seed=3)] == want
+        assert remote.setup_cost.replayed_steps == local.setup_cost.replayed_steps > 0
+    finally:
+        remote.close()
+        local.close()
+        local.snapshots.close()
