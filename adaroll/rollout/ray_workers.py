@@ -37,10 +37,10 @@ user-facing guide (local Ray, multi-node clusters) is ``docs/ray.md``.
   between dispatches (``local_onestep``), since shipping one policy forward to a worker and
   its contexts back costs more than it saves.
 * **Faults.** A job whose worker dies (actor crash, ``ray.kill``, lost node) or raises (env
-  crash) is retried: the worker is killed and replaced by a fresh actor in the same slot, the
-  job goes back to the queue (a pinned job to its slot's new actor, a free one to any worker),
-  and the group that finally comes back carries ``Cost.faults`` = its failed attempts, which
-  the trainer writes to the ledger. A failed attempt returns nothing, so none of its samples
+  crash) is retried: the worker is killed and a fresh actor takes its slot (started with the
+  slot's next job), the job goes back to the queue (a pinned job to its slot's new actor, a
+  free one to any worker), and the group that finally comes back carries ``Cost.faults`` = its
+  failed attempts, which the trainer writes to the ledger. A failed attempt returns nothing, so none of its samples
   can enter an update; the env steps it spent are lost with it and are not ledgered. After
   ``max_retries`` failed attempts of one job, :class:`RolloutFailed` is raised.
 """
@@ -177,6 +177,7 @@ _RemoteWorker = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
 @dataclass
 class _Slot:
     actor: Any
+    """The Ray actor, or None after a fault until the slot's next job starts a fresh one."""
     generation: int
 
 
@@ -321,11 +322,14 @@ class RayCollector:
         return self.version
 
     def actor(self, slot: int) -> Any:
-        """The Ray actor currently serving ``slot`` (for fault injection and inspection)."""
+        """The Ray actor currently serving ``slot`` (None between a fault and the slot's next
+        job); for fault injection and inspection."""
         return self._slots[slot].actor
 
     def close(self) -> None:
         for slot in self._slots:
+            if slot.actor is None:
+                continue
             try:
                 ray.get(slot.actor.close.remote(), timeout=60)
             except (RayError, TimeoutError):
@@ -358,12 +362,13 @@ class RayCollector:
         return _Slot(actor, next(self._generations))
 
     def _replace(self, flight: _Flight) -> None:
-        """Kill the flight's actor and put a fresh one in its slot (once per dead actor)."""
+        """Kill the flight's actor (once per dead actor); a fresh one takes its slot when the
+        slot gets its next job."""
         slot = self._slots[flight.slot]
-        if slot.generation != flight.generation:
+        if slot.generation != flight.generation or slot.actor is None:
             return  # already replaced because of an earlier failure of the same actor
         ray.kill(slot.actor, no_restart=True)
-        self._slots[flight.slot] = self._spawn()
+        self._slots[flight.slot] = _Slot(None, next(self._generations))
         self.stats["replaced"] += 1
 
     def _top_up(self, jobs: Sequence[Job], base: int, free: deque[int], pinned: list[deque[int]],
@@ -375,6 +380,8 @@ class RayCollector:
                 if not queue:
                     break
                 j = queue.popleft()
+                if slot.actor is None:  # replaced after a fault: start its successor now
+                    slot = self._slots[s] = self._spawn()
                 ref = slot.actor.run.remote(jobs[j], job_seed(base, j), self.version, [self._weights])
                 inflight[ref] = _Flight(j, s, slot.generation)
                 busy += 1
