@@ -99,10 +99,10 @@ class Trainer:
                 update = grpo_update(self.policy, self.optimizer, groups, self.cfg.grpo)
             self.scheduler.observe(groups, self.iteration)
             self._record_costs(groups, update.training_samples)
-            self._log({"kind": "iteration", "iteration": self.iteration,
-                                 "loss": update.loss, "groups_used": update.groups_used,
-                                 "groups_skipped": update.groups_skipped, **update.stats,
-                                 **self._totals(), "routes": self.scheduler.route_counts()})  # fmt: skip
+            self._log({"kind": "iteration", "iteration": self.iteration, "loss": update.loss,
+                       "groups_used": update.groups_used, "groups_skipped": update.groups_skipped,
+                       **update.stats, **self._totals(),
+                       "routes": self.scheduler.route_counts()})  # fmt: skip
             if self._budget_spent():
                 self._evaluate(self.cfg.eval.final_splits)
             elif self.iteration % self.cfg.eval.every == 0:
