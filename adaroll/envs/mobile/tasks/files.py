@@ -152,7 +152,7 @@ class RestoreFile(TaskTemplate):
 
 
 @register
-class DeleteLargest(TaskTemplate):
+class DeleteLargest(DeleteFile):  # same verifier and expert, another target
     name = "files.delete_largest"
     apps = ("Files",)
     tags = ("long_press", "dialog", "scroll")
@@ -165,14 +165,6 @@ class DeleteLargest(TaskTemplate):
         if sum(f.size == largest.size for f in files) > 1:
             return self.setup(rng, world)
         return {**_ident(largest)}, world
-
-    def check(self, world: Apps, p: P) -> bool:
-        f = world.files.by_uid(p["uid"])
-        return f is not None and f.folder == TRASH
-
-    def expert(self, x: Expert, p: P) -> Action:
-        return via_menu(x, x.apps.files.by_uid(p["uid"]), "menu:delete", lambda d: x.press("dlg:ok"))
-
 
 @register
 class FileSize(TaskTemplate):
