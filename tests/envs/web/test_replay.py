@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from adaroll.envs.base import TaskSpec
@@ -16,6 +17,16 @@ pytestmark = pytest.mark.web
 
 CASES = [("book-flight", 1, 10), ("email-inbox-reply", 2, 3), ("choose-date", 4, 5),
          ("social-media-some", 0, 4), ("use-autocomplete", 3, 2), ("search-engine", 5, 4)]  # fmt: skip
+
+
+def assert_same_picture(a: np.ndarray, b: np.ndarray) -> None:
+    """Two browser processes may anti-alias a rounded corner one level apart (seen on the
+    book-flight form under load), so pixel equality is too strict across processes; a different
+    state (a character, a moved widget, an open menu) changes many pixels by a lot."""
+    diff = np.abs(a.astype(int) - b.astype(int)).max(-1)
+    assert a.shape == b.shape
+    assert (diff > 0).sum() <= a.shape[0] * a.shape[1] // 1000, f"{(diff > 0).sum()} pixels differ"
+    assert (diff > 32).sum() <= 2, f"{(diff > 32).sum()} pixels differ by more than 32 levels"
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +60,7 @@ def test_replay_matches_the_live_state(web_env, second_browser, name, seed, k):
         assert obs.element_tree_hash() == live_hash, (
             f"live:\n{live_text}\nreplay:\n{obs.describe()}"
         )
-        shot = obs.screenshot
-        assert (shot == live_shot).all(), f"{(shot != live_shot).any(-1).sum()} pixels differ"
+        assert_same_picture(obs.screenshot, live_shot)
         assert restored.steps_taken == k and restored.instruction == web_env.instruction
         # the restored branch finishes the task
         while True:
