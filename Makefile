@@ -29,7 +29,7 @@ lint: setup
 	$(VENV)/bin/ruff check adaroll tests benchmarks
 
 typecheck: setup
-	$(VENV)/bin/mypy adaroll/algos adaroll/actions.py adaroll/training/ledger.py adaroll/config.py
+	$(VENV)/bin/mypy adaroll/algos adaroll/actions.py adaroll/training/ledger.py adaroll/config.py adaroll/experiments
 
 test: setup system lint typecheck
 	$(VENV)/bin/python -m pytest -q -ra tests

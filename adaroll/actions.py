@@ -109,7 +109,10 @@ class Action:
             value = getattr(self, name)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 # ints -> float; -0.0 -> 0.0 so that equal actions have one canonical text
-                object.__setattr__(self, name, float(value) + 0.0)
+                try:
+                    object.__setattr__(self, name, float(value) + 0.0)
+                except OverflowError:  # an int beyond float range
+                    raise ActionError(f"coordinate {name} is outside the normalised range [0, 1]") from None
         used = self._validate()
         set_fields = {n for n in ("x", "y", "x2", "y2", "direction", "text", "key", "app")
                       if getattr(self, n) is not None}  # fmt: skip
@@ -368,6 +371,16 @@ def normalised_edit_distance(a: str, b: str) -> float:
     return prev[-1] / max(len(a), len(b))
 
 
+def normalise_text(text: str) -> str:
+    """Case-folded, whitespace-collapsed text: what soft matching and partial credit compare."""
+    return " ".join(text.casefold().split())
+
+
+def text_similarity(a: str, b: str) -> float:
+    """``1 - normalised_edit_distance`` of the normalised texts: 1 = same text, 0 = nothing shared."""
+    return 1.0 - normalised_edit_distance(normalise_text(a), normalise_text(b))
+
+
 # Float noise (0.55 - 0.50 = 0.05000000000000004) must not break the inclusive 5% boundary.
 _BOUNDARY_SLACK = 1e-9
 
@@ -381,26 +394,46 @@ class ActionMatcher:
     (case-insensitive); wait/done by kind. Text inputs: ``text_mode="any"`` (paper: every two
     ``type`` actions match), ``"soft"`` (normalised edit distance <= ``text_max_distance`` after
     case-folding and whitespace collapsing) or ``"exact"``.
+
+    :meth:`reward` is the OneStep reward against the expert's action: ``1[M(a, a^E)]`` (paper),
+    or with ``partial_text_credit`` a ``type`` sample against a ``type`` expert action earns
+    :func:`text_similarity` instead - near-miss texts ("jon smith" for "John Smith") then rank
+    above unrelated ones inside a group, which a 0/1 reward cannot express.
     """
 
     tol_x: float = 0.05
     tol_y: float = 0.05
     text_mode: str = "any"
     text_max_distance: float = 0.2
+    partial_text_credit: bool = False
 
     def __post_init__(self) -> None:
         if self.text_mode not in ("any", "soft", "exact"):
             raise ValueError(f"text_mode must be any/soft/exact, got {self.text_mode!r}")
         if self.tol_x < 0 or self.tol_y < 0:
             raise ValueError("tolerances must be non-negative")
+        if not 0.0 <= self.text_max_distance <= 1.0:
+            raise ValueError(f"text_max_distance must be in [0, 1], got {self.text_max_distance}")
 
     def texts_match(self, a: str, b: str) -> bool:
         if self.text_mode == "any":
             return True
         if self.text_mode == "exact":
             return a == b
-        na, nb = (" ".join(s.casefold().split()) for s in (a, b))
-        return normalised_edit_distance(na, nb) <= self.text_max_distance + _BOUNDARY_SLACK
+        distance = normalised_edit_distance(normalise_text(a), normalise_text(b))
+        return distance <= self.text_max_distance + _BOUNDARY_SLACK
+
+    def reward(self, sample: Action | None, expert: Action) -> float:
+        """OneStep reward of ``sample`` (``None``: unparseable, 0) against the expert's action,
+        in [0, 1]: ``1[M(sample, expert)]``, or the text similarity of two ``type`` actions
+        when ``partial_text_credit`` is set (whatever ``text_mode`` says)."""
+        if sample is None:
+            return 0.0
+        both_type = sample.kind is ActionKind.TYPE and expert.kind is ActionKind.TYPE
+        if self.partial_text_credit and both_type:
+            assert sample.text is not None and expert.text is not None
+            return text_similarity(sample.text, expert.text)
+        return float(self(sample, expert))
 
     def __call__(self, a: Action, b: Action) -> bool:
         if a.kind is not b.kind:

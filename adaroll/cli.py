@@ -13,9 +13,15 @@ from adaroll.config import ConfigError, RunConfig, dump_config, load_config
 
 app = typer.Typer(help="AdaRoll: adaptive rollouts for training GUI agents.", no_args_is_help=True,
                   pretty_exceptions_enable=False)  # fmt: skip
-envs_app = typer.Typer(help="List, inspect and play environments and their tasks.", no_args_is_help=True)
-experts_app = typer.Typer(help="Run scripted experts and save verified trajectories.", no_args_is_help=True)
-train_app = typer.Typer(help="Train one phase: sft, stage1, hybrid or vanilla.", no_args_is_help=True)
+envs_app = typer.Typer(
+    help="List, inspect and play environments and their tasks.", no_args_is_help=True
+)
+experts_app = typer.Typer(
+    help="Run scripted experts and save verified trajectories.", no_args_is_help=True
+)
+train_app = typer.Typer(
+    help="Train one phase: sft, stage1, hybrid or vanilla.", no_args_is_help=True
+)
 pivots_app = typer.Typer(help="Score checkpoints and select pivots.", no_args_is_help=True)
 config_app = typer.Typer(help="Show the configuration schema and defaults.", no_args_is_help=True)
 app.add_typer(envs_app, name="envs")
@@ -25,7 +31,9 @@ app.add_typer(pivots_app, name="pivots")
 app.add_typer(config_app, name="config")
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="YAML run config.")]
-SetOpt = Annotated[list[str] | None, typer.Option("--set", "-s", help="Override: key.path=value (repeatable).")]
+SetOpt = Annotated[
+    list[str] | None, typer.Option("--set", "-s", help="Override: key.path=value (repeatable).")
+]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Run directory.")]
 
 
@@ -45,13 +53,24 @@ def run(
     config: ConfigOpt = None,
     set_: SetOpt = None,
     quick: Annotated[bool, typer.Option(help="Tiny budgets, for tests and a first look.")] = False,
-    fresh: Annotated[bool, typer.Option(help="Ignore what the run directory holds; start over.")] = False,
+    fresh: Annotated[
+        bool, typer.Option(help="Ignore what the run directory holds; start over.")
+    ] = False,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
-    workers: Annotated[int | None, typer.Option(
-        min=1, help="Collect rollouts on N Ray workers (rollout.backend=ray); starts a local Ray "
-        "unless --ray-address is given. Results equal the single-process run's.")] = None,
-    ray_address: Annotated[str | None, typer.Option(
-        help="Existing Ray cluster to use (e.g. auto, ray://head:10001); implies the Ray backend.")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Collect rollouts on N Ray workers (rollout.backend=ray); starts a local Ray "
+            "unless --ray-address is given. Results equal the single-process run's.",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="Existing Ray cluster to use (e.g. auto, ray://head:10001); implies the Ray backend."
+        ),
+    ] = None,
 ) -> None:
     """The main job: the whole method end to end (experts -> Base -> SFT -> Stage I -> vanilla
     and hybrid from Base and from Action), then the report. Resumes a killed run in OUT."""
@@ -117,6 +136,60 @@ def report(
             raise typer.Exit(2) from None
 
 
+@app.command()
+def experiment(
+    names: Annotated[
+        list[str],
+        typer.Argument(
+            help="Experiments to run: full, efficiency, routing, pivots, sensitivity, options, "
+            "restore-cost, or all.",
+            show_default=False,
+        ),
+    ],
+    env: Annotated[str, typer.Option(help="Environment profile: mobile or web.")] = "mobile",
+    seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0,1,2",
+    quick: Annotated[
+        bool, typer.Option(help="Tiny budgets (CI): same experiments, same outputs.")
+    ] = False,
+    jobs: Annotated[int, typer.Option(min=1, help="Runs trained at once (one process each).")] = 1,
+    root: Annotated[Path, typer.Option(help="Where runs and results go.")] = Path(
+        "runs/experiments"
+    ),
+) -> None:
+    """Reproduce one of the paper's experiments over several seeds: trains the runs it needs
+    (resuming and sharing runs between experiments) and writes results.md, results.json and
+    its plot under ROOT/ENV[-quick]/NAME."""
+    from adaroll.experiments.runner import run_experiments
+    from adaroll.experiments.specs import EXPERIMENTS
+
+    try:
+        seed_list = [int(s) for s in seeds.split(",") if s.strip()]
+    except ValueError:
+        typer.echo(f"error: --seeds must be comma-separated integers, got {seeds!r}", err=True)
+        raise typer.Exit(2) from None
+    chosen = EXPERIMENTS.names() if names == ["all"] else names
+    for path in run_experiments(chosen, profile=env, seeds=seed_list, quick=quick, root=root, jobs=jobs,
+                                say=lambda m: typer.echo(m, err=True)):  # fmt: skip
+        typer.echo(path / "results.md")
+
+
+@app.command()
+def results(
+    root: Annotated[
+        Path, typer.Option(help="Where `adaroll experiment` wrote its results.")
+    ] = Path("runs/experiments"),
+    out: Annotated[Path, typer.Option(help="The results page to write.")] = Path("docs/RESULTS.md"),
+    notes: Annotated[
+        Path | None, typer.Option(help="Hand-written discussion appended to the page.")
+    ] = None,
+) -> None:
+    """Gather every experiment under ROOT into one page (tables, plots, commands, machine,
+    versions, seeds) with the paper's numbers side by side."""
+    from adaroll.experiments.results_doc import write_results
+
+    typer.echo(write_results(root, out, notes))
+
+
 def _pipeline(out: Path, config: Path | None, set_: list[str] | None, quick: bool = False):  # type: ignore[no-untyped-def]
     from adaroll.training.pipeline import Pipeline
 
@@ -125,15 +198,21 @@ def _pipeline(out: Path, config: Path | None, set_: list[str] | None, quick: boo
 
 @experts_app.command("collect")
 def experts_collect(
-    split: Annotated[str, typer.Option(help="Task split: pretrain, train, heldout, heldout-templates.")] = "train",
-    expert: Annotated[str | None, typer.Option(help="scripted or remote (expert.options in the config).")] = None,
+    split: Annotated[
+        str, typer.Option(help="Task split: pretrain, train, heldout, heldout-templates.")
+    ] = "train",
+    expert: Annotated[
+        str | None, typer.Option(help="scripted or remote (expert.options in the config).")
+    ] = None,
     out: OutOpt = Path("runs/main"),
     config: ConfigOpt = None,
     set_: SetOpt = None,
 ) -> None:
     """Run the expert on a split; keep verified successes as trajectories and checkpoints
     under OUT/experts/SPLIT."""
-    pipeline = _pipeline(out, config, [*(set_ or []), *([f"expert.kind={expert}"] if expert else [])])
+    pipeline = _pipeline(
+        out, config, [*(set_ or []), *([f"expert.kind={expert}"] if expert else [])]
+    )
     store = pipeline.store(split)
     typer.echo(f"{len(store)} checkpoints in {out / 'experts' / split}")
 
@@ -183,7 +262,10 @@ def _register_rl_command(algorithm: str, doc: str) -> None:
 
 
 for _algorithm, _doc in (
-    ("stage1", "Stage I: OneStep GRPO on pivots; keeps the best policy by Train Avg@k in OUT/NAME/best."),
+    (
+        "stage1",
+        "Stage I: OneStep GRPO on pivots; keeps the best policy by Train Avg@k in OUT/NAME/best.",
+    ),
     ("hybrid", "Stage II: adaptive Local/Suffix/Root routing."),
     ("vanilla", "Baseline: trajectory-level GRPO from the task root for every task."),
 ):
@@ -205,7 +287,9 @@ def pivots_score(policy: StartOpt, name: Annotated[str, typer.Option()] = "manua
 @app.command("eval")
 def eval_cmd(
     policy: StartOpt,
-    split: Annotated[list[str] | None, typer.Option(help="Splits to evaluate (repeatable).")] = None,
+    split: Annotated[
+        list[str] | None, typer.Option(help="Splits to evaluate (repeatable).")
+    ] = None,
     k: Annotated[int, typer.Option(help="Attempts per task.")] = 4,
     seed: Annotated[int, typer.Option()] = 0,
     config: ConfigOpt = None,
@@ -238,7 +322,9 @@ def _task_env(env: str, task: str, seed: int):  # type: ignore[no-untyped-def]
     try:
         suite = get_suite(env)
         if task not in suite.templates():
-            raise KeyError(f"unknown {env} task template {task!r}; see `adaroll envs list {env} --templates`")
+            raise KeyError(
+                f"unknown {env} task template {task!r}; see `adaroll envs list {env} --templates`"
+            )
         return make_env(env), suite, TaskSpec(env, task, seed)
     except KeyError as exc:
         typer.echo(f"error: {exc.args[0] if exc.args else exc}", err=True)
@@ -248,7 +334,9 @@ def _task_env(env: str, task: str, seed: int):  # type: ignore[no-untyped-def]
 @envs_app.command("list")
 def envs_list(
     env: Annotated[str | None, typer.Argument(help="Only this environment.")] = None,
-    templates: Annotated[bool, typer.Option("--templates", help="List every task template.")] = False,
+    templates: Annotated[
+        bool, typer.Option("--templates", help="List every task template.")
+    ] = False,
 ) -> None:
     """Environments, their task templates and split sizes."""
     from adaroll.envs import get_suite, load_all
@@ -283,14 +371,18 @@ def envs_show(
     env: EnvArg = "mobile",
     task: TaskOpt = "settings.wifi",
     seed: SeedOpt = 0,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Screenshot PNG [TASK-SEED.png].")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Screenshot PNG [TASK-SEED.png].")
+    ] = None,
 ) -> None:
     """Print a task's instruction and first screen's element list; write its screenshot."""
     from adaroll.envs.preview import show_task
 
     instance, _, spec = _task_env(env, task, seed)
     try:
-        instruction, elements, written = show_task(instance, spec, out or Path(f"{task}-{seed}.png"))
+        instruction, elements, written = show_task(
+            instance, spec, out or Path(f"{task}-{seed}.png")
+        )
     finally:
         instance.close()
     typer.echo(f"task: {spec.id}\ninstruction: {instruction}\n{elements}")
@@ -302,7 +394,10 @@ def envs_play(
     env: EnvArg = "mobile",
     task: TaskOpt = "settings.wifi",
     seed: SeedOpt = 0,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="GIF (.gif) or contact sheet (.png) [TASK-SEED.gif].")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="GIF (.gif) or contact sheet (.png) [TASK-SEED.gif]."),
+    ] = None,
 ) -> None:
     """Replay the scripted expert on a task and write its screens as a GIF or contact sheet."""
     from adaroll.envs.preview import play_task

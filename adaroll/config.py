@@ -7,11 +7,14 @@ with the dotted field path and the offending value.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from adaroll.actions import ActionMatcher
 
 
 class ConfigError(ValueError):
@@ -19,7 +22,9 @@ class ConfigError(ValueError):
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    # inf survives the YAML dump of a saved config (as .inf; pydantic's default writes null)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True,
+                              ser_json_inf_nan="constants")  # fmt: skip
 
 
 class EnvConfig(Frozen):
@@ -38,6 +43,10 @@ class ExpertConfig(Frozen):
     """scripted: the env's own solvers; remote: a model behind an OpenAI-compatible endpoint."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Remote expert options (base_url, model, api_key_env, ...; see docs/llm.md)."""
+    train_coverage: float = Field(1.0, gt=0, le=1)
+    """Share of train tasks whose verified demonstrations are kept (a random subset, fixed by
+    the seed). Below 1 it plays the paper's situation where the expert fails on some tasks
+    (45 of 256 on MobileGym): those tasks get no checkpoints, no pivots and go to Root."""
 
 
 class PolicyConfig(Frozen):
@@ -90,6 +99,45 @@ class PivotConfig(Frozen):
     """A task with no checkpoint above tau_dis uses its k highest-scoring checkpoints."""
     budget_top_k: int | None = Field(None, ge=1)
     """If set, keep exactly the k highest-scoring checkpoints overall (budget-matched ablations)."""
+    threshold: Literal["fixed", "task_quantile"] = "fixed"
+    """fixed: every task's gate is tau_dis (paper). task_quantile: each task's gate is the
+    `task_quantile` quantile of its own checkpoints' scores, so a task the policy finds uniformly
+    easy or hard still gets its relatively most uncertain states (the gate stays strict)."""
+    task_quantile: float = Field(0.75, ge=0, le=1)
+    """Quantile of a task's scores used as its gate when threshold=task_quantile."""
+    temperature: float = Field(0.0, ge=0)
+    """0: hard gate (paper). Above 0: OneStep starts (Stage I, Local) are redrawn at every
+    visit from all checkpoints, each with probability sigmoid((score - gate) / temperature),
+    so a 6-2 split (D=0.43) is still trained sometimes; tends to the hard gate as it tends to 0.
+    Suffix frontiers keep using the hard pivot set."""
+    self_pool: bool = False
+    """Hybrid only: a task without pivots (e.g. its expert failed) gets checkpoints from the
+    policy's own successful Root/Suffix rollouts, deduplicated by state (UI tree hash), scored
+    with N samples like expert ones (ledgered as onestep/routing policy samples); the task is then
+    routed by its p(x). Needs the local rollout backend."""
+
+
+class MatchConfig(Frozen):
+    """The action equivalence M(a, b) of a phase: pivot clustering (D) and the OneStep reward."""
+
+    tol_x: float = Field(0.05, ge=0, le=1)
+    """Point actions match within this normalised horizontal distance (inclusive)."""
+    tol_y: float = Field(0.05, ge=0, le=1)
+    """Point actions match within this normalised vertical distance (inclusive)."""
+    text: Literal["any", "soft", "exact"] = "any"
+    """Text inputs: any (paper: every two type actions match), soft (normalised edit distance
+    after case folding and whitespace collapsing <= text_max_distance) or exact."""
+    text_max_distance: float = Field(0.2, ge=0, le=1)
+    """Largest normalised edit distance at which soft text matching still matches."""
+    reward: Literal["binary", "partial"] = "binary"
+    """OneStep reward: binary 1[M(a, a^E)] (paper); partial: a type action against an expert
+    type action earns its text similarity (1 - normalised edit distance), other kinds 0/1."""
+
+    def build(self) -> ActionMatcher:
+        """The :class:`~adaroll.actions.ActionMatcher` these settings describe."""
+        return ActionMatcher(tol_x=self.tol_x, tol_y=self.tol_y, text_mode=self.text,
+                             text_max_distance=self.text_max_distance,
+                             partial_text_credit=self.reward == "partial")  # fmt: skip
 
 
 class SchedulerConfig(Frozen):
@@ -109,6 +157,56 @@ class SchedulerConfig(Frozen):
     """Tasks visited per iteration (round robin over the train split)."""
     pivots_per_iteration: int = Field(64, ge=1)
     """Stage I: OneStep groups per update (round robin over all pivots)."""
+    # Beyond the paper (issue 9), each off by default: forgetting monitor and demotion, replay of
+    # mastered tasks, learning-progress frontier, bandit routing.
+    demotion: bool = False
+    """Forgetting monitor: keep the last `monitor_window` root outcomes of every Suffix and Root
+    task (Root tasks' own probes, plus `routing_probes` root probes of Suffix tasks every
+    `monitor_every` visits, ledgered as routing) and demote Root -> Suffix (deepest pivot) when
+    their one-sided Wilson upper bound falls below `demote_root_below`, Suffix -> Local below
+    `demote_suffix_below`. False: the paper's monotone promotion."""
+    monitor_every: int = Field(3, ge=1)
+    """With demotion: Suffix tasks get root probes (purpose routing) every this many visits."""
+    monitor_window: int = Field(12, ge=1)
+    """With demotion: most recent root outcomes per task kept for the test (cleared when its mode
+    changes, so each decision rests on outcomes of the current mode only)."""
+    demotion_confidence: float = Field(0.95, gt=0.5, lt=1)
+    """With demotion: one-sided confidence of the Wilson upper bound."""
+    demote_root_below: float = Field(0.5, ge=0, le=1)
+    """With demotion: a Root task whose success is confidently below this drops to Suffix."""
+    demote_suffix_below: float = Field(0.25, ge=0, le=1)
+    """With demotion: a Suffix task whose root success is confidently below this drops to Local."""
+    replay_share: float = Field(0.0, ge=0, le=1)
+    """Replay of mastered tasks: besides the round robin, each iteration trains OneStep groups
+    (no env steps) on the pivots of max(1, round(replay_share * tasks_per_iteration)) Root tasks,
+    round robin over them, so mastered decisions keep a gradient against drift. 0: off."""
+    frontier: Literal["threshold", "progress"] = "threshold"
+    """How the Suffix frontier moves. threshold (paper): to the previous pivot when a group's
+    success exceeds tau_suffix. progress: by learning progress - a group with no reward variance
+    moves it at once (all successes: shallower, all failures: deeper); otherwise, once
+    `lp_window` groups at the frontier show a success-rate slope within +-`lp_min_slope`, it
+    moves towards success 0.5 (shallower if their mean is >= 0.5, else deeper); past the first
+    pivot the task is promoted to Root."""
+    lp_window: int = Field(4, ge=2)
+    """frontier=progress: groups at one frontier whose success-rate slope is tested."""
+    lp_min_slope: float = Field(0.05, ge=0)
+    """frontier=progress: a slope (success per group) this small or smaller is a plateau."""
+    routing: Literal["thresholds", "bandit"] = "thresholds"
+    """How Stage II chooses start and horizon per task. thresholds (paper): routing by p(x) with
+    tau_low/tau_high and the Suffix frontier. bandit: per task a discounted UCB over the arms
+    Local (OneStep on all pivots), Suffix from each pivot and Root (`root_probes` rollouts), by
+    advantage energy (sum of squared raw group advantages: the learning signal GRPO gets) per
+    unit cost, untried arms borrowing the pooled statistics of their kind over all tasks; no
+    routing probes and no thresholds."""
+    bandit_exploration: float = Field(0.25, ge=0)
+    """routing=bandit: UCB exploration weight c on the progress (bonus c sqrt(ln(1 + N) / n))."""
+    bandit_discount: float = Field(0.9, gt=0, le=1)
+    """routing=bandit: a task's arm statistics are multiplied by this at each of its visits, so
+    old outcomes fade as the policy changes (1: stationary UCB)."""
+    bandit_sample_cost: float = Field(1.0, ge=0)
+    """routing=bandit: cost of one policy sample in env-step units (pull cost = env steps +
+    this x policy samples, floored at 1); 1 weighs the paper's two cost counters alike, so Local
+    pulls (no env steps) are cheap but not free."""
 
     @model_validator(mode="after")
     def _ordered(self) -> SchedulerConfig:
@@ -154,6 +252,8 @@ class TrainConfig(Frozen):
     """GRPO group and update settings."""
     pivots: PivotConfig = PivotConfig()
     """Pivot scoring and selection."""
+    match: MatchConfig = MatchConfig()
+    """Action equivalence for pivot clustering and the OneStep reward."""
     scheduler: SchedulerConfig = SchedulerConfig()
     """Routing thresholds and cadences."""
     eval: EvalConfig = EvalConfig()
@@ -178,14 +278,20 @@ class RolloutConfig(Frozen):
     one process, but results then depend on the batch and differ from the Ray backend's).
     False: every job is sampled on its own from a seed derived from (iteration seed, job index)."""
     max_retries: int = Field(3, ge=0)
-    """Ray backend: how many times a job whose worker died is retried on a fresh actor before
-    the run fails."""
+    """How many times a group is re-run after a fault before the run fails: a crashed or hung
+    env (both backends; the group restarts from its reset or snapshot in fresh envs, with the
+    same seed) or, on Ray, a dead worker (retried on a fresh actor)."""
 
     @model_validator(mode="after")
     def _local_batching(self) -> RolloutConfig:
         if self.backend == "ray" and self.batch_across_jobs:
             raise ValueError("batch_across_jobs is a local-backend option; Ray collects every job on its own")
         return self
+
+
+ConfigurationName = Literal[
+    "base", "sft", "action", "base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid"
+]
 
 
 class RunConfig(Frozen):
@@ -211,10 +317,20 @@ class RunConfig(Frozen):
     rl: TrainConfig = TrainConfig(budget=BudgetConfig(env_steps=15000, iterations=60),
                                   grpo=GRPOConfig(lr=3e-4), eval=EvalConfig(every=4))
     """Stage II / vanilla budget and settings (algorithm chosen per configuration)."""
-    configurations: tuple[str, ...] = (
+    configurations: tuple[ConfigurationName, ...] = (
         "base", "sft", "base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid",
     )  # fmt: skip
-    """Which of the paper's configurations `adaroll run` trains and reports."""
+    """Which of the paper's configurations `adaroll run` trains and reports (``action`` alone
+    trains Stage I only; Base is always trained, every configuration starts from it)."""
+
+    @model_validator(mode="after")
+    def _self_pool_is_local(self) -> RunConfig:
+        # Ray workers hold their own copy of the checkpoint store, taken when they start: a
+        # Suffix job from a checkpoint the learner added later would not find it there.
+        self_pool = self.stage1.pivots.self_pool or self.rl.pivots.self_pool
+        if self.rollout.backend == "ray" and self_pool:
+            raise ValueError("pivots.self_pool needs rollout.backend=local")
+        return self
 
 
 def _format_error(exc: ValidationError) -> str:
@@ -239,33 +355,96 @@ def set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
 def load_config(
     source: str | Path | dict[str, Any] | None = None, overrides: list[str] | None = None
 ) -> RunConfig:
-    """Load a RunConfig from a YAML file or dict, applying ``key.path=value`` overrides."""
+    """Load a RunConfig from a YAML file or dict, applying ``key.path=value`` overrides.
+
+    Anything invalid - unreadable or non-YAML text, a bad override, a wrong field, a credential
+    among the options (:func:`reject_secrets`) - raises :class:`ConfigError`, nothing else."""
     if source is None:
         data: dict[str, Any] = {}
     elif isinstance(source, dict):
-        data = dict(source)
+        data = _copy(source)
     else:
         path = Path(source)
         if not path.exists():
             raise ConfigError(f"config file {path} does not exist")
         try:
-            loaded = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as exc:
+            loaded = yaml.safe_load(path.read_bytes().decode("utf-8")) or {}
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"config file {path} is not UTF-8 text: {exc}") from None
+        except (yaml.YAMLError, RecursionError) as exc:
             raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"config file {path} must hold a mapping, got {type(loaded).__name__}")
         data = loaded
     for item in overrides or []:
-        if "=" not in item:
+        if not isinstance(item, str) or "=" not in item:
             raise ConfigError(f"override {item!r} must look like key.path=value")
         key, raw = item.split("=", 1)
-        set_dotted(data, key.strip(), yaml.safe_load(raw))
+        try:
+            value = yaml.safe_load(raw)
+        except (yaml.YAMLError, RecursionError) as exc:
+            raise ConfigError(f"override {item!r}: the value is not valid YAML: {exc}") from None
+        set_dotted(data, key.strip(), value)
+    reject_secrets(data)
     try:
         # Merge onto the defaults, so that a partial section keeps the section's own defaults
         # (e.g. stage1's algorithm and budget) instead of the section class's generic ones.
         return RunConfig.model_validate(_merge(RunConfig().model_dump(), data))
     except ValidationError as exc:
         raise ConfigError(_format_error(exc)) from None
+    except RecursionError:
+        raise ConfigError("invalid config: nested too deeply") from None
+
+
+def _copy(data: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy (overrides must not change the caller's dict)."""
+    import copy
+
+    try:
+        return copy.deepcopy(data)
+    except RecursionError:
+        raise ConfigError("invalid config: nested too deeply") from None
+
+
+SECRET_NAMES = frozenset({"api_key", "apikey", "secret", "password", "passwd", "token",
+                          "access_token", "auth_token", "bearer_token", "authorization",
+                          "client_secret", "secret_key", "private_key", "credentials"})  # fmt: skip
+"""Option names (lower-cased, ``-`` read as ``_``) that would hold a credential; names ending in
+``_api_key``, ``_secret``, ``_password`` or ``_token`` count too. ``api_key_env`` (the *name*
+of the variable holding the key) is fine."""
+
+
+def _is_secret_name(name: str) -> bool:
+    n = name.lower().replace("-", "_")
+    return n in SECRET_NAMES or n.endswith(("_api_key", "_apikey", "_secret", "_password", "_token"))
+
+
+def reject_secrets(data: Any, where: str = "") -> None:
+    """Raise :class:`ConfigError` if any mapping in ``data`` has a credential-like key.
+
+    API keys and tokens come only from environment variables (e.g. ``api_key_env`` of the remote
+    policy names the variable), so that no config dump, log or run directory ever holds one.
+    Also rejects what no config can contain: NaN (a saved config must equal itself) and
+    self-referencing data (a recursive YAML alias)."""
+    stack: list[tuple[Any, str, frozenset[int]]] = [(data, where, frozenset())]
+    while stack:
+        node, path, above = stack.pop()
+        if isinstance(node, float) and math.isnan(node):
+            raise ConfigError(f"{path or '(top level)'}: NaN is not a valid config value")
+        if not isinstance(node, (dict, list, tuple)):
+            continue
+        if id(node) in above:
+            raise ConfigError(f"{path or '(top level)'}: a value that contains itself (recursive YAML alias)")
+        inside = above | {id(node)}
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in items:
+            child = f"{path}.{key}" if path else str(key)
+            if isinstance(node, dict) and isinstance(key, str) and _is_secret_name(key):
+                raise ConfigError(f"{child}: credentials are never config values (a config is "
+                                  "saved in the run directory); put the key in an environment "
+                                  "variable and name that variable (e.g. api_key_env: "
+                                  "OPENAI_API_KEY)")  # fmt: skip
+            stack.append((value, child, inside))
 
 
 def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
@@ -282,4 +461,7 @@ _OPAQUE = ("options", "suite_options", "budget")  # replaced whole, never merged
 
 
 def dump_config(config: BaseModel) -> str:
-    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+    """The config as YAML (what run directories store); refuses one holding a credential."""
+    data = config.model_dump(mode="json")
+    reject_secrets(data)
+    return yaml.safe_dump(data, sort_keys=False)

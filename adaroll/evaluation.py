@@ -37,22 +37,25 @@ def evaluate_split(
     attempts = [t for t in tasks for _ in range(k)]
     outcomes: dict[str, list[bool]] = {t.id: [] for t in tasks}
     env_steps = policy_samples = 0
-    for start in range(0, len(attempts), batch):
-        chunk = attempts[start : start + batch]
-        envs = [make_env() for _ in chunk]
-        try:
+    envs = [make_env()] if attempts else []
+    try:
+        # the env class says how many instances it can afford at once; they are reused by reset
+        batch = max(1, min(batch, envs[0].max_live)) if envs else batch
+        for start in range(0, len(attempts), batch):
+            chunk = attempts[start : start + batch]
+            envs += [make_env() for _ in range(len(chunk) - len(envs))]
             starts = []
-            for env, task in zip(envs, chunk, strict=True):
+            for env, task in zip(envs, chunk, strict=False):
                 obs, info = env.reset(options={"task": task})
                 starts.append((str(info.get("instruction", env.instruction)), (), obs))
-            episodes = run_episodes(policy, envs, starts, history_window)
-        finally:
-            for env in envs:
-                env.close()
-        for task, episode in zip(chunk, episodes, strict=True):
-            outcomes[task.id].append(episode.success)
-            env_steps += episode.env_steps
-            policy_samples += len(episode.decisions)
+            episodes = run_episodes(policy, envs[: len(chunk)], starts, history_window)
+            for task, episode in zip(chunk, episodes, strict=True):
+                outcomes[task.id].append(episode.success)
+                env_steps += episode.env_steps
+                policy_samples += len(episode.decisions)
+    finally:
+        for env in envs:
+            env.close()
     metrics = split_metrics(outcomes, k)
     return SplitResult(metrics["avg"], metrics["pass"], env_steps, policy_samples, len(attempts),
                        outcomes)

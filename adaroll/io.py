@@ -8,8 +8,33 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+PRIVATE_DIR_MODE = 0o700
 
-def atomic_write(path: Path, write: Callable[[IO[Any]], None], *, binary: bool = False) -> None:
+
+def make_private_dir(path: Path) -> Path:
+    """Create directory ``path`` (and missing parents) readable only by its owner (mode 0700).
+
+    Run and snapshot directories hold configs, trajectories, policies and browser state: other
+    users of the machine must not read them. Missing parents are created 0700 too; a directory
+    that already exists keeps its mode (the user chose it). Returns ``path``."""
+    path = Path(path)
+    missing = []
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            break
+        missing.append(candidate)
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=PRIVATE_DIR_MODE)
+        except FileExistsError:  # created concurrently: keep whatever its creator chose
+            continue
+        os.chmod(directory, PRIVATE_DIR_MODE)  # exact, whatever the umask
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path} exists and is not a directory")
+    return path
+
+
+def atomic_write(path: Path, write: Callable[[IO[Any]], object], *, binary: bool = False) -> None:
     """Write ``path`` so that readers see either the old or the new content, never a mix."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,22 +11,33 @@ from pathlib import Path
 from typing import Any
 
 
+class JsonlError(ValueError):
+    """A JSONL file corrupted before its last line (a record that is not a JSON object, or not
+    JSON at all): the message names the file, the line and the byte offset."""
+
+
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """All complete records of ``path`` and the byte length they span (a torn tail excluded)."""
+    """All complete records of ``path`` and the byte length they span (a torn tail excluded).
+
+    A last line without its newline is a torn write: dropped with a warning. Any other line
+    that is not one JSON object raises :class:`JsonlError`."""
     if not path.exists():
         return [], 0
     data = path.read_bytes()
     records: list[dict[str, Any]] = []
     good = 0
-    for line in data.splitlines(keepends=True):
+    for lineno, line in enumerate(data.splitlines(keepends=True), 1):
         if not line.endswith(b"\n"):
             warnings.warn(f"{path}: dropping a torn last line ({len(line)} bytes)", stacklevel=2)
             break
         if line.strip():
             try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise ValueError(f"{path}: corrupt record at byte {good}: {line[:80]!r}") from None
+                record = json.loads(line)
+            except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deeply
+                record = None
+            if not isinstance(record, dict):
+                raise JsonlError(f"{path}:{lineno}: corrupt record at byte {good}: {line[:80]!r}")
+            records.append(record)
         good += len(line)
     return records, good
 

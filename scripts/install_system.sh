@@ -7,8 +7,10 @@ set -euo pipefail
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
-# util-linux provides unshare/nsenter/setsid; iproute2 is not needed (lo is raised via ioctl).
+# util-linux provides unshare/nsenter/setsid. iproute2's `ip` raises `lo` in CRIU-restored
+# branches and builds the test network of tests/envs/web/test_network_isolation.py.
 command -v unshare >/dev/null 2>&1 || need+=(util-linux)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -171,3 +171,40 @@ class GoPolicy(Policy):
         policy = cls()
         policy.load_state_dict(torch.load(Path(path) / "policy.pt"))
         return policy
+
+
+class TapPolicy(Policy):
+    """Taps the centre of a uniformly drawn element of any env (torch's global RNG, so the
+    collector's reseeding fixes its samples); for rollout tests on real envs. No parameters:
+    ``decision_log_probs`` is the constant log(1 / #elements)."""
+
+    def sample(self, contexts: Sequence[Context], n: int, *, greedy: bool = False):
+        out = []
+        for ctx in contexts:
+            elements = ctx.observation.elements
+            row = []
+            for _ in range(n):
+                k = 0 if greedy else int(torch.randint(len(elements), ()))
+                row.append(SampledAction(Action.tap(*elements[k].center), -float(torch.log(torch.tensor(len(elements))))))
+            out.append(row)
+        return out
+
+    def decision_log_probs(self, contexts: Sequence[Context], samples: Sequence[SampledAction]):
+        logp = torch.tensor([[-float(torch.log(torch.tensor(len(c.observation.elements))))] for c in contexts])
+        return logp, torch.ones_like(logp)
+
+    def parameters(self):
+        return []
+
+    def state_dict(self):
+        return {}
+
+    def load_state_dict(self, state):
+        pass
+
+    def save(self, path: Path) -> None:
+        Path(path).mkdir(parents=True, exist_ok=True)
+
+    @classmethod
+    def load(cls, path: Path) -> TapPolicy:
+        return cls()

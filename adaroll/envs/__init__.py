@@ -4,6 +4,7 @@ for ``mobile`` never imports the browser stack and vice versa."""
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -43,10 +44,28 @@ def load_all() -> dict[str, str | None]:
     return status
 
 
+def check_options(what: str, target: Callable[..., Any], options: dict[str, Any]) -> None:
+    """Raise :class:`~adaroll.config.ConfigError` naming every option ``target`` does not take
+    (and the ones it does): a misspelt option must not be silently ignored."""
+    from adaroll.config import ConfigError
+
+    params = inspect.signature(target).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return  # takes anything: it validates its own options
+    known = [p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                  inspect.Parameter.KEYWORD_ONLY)]  # fmt: skip
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ConfigError(f"unknown {what} option(s) {', '.join(map(str, unknown))}; valid: "
+                          f"{', '.join(known) or '(none)'}")  # fmt: skip
+
+
 def make_env_factory(name: str, **options: Any) -> Callable[[], GUIEnv]:
-    """A zero-argument factory of fresh envs of kind ``name`` (unknown name -> clear error)."""
+    """A zero-argument factory of fresh envs of kind ``name`` (unknown name or option -> clear
+    error, raised here rather than by the first env built)."""
     _ensure(name)
     factory = ENVS.get(name)
+    check_options(f"{name} environment (env.options)", factory, options)
     return lambda: factory(**options)
 
 
@@ -55,6 +74,18 @@ def make_env(name: str, **options: Any) -> GUIEnv:
 
 
 def get_suite(name: str, **options: Any) -> TaskSuite:
+    """The task suite of env ``name``; an unknown or invalid option raises
+    :class:`~adaroll.config.ConfigError` naming it."""
+    from adaroll.config import ConfigError
+
     _ensure(name)
-    suite: TaskSuite = SUITES.get(name)(**options)
+    cls = SUITES.get(name)
+    what = f"{name} task suite (env.suite_options)"
+    check_options(what, cls, options)
+    try:
+        suite: TaskSuite = cls(**options)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{what}: {exc}") from None
     return suite

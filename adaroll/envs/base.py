@@ -120,6 +120,9 @@ class GUIEnv(ABC):
     """A GUI environment holding one live episode."""
 
     name: str = ""
+    max_live: int = 256
+    """How many instances batch evaluation keeps alive at once (a browser costs ~170 MB and a
+    core to start; the embedded simulator almost nothing)."""
 
     @abstractmethod
     def reset(
@@ -158,6 +161,16 @@ class GUIEnv(ABC):
 
 class InvalidActionError(ValueError):
     """An action the environment cannot execute (bad coordinates, unknown app, ...)."""
+
+
+class EnvFault(RuntimeError):
+    """The environment itself broke (its process crashed, its connection dropped): the episode
+    is lost and the env must be closed and replaced. Not the agent's fault, unlike
+    :class:`InvalidActionError`; the rollout layer re-runs the affected group."""
+
+
+class EnvTimeout(EnvFault, TimeoutError):
+    """An env call did not finish within its bound (e.g. a hung browser)."""
 
 
 class TaskSuite(ABC):

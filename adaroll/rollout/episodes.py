@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from adaroll.actions import Action
-from adaroll.envs.base import GUIEnv, InvalidActionError, Observation
+from adaroll.envs.base import EnvFault, GUIEnv, InvalidActionError, Observation
 from adaroll.policies.base import Context, Policy
 from adaroll.rollout.jobs import Decision
 
@@ -19,6 +19,8 @@ class Episode:
     success: bool = False
     env_steps: int = 0
     invalid_samples: int = 0
+    fault: EnvFault | None = None
+    """Set when the env broke mid-episode: the episode is incomplete and must not be used."""
 
 
 @dataclass
@@ -41,6 +43,8 @@ def run_episodes(
     ``starts[i]`` = (instruction, actions already taken, current observation) of ``envs[i]``.
     An unparseable sample (``action is None``) or an action the env rejects ends its episode
     as a failure: the decision stays in the episode (it is trained on with reward 0).
+    An :class:`EnvFault` (crashed or hung env) stops only its own episode, recorded in
+    ``Episode.fault``; the other episodes run on (the caller decides what a fault costs).
     """
     live = [_Live(env, instr, list(hist), obs, Episode())
             for env, (instr, hist, obs) in zip(envs, starts, strict=True)]  # fmt: skip
@@ -59,6 +63,9 @@ def run_episodes(
                 obs, _, terminated, truncated, info = state.env.step(sample.action)
             except InvalidActionError:
                 state.episode.invalid_samples += 1
+                continue
+            except EnvFault as exc:
+                state.episode.fault = exc
                 continue
             state.episode.env_steps += 1
             state.history.append(sample.action)

@@ -51,10 +51,17 @@ class Cost:
     replayed_steps: int = 0
     invalid_samples: int = 0
     faults: int = 0
+    """Failed attempts at collecting the group (a crashed/hung env, a lost worker)."""
+    restore_fallbacks: int = 0
+    """Restores whose branch failed verification and were replaced by replaying the prefix."""
 
     def add(self, other: Cost) -> None:
         for name in self.__dataclass_fields__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+class RolloutFailed(RuntimeError):
+    """A job failed on ``max_retries + 1`` attempts in a row (faults kept recurring)."""
 
 
 @dataclass

@@ -36,6 +36,11 @@ user-facing guide (local Ray, multi-node clusters) is ``docs/ray.md``.
   replayed steps). OneStep jobs need no env at all: by default they run in the learner
   between dispatches (``local_onestep``), since shipping one policy forward to a worker and
   its contexts back costs more than it saves.
+* **Env faults** (a crashed or hung env, :class:`~adaroll.envs.base.EnvFault`) are handled
+  inside the worker by its :class:`~adaroll.rollout.collector.Collector`: the broken env is
+  closed, the group re-run from its start with the same seed, and ``Cost.faults`` /
+  ``Cost.restore_fallbacks`` come back with the group. Only when a group keeps failing there
+  (``max_retries``) does the job fail as a whole and go through the worker-level path below.
 * **Faults.** A job whose worker dies (actor crash, ``ray.kill``, lost node) or raises (env
   crash) is retried: the worker is killed and a fresh actor takes its slot (started with the
   slot's next job), the job goes back to the queue (a pinned job to its slot's new actor, a
@@ -67,15 +72,11 @@ from adaroll.envs import make_env
 from adaroll.envs.base import GUIEnv
 from adaroll.policies.base import Context, Policy
 from adaroll.rollout.collector import Collector, after_collect_seed, collection_seed, job_seed
-from adaroll.rollout.jobs import Cost, Group, Job
+from adaroll.rollout.jobs import Cost, Group, Job, RolloutFailed
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS
 from adaroll.snapshots.replay import ReplaySnapshots
 
 log = logging.getLogger("adaroll")
-
-
-class RolloutFailed(RuntimeError):
-    """A job failed on ``max_retries + 1`` workers in a row."""
 
 
 @dataclass(frozen=True)
@@ -139,10 +140,12 @@ class RolloutWorker:
         snapshot_backend: str,
         history_window: int,
         matcher: ActionMatcher = PAPER_MATCHER,
+        max_retries: int = 3,
     ) -> None:
         backend = SNAPSHOT_BACKENDS.get(snapshot_backend)(make_env=make_env)
         self.collector = Collector(policy, make_env, checkpoints, backend,
-                                   history_window=history_window, matcher=matcher)  # fmt: skip
+                                   history_window=history_window, matcher=matcher,
+                                   max_retries=max_retries)  # fmt: skip
         self.version = -1
 
     def run(self, job: Job, seed: int, version: int, weights: Sequence[Any]) -> WorkerResult:
@@ -358,7 +361,8 @@ class RayCollector:
 
     def _spawn(self) -> _Slot:
         actor = _RemoteWorker.remote(self._policy_ref, self.make_env, self._store_ref,
-                                     self.snapshot_backend, self.history_window, self.matcher)  # fmt: skip
+                                     self.snapshot_backend, self.history_window, self.matcher,
+                                     self.max_retries)  # fmt: skip
         return _Slot(actor, next(self._generations))
 
     def _replace(self, flight: _Flight) -> None:

@@ -33,7 +33,8 @@ profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
 * **verification** (paper A.1): after every restore the branch must be alive, answer over CDP,
   and show the element-tree hash and screenshot hash recorded at save time. A mismatch raises
   :class:`SnapshotVerificationError` (``verify="raise"``) or is recorded on the branch
-  (``verify="report"``: ``branch.restore_info["check"]``); a later issue adds replay fallback.
+  (``verify="report"``: ``branch.restore_info["check"]``). The rollout layer then replays the
+  checkpoint's prefix instead (:mod:`adaroll.snapshots.fallback`) and counts the fallback.
   Screenshots are hashed with the text caret hidden and once the frame stopped changing
   (:func:`stable_screenshot_hash`): a blinking caret or a not yet drawn hover would otherwise
   make identical states differ.
@@ -368,7 +369,7 @@ class _Image:
     port: int
     episode: dict[str, Any]
     env_config: Any
-    manifest: dict[str, int]
+    manifest: dict[str, Any]
     external_netns: bool = False
     owned: bool = True
     refs: int = 1
@@ -383,9 +384,12 @@ class _Image:
         return self.dir / STATE_SUBDIR
 
 
-def _manifest(snapdir: Path) -> dict[str, int]:
-    """Relative path -> size of every regular file of the image and the copied state."""
-    out: dict[str, int] = {}
+def _manifest(snapdir: Path) -> dict[str, list[int]]:
+    """Relative path -> [size, mtime_ns] of every regular file of the image and the copied
+    state. Why the mtime: a file damaged in place keeps its size; nothing writes to an image
+    after the dump (restores read it, branches write to their overlay's upper layer), so a
+    changed mtime means a changed file - found by one ``stat`` instead of hashing ~250 MB."""
+    out: dict[str, list[int]] = {}
     for sub in (IMAGE_SUBDIR, STATE_SUBDIR):
         base = snapdir / sub
         for dirpath, _, files in os.walk(base):
@@ -394,21 +398,26 @@ def _manifest(snapdir: Path) -> dict[str, int]:
                 with contextlib.suppress(OSError):
                     st = path.lstat()
                     if path.is_file() and not path.is_symlink():
-                        out[str(path.relative_to(snapdir))] = st.st_size
+                        out[str(path.relative_to(snapdir))] = [st.st_size, st.st_mtime_ns]
     return out
 
 
-def _check_manifest(snapdir: Path, manifest: dict[str, int], snap_id: str) -> None:
-    """Fail with the file's name when an image/state file is missing or has changed size."""
-    for rel, size in manifest.items():
+def _check_manifest(snapdir: Path, manifest: dict[str, Any], snap_id: str) -> None:
+    """Fail with the file's name when an image/state file is missing, has changed size or was
+    modified after the dump. (Manifests of older images hold the size alone.)"""
+    for rel, recorded in manifest.items():
+        size, mtime = (recorded, None) if isinstance(recorded, int) else recorded
         path = snapdir / rel
         try:
-            got = path.stat().st_size
+            st = path.stat()
         except FileNotFoundError:
             raise SnapshotError(f"criu snapshot {snap_id}: image file {path} is missing") from None
-        if got != size:
+        if st.st_size != size:
             raise SnapshotError(f"criu snapshot {snap_id}: image file {path} is corrupt "
-                                f"(size {got}, recorded {size})")  # fmt: skip
+                                f"(size {st.st_size}, recorded {size})")  # fmt: skip
+        if mtime is not None and st.st_mtime_ns != mtime:
+            raise SnapshotError(f"criu snapshot {snap_id}: image file {path} is corrupt "
+                                "(modified after the dump)")  # fmt: skip
 
 
 def _criu_errors(log: Path, limit: int = 12) -> str:
@@ -488,10 +497,12 @@ class CriuSnapshots(SnapshotBackend):
         self._restores = threading.BoundedSemaphore(self.max_restores)
         self._lock = threading.RLock()
         root = config.root_dir or os.environ.get("ADAROLL_CRIU_DIR") or tempfile.gettempdir()
-        os.makedirs(root, exist_ok=True)
+        os.makedirs(root, mode=0o700, exist_ok=True)
         self.dir = Path(tempfile.mkdtemp(prefix="adaroll-criu-", dir=root)).resolve()
-        (self.dir / "snaps").mkdir()
-        (self.dir / "branches").mkdir()
+        # images hold a whole browser's memory (page contents, cookies): owner-only, like the
+        # mkdtemp directory above them
+        (self.dir / "snaps").mkdir(mode=0o700)
+        (self.dir / "branches").mkdir(mode=0o700)
         self._janitor.register_dir(str(self.dir))
         self._kdat_dir = self._make_kdat_dir() if config.kdat_cache else None
         self._images: dict[str, _Image] = {}
@@ -524,7 +535,8 @@ class CriuSnapshots(SnapshotBackend):
         snap_id = new_snapshot_id(f"criu-{os.getpid()}")  # ids of other processes differ
         snapdir = self.dir / "snaps" / snap_id
         img = snapdir / IMAGE_SUBDIR
-        img.mkdir(parents=True)
+        snapdir.mkdir(mode=0o700)
+        img.mkdir(mode=0o700)
         hook = snapdir / "hook.sh"
         hook.write_text(_HOOK)
         hook.chmod(0o755)
@@ -552,7 +564,7 @@ class CriuSnapshots(SnapshotBackend):
                                 f"{run.returncode}):\n{detail}")  # fmt: skip
         manifest = _manifest(snapdir)
         (snapdir / MANIFEST).write_text(json.dumps(manifest))
-        size = sum(manifest.values())
+        size = sum(entry[0] for entry in manifest.values())
         record = _Image(snap_id, snapdir, browser.state_dir, int(browser.port), episode,
                         web.config, manifest, external_netns=ext_net)  # fmt: skip
         with self._lock:
@@ -767,7 +779,7 @@ class CriuSnapshots(SnapshotBackend):
         _check_manifest(image.dir, image.manifest, ref.id)
         branch_no = next(self._branch_ids)
         bdir = self.dir / "branches" / f"{ref.id}-b{branch_no}"
-        bdir.mkdir()
+        bdir.mkdir(mode=0o700)
         pidfile, log = bdir / "pid", bdir / "restore.log"
         criu = [self.tool.path, "restore", "-D", str(image.img), "-W", str(bdir), "-o", str(log),
                 "-d", "--pidfile", str(pidfile), *CRIU_COMMON]  # fmt: skip
@@ -918,7 +930,8 @@ def _config_from_dict(data: dict[str, Any] | None) -> WebEnvConfig:
     data = dict(data or {})
     browser = data.pop("browser", None) or {}
     bfields = {f.name for f in dataclasses.fields(BrowserConfig)}
-    bconf = {k: tuple(v) if isinstance(v, list) else v for k, v in browser.items() if k in bfields}
+    bconf: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                             for k, v in browser.items() if k in bfields}  # fmt: skip
     efields = {f.name for f in dataclasses.fields(WebEnvConfig)}
     econf = {k: v for k, v in data.items() if k in efields}
     return WebEnvConfig(browser=BrowserConfig(**bconf), **econf)

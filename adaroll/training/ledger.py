@@ -1,7 +1,8 @@
 """The cost ledger: an append-only record of what training (and evaluation) cost.
 
 Every unit of work is one :class:`CostRecord`: counters (training samples, policy samples,
-env steps, restores and their seconds, replayed steps, wall seconds, invalid samples, faults)
+env steps, restores and their seconds, replayed steps, wall seconds, invalid samples, faults,
+restore fallbacks)
 tagged by ``mode`` (onestep/suffix/root/vanilla/sft/eval), ``purpose`` (train/routing/eval)
 and optionally ``task_id``, ``iteration`` and ``stage``.
 
@@ -42,7 +43,7 @@ PURPOSES = ("train", "routing", "eval")
 TAGS = ("mode", "purpose", "task_id", "iteration", "stage")
 INT_COUNTERS = (
     "training_samples", "policy_samples", "env_steps", "restores", "replayed_steps",
-    "invalid_samples", "faults",
+    "invalid_samples", "faults", "restore_fallbacks",
 )  # fmt: skip
 FLOAT_COUNTERS = ("restore_seconds", "wall_seconds")
 COUNTERS = INT_COUNTERS + FLOAT_COUNTERS
@@ -77,7 +78,9 @@ class CostRecord:
     invalid_samples: int = 0
     """Samples whose model output did not parse."""
     faults: int = 0
-    """Env/worker faults that had to be recovered from."""
+    """Env/worker faults that had to be recovered from (each one a failed, re-run attempt)."""
+    restore_fallbacks: int = 0
+    """Snapshot restores that failed verification and were replaced by replaying the prefix."""
     task_id: str | None = None
     """Task the work was for, if one."""
     iteration: int | None = None
@@ -102,9 +105,10 @@ class CostRecord:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise LedgerError(f"{name} must be a number, got {value!r}")
-            if not math.isfinite(value) or value < 0:
+            number = float(value) if isinstance(value, float) or abs(value) < 2**1000 else math.inf
+            if not math.isfinite(number) or number < 0:
                 raise LedgerError(f"{name} must be finite and non-negative, got {value!r}")
-            object.__setattr__(self, name, float(value))
+            object.__setattr__(self, name, number)
         if self.purpose == "eval" and self.training_samples:
             raise LedgerError("evaluation never trains: training_samples must be 0 for purpose eval")
         if self.task_id is not None and not isinstance(self.task_id, str):
@@ -159,6 +163,7 @@ class CostTotals:
     wall_seconds: float = 0.0
     invalid_samples: int = 0
     faults: int = 0
+    restore_fallbacks: int = 0
 
     @classmethod
     def of(cls, records: Iterable[CostRecord]) -> CostTotals:
@@ -225,7 +230,7 @@ def read_ledger(path: str | Path) -> LoadResult:
             if not line.strip():
                 raise ValueError("empty line")
             record = CostRecord.from_dict(json.loads(line))
-        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, LedgerError
+        except (ValueError, RecursionError) as exc:  # JSON, UTF-8, LedgerError; deep nesting
             if lineno == len(lines) - 1 and not lines[-1]:
                 # Newline-terminated but unparseable last line: cannot come from a crash of our
                 # single-write append, but be lenient: report it as torn too.

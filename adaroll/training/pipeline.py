@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import torch
 
-from adaroll.actions import Action
+from adaroll.actions import PAPER_MATCHER, Action, ActionMatcher
 from adaroll.checkpoints import CheckpointStore
 from adaroll.config import (
     ConfigError,
+    ConfigurationName,
     RolloutConfig,
     RunConfig,
     TrainConfig,
@@ -33,7 +35,7 @@ from adaroll.envs import get_suite, make_env_factory
 from adaroll.envs.base import GUIEnv, TaskSpec, TaskSuite
 from adaroll.evaluation import evaluate_split
 from adaroll.experts import ExpertCollection, collect_experts, save_collection
-from adaroll.io import atomic_write_text
+from adaroll.io import atomic_write_text, make_private_dir
 from adaroll.policies import load_policy, make_policy
 from adaroll.policies.base import Context, Policy
 from adaroll.rollout.collector import Collector, RolloutCollector
@@ -41,6 +43,7 @@ from adaroll.seeding import derive_seed, seed_everything
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS
 from adaroll.training.pivot_scoring import PivotSet, score_checkpoints
 from adaroll.training.scheduler import SCHEDULERS
+from adaroll.training.self_pool import SelfPivotPool
 from adaroll.training.sft import train_sft
 from adaroll.training.trainer import PhaseResult, Trainer
 
@@ -93,6 +96,7 @@ class Pipeline:
         directory = self.out / "experts" / split
         if (directory / "experts.json").exists():
             return CheckpointStore.load(directory / "checkpoints.jsonl")
+        make_private_dir(self.out)  # single-step commands (experts collect) start runs too
         collection = collect_experts(self.make_env, self.expert_suite(), self.split(split),
                                      progress=self.progress)  # fmt: skip
         save_collection(collection, directory)
@@ -102,7 +106,14 @@ class Pipeline:
 
     def store(self, split: str) -> CheckpointStore:
         result = self.experts(split)
-        return result if isinstance(result, CheckpointStore) else result.store
+        store = result if isinstance(result, CheckpointStore) else result.store
+        coverage = self.cfg.expert.train_coverage
+        if split != "train" or coverage >= 1:
+            return store
+        tasks = sorted(store.task_ids())
+        random.Random(derive_seed(self.cfg.seed, "expert-coverage")).shuffle(tasks)
+        kept = set(tasks[: max(1, round(coverage * len(tasks)))])
+        return CheckpointStore(c for c in store if c.task.id in kept)
 
     def sft_policy(self, name: str, start: Policy | None, split: str) -> Policy:
         directory = self.out / "policies" / name
@@ -138,39 +149,55 @@ class Pipeline:
             return PivotSet.load(path)
         collector = self.collector(policy)
         pivot_set = score_checkpoints(policy, collector, self.store("train"), phase.pivots,
-                                      seed=derive_seed(self.cfg.seed, "pivots", name))  # fmt: skip
+                                      seed=derive_seed(self.cfg.seed, "pivots", name),
+                                      matcher=phase.match.build())  # fmt: skip
         path.parent.mkdir(parents=True, exist_ok=True)
         pivot_set.save(path)
+        pc = phase.pivots
+        gate = f"tau={pc.tau_dis}" if pc.threshold == "fixed" else f"task q={pc.task_quantile}"
+        soft = f", temperature={pc.temperature}" if pc.temperature > 0 else ""
         self.say(f"pivots[{name}]: {pivot_set.count} of {len(pivot_set.scores)} checkpoints "
-                 f"({phase.pivots.scorer}, tau={phase.pivots.tau_dis})")  # fmt: skip
+                 f"({pc.scorer}, {gate}{soft})")  # fmt: skip
         return pivot_set
 
-    def collector(self, policy: Policy) -> RolloutCollector:
-        """The configured collector: this process (``rollout.backend: local``) or Ray workers."""
+    def collector(self, policy: Policy, matcher: ActionMatcher = PAPER_MATCHER,
+                  store: CheckpointStore | None = None) -> RolloutCollector:  # fmt: skip
+        """The configured collector: this process (``rollout.backend: local``) or Ray workers,
+        rewarding OneStep samples with ``matcher``, starting from ``store`` (default: the train
+        experts' checkpoints)."""
         rollout = self.cfg.rollout
+        store = store if store is not None else self.store("train")
         if rollout.backend == "ray":
             from adaroll.rollout.ray_workers import EnvFactory, RayCollector
 
             return RayCollector(policy, EnvFactory(self.cfg.env.name, dict(self.cfg.env.options)),
-                                self.store("train"), self.cfg.env.snapshot_backend,
+                                store, self.cfg.env.snapshot_backend, matcher=matcher,
                                 history_window=self.cfg.policy.history, workers=rollout.workers,
                                 max_retries=rollout.max_retries, ray_address=rollout.ray_address)  # fmt: skip
         backend = SNAPSHOT_BACKENDS.get(self.cfg.env.snapshot_backend)(make_env=self.make_env)
-        return Collector(policy, self.make_env, self.store("train"), backend,
+        return Collector(policy, self.make_env, store, backend, matcher=matcher,
                          history_window=self.cfg.policy.history,
-                         batch_across_jobs=rollout.batch_across_jobs)  # fmt: skip
+                         batch_across_jobs=rollout.batch_across_jobs,
+                         max_retries=rollout.max_retries)  # fmt: skip
 
     def rl_phase(self, name: str, start: Policy, phase: TrainConfig, *, resume: bool) -> PhaseResult:
         pivot_set = self.pivots(f"{name}", start, phase) if phase.algorithm != "vanilla" else None
         tasks = self.split("train")
         scheduler = SCHEDULERS.get(phase.algorithm)(
             tasks=tasks, sched=phase.scheduler, grpo=phase.grpo,
-            pivots=pivot_set.pivots if pivot_set else {})  # fmt: skip
-        collector = self.collector(start)
+            pivots=pivot_set.pivots if pivot_set else {},
+            pivot_weights=pivot_set.weights if pivot_set else {},
+            seed=derive_seed(self.cfg.seed, "scheduler", name))  # fmt: skip
+        store, matcher = self.store("train"), phase.match.build()
+        collector = self.collector(start, matcher, store)
+        self_pool = None
+        if pivot_set is not None and phase.pivots.self_pool and phase.algorithm == "hybrid":
+            self_pool = SelfPivotPool(store, [t.id for t in tasks if not pivot_set.pivots.get(t.id)],
+                                      phase.pivots, matcher)  # fmt: skip
         evals = {s: self.split(s) for s in {*phase.eval.splits, *phase.eval.final_splits}}
         trainer = Trainer(name, self.out / name, phase, start, scheduler, collector, self.make_env,
                           evals, seed=self.cfg.seed, history_window=self.cfg.policy.history,
-                          progress=self.progress)  # fmt: skip
+                          progress=self.progress, self_pool=self_pool)  # fmt: skip
         try:
             result = trainer.train(resume=resume)
         finally:
@@ -194,7 +221,7 @@ class Pipeline:
 
     def run(self, *, resume: bool = True) -> dict[str, Any]:
         self.check_names()
-        self.out.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.out)  # 0700: configs, trajectories and policies are private
         saved = self.out / "config.yaml"
         if saved.exists() and not same_experiment(saved.read_text(), self.cfg):
             raise ValueError(f"{saved} holds a different config; use a new --out or the same config")
@@ -209,7 +236,7 @@ class Pipeline:
             n = sum(c.trajectory_length > 0 for c in self.store("train"))
             results["sft"] = self._row(self.evaluate("sft", sft), 0, n)
         starts = {"base": self.out / "policies" / "base"}
-        if wanted & {"action_vanilla", "action_hybrid"}:
+        if wanted & {"action", "action_vanilla", "action_hybrid"}:
             stage1 = self.rl_phase("stage1", load_policy(self.cfg.policy, starts["base"]),
                                    self.cfg.stage1, resume=resume)  # fmt: skip
             starts["action"] = stage1.policy_dir
@@ -226,6 +253,7 @@ class Pipeline:
             results[name] = self._row(last, result.final["env_steps"] + offset["env_steps"],
                                       result.final["train_samples"] + offset["train_samples"])  # fmt: skip
             curves[name] = [r for r in _read_metrics(self.out / name) if r.get("kind") == "eval"]
+        _keep_earlier_rows(self.out / "summary.json", results, curves)
         summary = summarise(results, curves)
         # Demonstrations are a one-time cost shared by SFT, Stage I and Hybrid (Vanilla needs
         # none): reported here, not inside any configuration's training cost.
@@ -248,21 +276,34 @@ _EXECUTION_ONLY = ("backend", "workers", "ray_address", "max_retries")
 
 
 def same_experiment(saved_yaml: str, cfg: RunConfig) -> bool:
-    """Whether a saved config describes the same experiment as ``cfg`` (equal up to the
-    execution-only rollout fields, e.g. resuming a local run on Ray workers)."""
+    """Whether a saved config describes the same experiment as ``cfg``: equal up to the
+    execution-only rollout fields (e.g. resuming a local run on Ray workers) and the list of
+    configurations (each is seeded by its own name, so adding one later reuses the others)."""
     import yaml
 
     try:
         saved = load_config(yaml.safe_load(saved_yaml) or {})  # a missing section = its defaults
     except (ConfigError, yaml.YAMLError):
         return False
+    return _identity(saved) == _identity(cfg)
+
+
+def _identity(cfg: RunConfig) -> RunConfig:
     default = RolloutConfig()
     keep = {key: getattr(default, key) for key in _EXECUTION_ONLY}
-    return bool(_with_rollout(saved, keep) == _with_rollout(cfg, keep))
+    rollout = cfg.rollout.model_copy(update=keep)
+    return cfg.model_copy(update={"rollout": rollout, "configurations": ()})
 
 
-def _with_rollout(cfg: RunConfig, fields: dict[str, Any]) -> RunConfig:
-    return cfg.model_copy(update={"rollout": cfg.rollout.model_copy(update=fields)})
+def _keep_earlier_rows(path: Path, results: dict[str, Any], curves: dict[str, Any]) -> None:
+    """A run directory's summary covers every configuration it holds, not only this call's."""
+    if not path.exists():
+        return
+    earlier = json.loads(path.read_text())
+    for name, row in earlier.get("configurations", {}).items():
+        results.setdefault(name, row)
+    for name, points in earlier.get("curves", {}).items():
+        curves.setdefault(name, points)
 
 
 def sft_examples(store: CheckpointStore, history: int) -> list[tuple[Context, Action]]:
@@ -281,6 +322,8 @@ def _read_metrics(directory: Path) -> list[dict[str, Any]]:
 def summarise(results: dict[str, dict[str, Any]], curves: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """summary.json: per configuration its costs and scores, and steps/samples to reach
     Base->Vanilla's final Train Avg@4 (None when never reached)."""
+    order = get_args(ConfigurationName)
+    results = {name: results[name] for name in sorted(results, key=order.index)}
     target = (results.get("base_vanilla") or {}).get("train_avg4")
     offsets = {n: (results.get("action") or {}) if n.startswith("action_") else {} for n in curves}
     for name, row in results.items():

@@ -1,18 +1,27 @@
 """Score every checkpoint with N policy samples and select the pivots (DESIGN.md 1.3).
 
 Selection: with ``budget_top_k`` set, the k highest scores overall (budget-matched ablations,
-whatever the scorer's scale); otherwise scores strictly above ``tau_dis``, and a task left with
-no pivot keeps its ``fallback_top_k`` highest-scoring checkpoints.
+whatever the scorer's scale); otherwise scores strictly above the task's gate - ``tau_dis``, or
+with ``threshold=task_quantile`` the quantile of the task's own scores - and a task left with
+no pivot keeps its ``fallback_top_k`` highest-scoring checkpoints. With ``temperature > 0`` the
+set also carries per-checkpoint draw probabilities (:func:`adaroll.algos.pivots.soft_gate`) that
+the schedulers sample OneStep starts from; the hard set still defines Suffix frontiers.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from adaroll.actions import PAPER_MATCHER, ActionMatcher
-from adaroll.algos.pivots import PIVOT_SCORERS, PivotEvidence, select_pivots, select_top_k
+from adaroll.algos.pivots import (
+    PIVOT_SCORERS,
+    PivotEvidence,
+    quantile_threshold,
+    select_top_k,
+    soft_gate,
+)
 from adaroll.checkpoints import CheckpointStore
 from adaroll.config import PivotConfig
 from adaroll.io import atomic_write_text
@@ -28,6 +37,10 @@ class PivotSet:
     pivots: dict[str, list[str]]
     """Pivot checkpoint ids per task id, earliest step first."""
     policy_samples: int
+    thresholds: dict[str, float] = field(default_factory=dict)
+    """The gate each task's scores were compared with (tau_dis or the task's quantile)."""
+    weights: dict[str, dict[str, float]] = field(default_factory=dict)
+    """temperature > 0 only: per task, every checkpoint's OneStep draw probability."""
 
     @property
     def count(self) -> int:
@@ -35,12 +48,15 @@ class PivotSet:
 
     def save(self, path: Path) -> None:
         atomic_write_text(path, json.dumps({"scores": self.scores, "pivots": self.pivots,
-                                            "policy_samples": self.policy_samples}, indent=1))  # fmt: skip
+                                            "policy_samples": self.policy_samples,
+                                            "thresholds": self.thresholds,
+                                            "weights": self.weights}, indent=1))  # fmt: skip
 
     @classmethod
     def load(cls, path: Path) -> PivotSet:
         d = json.loads(path.read_text())
-        return cls(d["scores"], d["pivots"], int(d["policy_samples"]))
+        return cls(d["scores"], d["pivots"], int(d["policy_samples"]),
+                   d.get("thresholds", {}), d.get("weights", {}))  # fmt: skip
 
 
 def score_checkpoints(
@@ -63,25 +79,34 @@ def score_checkpoints(
         drawn = policy.sample([collector.context_at(c) for c in chunk], cfg.n_samples)
         for ckpt, samples in zip(chunk, drawn, strict=True):
             actions = tuple(s.action for s in samples)
-            rewards = tuple(float(a is not None and matcher(a, ckpt.expert_action)) for a in actions)
+            rewards = tuple(matcher.reward(a, ckpt.expert_action) for a in actions)
             evidence = PivotEvidence(actions=actions, rewards=rewards,
                                      log_probs=tuple(s.log_prob for s in samples),
                                      matcher=matcher, seed=seed, key=ckpt.id)  # fmt: skip
             scores[ckpt.id] = scorer(evidence)
-    return PivotSet(scores, _select(store, scores, cfg), len(checkpoints) * cfg.n_samples)
+    return select(store, scores, cfg, policy_samples=len(checkpoints) * cfg.n_samples)
 
 
-def _select(store: CheckpointStore, scores: dict[str, float], cfg: PivotConfig) -> dict[str, list[str]]:
-    if cfg.budget_top_k is not None:
-        chosen = set(select_top_k(scores, cfg.budget_top_k))
-    else:
-        chosen = set(select_pivots(scores, cfg.tau_dis))
+def select(store: CheckpointStore, scores: dict[str, float], cfg: PivotConfig, *,
+           policy_samples: int = 0) -> PivotSet:  # fmt: skip
+    """The pivot set of ``store``'s checkpoints given their ``scores`` (see the module doc)."""
+    chosen = set(select_top_k(scores, cfg.budget_top_k)) if cfg.budget_top_k is not None else None
     pivots: dict[str, list[str]] = {}
+    thresholds: dict[str, float] = {}
+    weights: dict[str, dict[str, float]] = {}
     for task_id in store.task_ids():
         ids = [c.id for c in store.for_task(task_id)]
-        mine = [i for i in ids if i in chosen]
-        if not mine and cfg.budget_top_k is None and cfg.fallback_top_k:
+        if chosen is not None:
+            pivots[task_id] = [i for i in ids if i in chosen]
+            continue
+        gate = (quantile_threshold([scores[i] for i in ids], cfg.task_quantile)
+                if cfg.threshold == "task_quantile" else cfg.tau_dis)  # fmt: skip
+        thresholds[task_id] = gate
+        mine = [i for i in ids if scores[i] > gate]
+        if not mine and cfg.fallback_top_k:
             top = set(select_top_k({i: scores[i] for i in ids}, cfg.fallback_top_k))
             mine = [i for i in ids if i in top]
         pivots[task_id] = mine
-    return pivots
+        if cfg.temperature > 0:
+            weights[task_id] = {i: soft_gate(scores[i], gate, cfg.temperature) for i in ids}
+    return PivotSet(scores, pivots, policy_samples, thresholds, weights)

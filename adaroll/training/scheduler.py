@@ -14,19 +14,44 @@ Decisions on the points the paper leaves open (tested in tests/training/test_sch
 * Local re-evaluation probes (``routing_probes`` root rollouts every ``local_reeval_every``
   visits) are ledgered with purpose ``routing``: they cost env steps but never train;
 * pivot sets are scored once, with the policy that starts the phase.
+
+Options beyond the paper (off by default; tests/training/test_pivot_options.py):
+* continuous pivot weights (``pivots.temperature > 0``): OneStep starts are drawn afresh at each
+  Stage I iteration / Local visit from per-checkpoint probabilities (:meth:`_sampled_plan`,
+  :meth:`_onestep_starts`), seeded by (run seed, iteration or visit) so a resumed run redraws the
+  same; Suffix frontiers keep the hard pivot set;
+* self-generated pivots (``pivots.self_pool``): :meth:`Scheduler.add_pivots` hands a task
+  without pivots the ones found on the policy's own successful rollouts.
+
+Forgetting, frontier and routing options (issue 9, off by default; tests/training/
+test_scheduler_options.py):
+* ``demotion`` - a forgetting monitor over the root outcomes of Suffix and Root tasks (Root
+  tasks' own probes, periodic routing probes for Suffix tasks) demotes Root -> Suffix -> Local on
+  a confident drop (one-sided Wilson upper bound below a threshold); promotion then works again
+  (:meth:`HybridScheduler._monitor`);
+* ``replay_share`` - OneStep replay on the pivots of mastered (Root) tasks
+  (:meth:`HybridScheduler._replay_jobs`);
+* ``frontier="progress"`` - the Suffix frontier follows learning progress, not tau_suffix
+  (:meth:`HybridScheduler._progress_step`);
+* ``routing="bandit"`` - :class:`~adaroll.training.bandit_scheduler.BanditScheduler` replaces the thresholds by a discounted UCB
+  over start and horizon per task (the registry's ``hybrid`` entry builds it).
 """
 
 from __future__ import annotations
 
+import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from adaroll.algos.pivots import draw_independent, draw_weighted
+from adaroll.algos.progress import slope, wilson_upper
 from adaroll.config import GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
 from adaroll.registry import Registry
 from adaroll.rollout.jobs import Group, Job
+from adaroll.seeding import derive_seed
 
 MODES = ("unrouted", "local", "suffix", "root")
 _RANK = {m: i for i, m in enumerate(MODES)}
@@ -53,6 +78,12 @@ class Scheduler(ABC):
     def route_counts(self) -> dict[str, int]:
         return {}
 
+    def add_pivots(  # noqa: B027
+        self, task_id: str, pivots: Sequence[str], weights: Mapping[str, float], iteration: int
+    ) -> None:
+        """Give a task without pivots the self-generated ``pivots`` (earliest first) and their
+        OneStep draw ``weights`` (empty: hard gate). No-op for schedulers without pivot routing."""
+
     @abstractmethod
     def state_dict(self) -> dict[str, Any]: ...
 
@@ -63,7 +94,7 @@ class Scheduler(ABC):
 SCHEDULERS: Registry[Any] = Registry("scheduler")
 
 
-class _RoundRobin:
+class RoundRobin:
     """A cursor over a fixed list, serialisable as one integer."""
 
     def __init__(self, items: Sequence[Any]) -> None:
@@ -85,7 +116,7 @@ class VanillaScheduler(Scheduler):
 
     def __init__(self, tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
                  **_: Any) -> None:  # fmt: skip
-        self.order = _RoundRobin(tasks)
+        self.order = RoundRobin(tasks)
         self.sched, self.grpo = sched, grpo
 
     def plan(self, iteration: int) -> list[Job]:
@@ -108,14 +139,30 @@ class Stage1Scheduler(Scheduler):
     robin (small batches made Adam's early steps drift the shared network more than they taught)."""
 
     def __init__(self, tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
-                 pivots: Mapping[str, Sequence[str]], **_: Any) -> None:  # fmt: skip
+                 pivots: Mapping[str, Sequence[str]],
+                 pivot_weights: Mapping[str, Mapping[str, float]] | None = None, seed: int = 0,
+                 **_: Any) -> None:  # fmt: skip
         flat = [(t, c) for t in tasks for c in pivots.get(t.id, ())]
-        self.order = _RoundRobin(flat)
+        self.order = RoundRobin(flat)
         self.sched, self.grpo = sched, grpo
+        weights = pivot_weights or {}
+        self.weighted = [(t, c, w) for t in tasks for c, w in weights.get(t.id, {}).items()]
+        self.seed = seed
 
     def plan(self, iteration: int) -> list[Job]:
+        if self.weighted:
+            return self._sampled_plan(iteration)
         return [Job("onestep", t, self.grpo.group_size, checkpoint_id=c)
                 for t, c in self.order.take(self.sched.pivots_per_iteration)]  # fmt: skip
+
+    def _sampled_plan(self, iteration: int) -> list[Job]:
+        """Continuous pivot weights: ``pivots_per_iteration`` distinct checkpoints of all tasks,
+        drawn in proportion to their weights (the batch size stays the hard gate's)."""
+        rng = random.Random(derive_seed(self.seed, "stage1-pivots", iteration))
+        weights = [w for _, _, w in self.weighted]
+        drawn = draw_weighted(weights, self.sched.pivots_per_iteration, rng)
+        return [Job("onestep", self.weighted[i][0], self.grpo.group_size,
+                    checkpoint_id=self.weighted[i][1]) for i in drawn]  # fmt: skip
 
     def route_counts(self) -> dict[str, int]:
         return {"local": len({t.id for t, _ in self.order.items})}
@@ -140,24 +187,39 @@ class TaskRoute:
     visits: int = 0
     transitions: list[tuple[int, str]] = field(default_factory=list)
     """(iteration, new mode) whenever the mode changed."""
+    weights: dict[str, float] = field(default_factory=dict)
+    """Continuous pivot weights: OneStep draw probability of each of the task's checkpoints
+    (empty: every pivot at every Local visit, the paper's hard gate)."""
+    outcomes: list[int] = field(default_factory=list)
+    """demotion: recent root outcomes (1/0) since the mode last changed, oldest first."""
+    progress: list[float] = field(default_factory=list)
+    """frontier=progress: success rates of the groups at the current frontier, oldest first."""
 
 
-@SCHEDULERS.register("hybrid")
 class HybridScheduler(Scheduler):
     """The paper's Stage II scheduler (see the module docstring for the open-point decisions)."""
 
     def __init__(self, tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
-                 pivots: Mapping[str, Sequence[str]], **_: Any) -> None:  # fmt: skip
+                 pivots: Mapping[str, Sequence[str]],
+                 pivot_weights: Mapping[str, Mapping[str, float]] | None = None, seed: int = 0,
+                 **_: Any) -> None:  # fmt: skip
         self.sched, self.grpo = sched, grpo
         self.tasks = {t.id: t for t in tasks}
-        self.order = _RoundRobin(list(self.tasks))
-        self.routes = {t.id: TaskRoute(pivots=list(pivots.get(t.id, ()))) for t in tasks}
+        self.order = RoundRobin(list(self.tasks))
+        weights = pivot_weights or {}
+        self.routes = {t.id: TaskRoute(pivots=list(pivots.get(t.id, ())),
+                                       weights=dict(weights.get(t.id, {}))) for t in tasks}  # fmt: skip
+        self.seed = seed
+        self.replay_cursor = 0
+        """replay_share: index (in task order) where the next search for a Root task to replay
+        starts."""
 
     # -- planning ---------------------------------------------------------------------------
     def plan(self, iteration: int) -> list[Job]:
         jobs: list[Job] = []
         for task_id in self.order.take(self.sched.tasks_per_iteration):
             jobs.extend(self._jobs_for(task_id))
+        jobs.extend(self._replay_jobs())
         return jobs
 
     def _jobs_for(self, task_id: str) -> list[Job]:
@@ -167,38 +229,138 @@ class HybridScheduler(Scheduler):
         if route.mode == "unrouted":
             return [routing]
         if route.mode == "local":
-            jobs = [Job("onestep", task, self.grpo.group_size, checkpoint_id=c) for c in route.pivots]
+            jobs = [Job("onestep", task, self.grpo.group_size, checkpoint_id=c)
+                    for c in self._onestep_starts(task_id, route)]  # fmt: skip
             if route.visits % self.sched.local_reeval_every == 0:
                 jobs.append(routing)
             return jobs
         if route.mode == "suffix":
             checkpoint = route.pivots[route.frontier]
-            return [Job("suffix", task, self.grpo.group_size, checkpoint_id=checkpoint)]
+            jobs = [Job("suffix", task, self.grpo.group_size, checkpoint_id=checkpoint)]
+            if self.sched.demotion and route.visits % self.sched.monitor_every == 0:
+                jobs.append(routing)  # the forgetting monitor's probe: Suffix runs no root
+            return jobs
         return [Job("root", task, self.sched.root_probes)]
 
     # -- learning from outcomes ---------------------------------------------------------------
     def observe(self, groups: Sequence[Group], iteration: int) -> None:
         for group in groups:
             route = self.routes[group.job.task.id]
+            mode_before = route.mode
             if group.job.purpose == "routing":
                 route.p = group.success_rate
                 self._promote(route, route_for(route.p, self.sched.tau_low, self.sched.tau_high),
                               iteration)  # fmt: skip
-            elif group.job.kind == "suffix" and group.success_rate > self.sched.tau_suffix:
-                if route.frontier > 0:
-                    route.frontier -= 1
-                else:
-                    self._promote(route, "root", iteration)
+            elif group.job.kind == "suffix" and route.mode == "suffix":
+                self._move_frontier(route, group, iteration)
+            if self.sched.demotion and group.job.kind == "root" and route.mode == mode_before:
+                self._monitor(route, group, iteration)
+
+    def _onestep_starts(self, task_id: str, route: TaskRoute) -> list[str]:
+        """The checkpoints of this Local visit: every pivot, or with continuous weights an
+        independent draw from all the task's checkpoints (redrawn per visit, at least one)."""
+        if not route.weights:
+            return route.pivots
+        rng = random.Random(derive_seed(self.seed, "local-pivots", task_id, route.visits))
+        ids = list(route.weights)
+        drawn = [ids[i] for i in draw_independent([route.weights[c] for c in ids], rng)]
+        return drawn or route.pivots  # all weights 0 (scores far below the gate): the hard set
+
+    # -- self-generated pivots ------------------------------------------------------------------
+    def add_pivots(self, task_id: str, pivots: Sequence[str], weights: Mapping[str, float],
+                   iteration: int) -> None:  # fmt: skip
+        """A task had no pivots (hence was sent to Root whatever its p(x)); now it has some, so
+        it is routed by its measured p(x) - this once against the monotone order, since its Root
+        mode was forced, not earned. A task routed Root on its merits stays there."""
+        route = self.routes[task_id]
+        if route.pivots or not pivots:
+            return
+        route.pivots, route.weights = list(pivots), dict(weights)
+        if route.mode == "root" and route.p is not None:
+            mode = route_for(route.p, self.sched.tau_low, self.sched.tau_high)
+            if mode != "root":
+                route.mode = "unrouted"  # let _promote place it as if it had had pivots all along
+                self._promote(route, mode, iteration)
 
     def _promote(self, route: TaskRoute, mode: str, iteration: int) -> None:
         if not route.pivots and mode in ("local", "suffix"):
             mode = "root"  # nothing to start from but the task root
         if _RANK[mode] <= _RANK[route.mode]:
-            return  # monotone: never back
+            return  # monotone: never back (only the demotion option's monitor demotes)
+        self._set_mode(route, mode, iteration)
+
+    @staticmethod
+    def _set_mode(route: TaskRoute, mode: str, iteration: int) -> None:
         route.mode = mode
         if mode == "suffix":
             route.frontier = len(route.pivots) - 1
+        route.outcomes, route.progress = [], []
         route.transitions.append((iteration, mode))
+
+    # -- Suffix frontier ------------------------------------------------------------------------
+    def _move_frontier(self, route: TaskRoute, group: Group, iteration: int) -> None:
+        """Move the Suffix frontier after a group from it; past the first pivot, promote."""
+        if self.sched.frontier == "progress":
+            step = self._progress_step(route, group)
+        else:
+            step = -1 if group.success_rate > self.sched.tau_suffix else 0
+        if step < 0:
+            route.progress = []
+            if route.frontier > 0:
+                route.frontier -= 1
+            else:
+                self._promote(route, "root", iteration)
+        elif step > 0 and route.frontier < len(route.pivots) - 1:
+            route.progress = []
+            route.frontier += 1
+
+    def _progress_step(self, route: TaskRoute, group: Group) -> int:
+        """frontier=progress: -1 (shallower), +1 (deeper) or 0 (stay: still learning here).
+
+        A group whose rewards are all equal carries no gradient: all successes move shallower,
+        all failures deeper. Otherwise, once ``lp_window`` groups at this frontier show a
+        success-rate slope within ``lp_min_slope`` (a plateau), move towards success 0.5, where
+        a group's reward variance - its learning signal - is largest."""
+        if max(group.rewards) == min(group.rewards):
+            return -1 if group.success_rate > 0 else 1
+        route.progress = [*route.progress, group.success_rate][-self.sched.lp_window :]
+        if len(route.progress) < self.sched.lp_window:
+            return 0
+        if abs(slope(route.progress)) > self.sched.lp_min_slope:
+            return 0
+        return -1 if sum(route.progress) / len(route.progress) >= 0.5 else 1
+
+    # -- forgetting monitor and replay -------------------------------------------------------------
+    def _monitor(self, route: TaskRoute, group: Group, iteration: int) -> None:
+        """demotion: add a root group's outcomes to the task's window and demote on a confident
+        drop (the window's one-sided Wilson upper bound below the mode's threshold)."""
+        if route.mode not in ("suffix", "root"):
+            return
+        window = [*route.outcomes, *(int(r > 0) for r in group.rewards)]
+        route.outcomes = window[-self.sched.monitor_window :]
+        confidence = self.sched.demotion_confidence
+        bound = wilson_upper(sum(route.outcomes), len(route.outcomes), confidence)
+        if route.mode == "root" and route.pivots and bound < self.sched.demote_root_below:
+            self._set_mode(route, "suffix", iteration)
+        elif route.mode == "suffix" and bound < self.sched.demote_suffix_below:
+            self._set_mode(route, "local", iteration)
+
+    def _replay_jobs(self) -> list[Job]:
+        """replay_share: OneStep groups on every pivot of the next Root tasks with pivots, round
+        robin in task order (a Root task visited this iteration trains on its root probes, not
+        at its pivots, so it may be replayed as well)."""
+        if self.sched.replay_share <= 0:
+            return []
+        ids = list(self.routes)
+        rotated = ids[self.replay_cursor :] + ids[: self.replay_cursor]
+        mastered = [t for t in rotated if self.routes[t].mode == "root" and self.routes[t].pivots]
+        share = round(self.sched.replay_share * self.sched.tasks_per_iteration)
+        chosen = mastered[: max(1, share)]
+        if not chosen:
+            return []
+        self.replay_cursor = (ids.index(chosen[-1]) + 1) % len(ids)
+        return [Job("onestep", self.tasks[t], self.grpo.group_size, checkpoint_id=c)
+                for t in chosen for c in self.routes[t].pivots]  # fmt: skip
 
     def route_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(MODES, 0)
@@ -207,12 +369,25 @@ class HybridScheduler(Scheduler):
         return counts
 
     def state_dict(self) -> dict[str, Any]:
-        return {"cursor": self.order.cursor,
+        return {"cursor": self.order.cursor, "replay_cursor": self.replay_cursor,
                 "routes": {k: asdict(v) for k, v in self.routes.items()}}  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.order.cursor = int(state["cursor"])
+        self.replay_cursor = int(state.get("replay_cursor", 0))
         for task_id, data in state["routes"].items():
             data = dict(data)
             data["transitions"] = [tuple(t) for t in data.get("transitions", [])]
             self.routes[task_id] = TaskRoute(**data)
+
+
+@SCHEDULERS.register("hybrid")
+def hybrid_scheduler(tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
+                     pivots: Mapping[str, Sequence[str]], **kwargs: Any) -> Scheduler:  # fmt: skip
+    """Stage II: :class:`HybridScheduler` (the paper's thresholds) or, with
+    ``routing="bandit"``, the bandit scheduler."""
+    if sched.routing == "bandit":
+        from adaroll.training.bandit_scheduler import BanditScheduler
+
+        return BanditScheduler(tasks, sched, grpo, pivots, **kwargs)
+    return HybridScheduler(tasks, sched, grpo, pivots, **kwargs)

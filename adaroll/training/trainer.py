@@ -19,7 +19,7 @@ import io
 import json
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,7 @@ import torch
 from adaroll.config import TrainConfig
 from adaroll.envs.base import GUIEnv, TaskSpec
 from adaroll.evaluation import evaluate_split
-from adaroll.io import atomic_write_bytes, atomic_write_text
+from adaroll.io import atomic_write_bytes, atomic_write_text, make_private_dir
 from adaroll.jsonl import JsonlLog
 from adaroll.policies.base import Policy
 from adaroll.rollout.collector import RolloutCollector
@@ -38,6 +38,7 @@ from adaroll.rollout.jobs import Group
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.training.ledger import Ledger
 from adaroll.training.scheduler import Scheduler
+from adaroll.training.self_pool import SelfPivotPool
 from adaroll.training.update import grpo_update
 
 
@@ -57,17 +58,19 @@ class Trainer:
         scheduler: Scheduler,
         collector: RolloutCollector,
         make_env: Callable[[], GUIEnv],
-        eval_tasks: dict[str, Sequence[TaskSpec]],
+        eval_tasks: Mapping[str, Sequence[TaskSpec]],
         *,
         seed: int,
         history_window: int,
         progress: bool = True,
+        self_pool: SelfPivotPool | None = None,
     ) -> None:
         self.name, self.dir, self.cfg = name, Path(directory), cfg
+        self.self_pool = self_pool
         self.policy, self.scheduler, self.collector = policy, scheduler, collector
         self.make_env, self.eval_tasks = make_env, eval_tasks
         self.seed, self.history_window, self.progress = seed, history_window, progress
-        self.dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.dir)  # `adaroll train ... --out NEW` starts a run directory
         self.optimizer = torch.optim.Adam(list(policy.parameters()), lr=cfg.grpo.lr)
         self.ledger = Ledger(self.dir / "ledger.jsonl")
         self.metrics = JsonlLog(self.dir / "metrics.jsonl")
@@ -81,7 +84,7 @@ class Trainer:
         done = self.dir / "done.json"
         if resume and done.exists():
             return PhaseResult(self._output_dir(), json.loads(done.read_text()))
-        if resume and (self.dir / "state").exists():
+        if resume and self._recover_state():
             self._load_state()
         else:
             self._reset_files()
@@ -97,6 +100,7 @@ class Trainer:
                 groups = self.collector.collect(jobs, seed=seed)
             with self._timed("update"):
                 update = grpo_update(self.policy, self.optimizer, groups, self.cfg.grpo)
+            self._grow_self_pool(groups)  # first: a task's new pivots are there when it is routed
             self.scheduler.observe(groups, self.iteration)
             self._record_costs(groups, update.training_samples)
             self._log({"kind": "iteration", "iteration": self.iteration, "loss": update.loss,
@@ -134,6 +138,21 @@ class Trainer:
             self.policy.save(self.dir / "best")
         return row
 
+    def _grow_self_pool(self, groups: Sequence[Group]) -> None:
+        """``pivots.self_pool``: successful rollouts of tasks without pivots give them some."""
+        if self.self_pool is None:
+            return
+        with self._timed("self_pool"):
+            seed = derive_seed(self.seed, self.name, "self-pool", self.iteration)
+            grown = self.self_pool.grow(groups, self.policy, self.collector, seed=seed)
+        if grown is None:
+            return
+        for task_id, pivots in grown.pivots.items():
+            weights = grown.weights.get(task_id, {})
+            self.scheduler.add_pivots(task_id, pivots, weights, self.iteration)
+        self.ledger.add("onestep", "routing", policy_samples=grown.policy_samples,
+                        stage=self.name, iteration=self.iteration)  # fmt: skip
+
     def _record_costs(self, groups: Sequence[Group], used: dict[int, int]) -> None:
         setup = self.collector.setup_cost
         if setup.replayed_steps:
@@ -148,13 +167,22 @@ class Trainer:
                 training_samples=used.get(g, 0), policy_samples=c.policy_samples,
                 env_steps=c.env_steps, restores=c.restores, restore_seconds=c.restore_seconds,
                 replayed_steps=c.replayed_steps, invalid_samples=c.invalid_samples,
-                faults=c.faults, task_id=group.job.task.id, stage=self.name,
-                iteration=self.iteration)  # fmt: skip
+                faults=c.faults, restore_fallbacks=c.restore_fallbacks,
+                task_id=group.job.task.id, stage=self.name, iteration=self.iteration)  # fmt: skip
 
     def _totals(self) -> dict[str, Any]:
         cost = self.ledger.training_cost()
         return {"env_steps": cost.env_steps, "train_samples": cost.training_samples,
                 "policy_samples": cost.policy_samples}  # fmt: skip
+
+    def _faults(self) -> dict[str, Any]:
+        """The phase's environment faults and snapshot fallbacks, from the ledger (so a resumed
+        phase reports those of its earlier processes too), in total and by mode/purpose."""
+        by = {f"{mode}/{purpose}": {"faults": t.faults, "restore_fallbacks": t.restore_fallbacks}
+              for (mode, purpose), t in self.ledger.totals_by("mode", "purpose").items()
+              if t.faults or t.restore_fallbacks}  # fmt: skip
+        total = self.ledger.totals()
+        return {"faults": total.faults, "restore_fallbacks": total.restore_fallbacks, "by": by}
 
     def _budget_spent(self) -> bool:
         b = self.cfg.budget
@@ -168,7 +196,7 @@ class Trainer:
 
     def _finish(self) -> PhaseResult:
         final = {"phase": self.name, "iteration": self.iteration, **self._totals(),
-                 "best": self.best, "phase_seconds": self.phase_times,
+                 "best": self.best, "phase_seconds": self.phase_times, "faults": self._faults(),
                  "last_eval": self.metrics.last(kind="eval")}  # fmt: skip
         atomic_write_text(self.dir / "done.json", json.dumps(final, indent=2))
         return PhaseResult(self._output_dir(), final)
@@ -206,21 +234,40 @@ class Trainer:
         meta = {"iteration": self.iteration, "ledger_records": len(self.ledger),
                 "metrics_records": len(self.metrics), "best": self.best,
                 "scheduler": self.scheduler.state_dict(), "phase_times": self.phase_times}  # fmt: skip
+        if self.self_pool is not None:
+            meta["self_pool"] = self.self_pool.state_dict()
         atomic_write_text(tmp / "meta.json", json.dumps(meta))
+        if old.exists():  # left by a process killed after its last rename: `state` is newer
+            shutil.rmtree(old)
         if state.exists():
             state.rename(old)
         tmp.rename(state)
         if old.exists():
             shutil.rmtree(old)
 
+    def _recover_state(self) -> bool:
+        """Repair what a kill inside :meth:`_save_state` left; whether a saved state exists.
+
+        ``state-tmp`` is never trusted; ``state-old`` is the consistent state when the kill fell
+        between the two renames (no ``state``), and a leftover once ``state`` is in place."""
+        tmp, state, old = self.dir / "state-tmp", self.dir / "state", self.dir / "state-old"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        if old.exists():
+            if state.exists():
+                shutil.rmtree(old)
+            else:
+                old.rename(state)
+        return state.exists()
+
     def _load_state(self) -> None:
         state = self.dir / "state"
-        if not state.exists() and (self.dir / "state-old").exists():
-            (self.dir / "state-old").rename(state)  # killed between the two renames
         meta = json.loads((state / "meta.json").read_text())
         self.policy.load_state_dict(type(self.policy).load(state).state_dict())
         self.optimizer.load_state_dict(torch.load(state / "optimizer.pt", weights_only=False))
         self.scheduler.load_state_dict(meta["scheduler"])
+        if self.self_pool is not None and "self_pool" in meta:
+            self.self_pool.load_state_dict(meta["self_pool"])
         self.iteration, self.best = int(meta["iteration"]), meta["best"]
         self.phase_times = meta.get("phase_times", {})
         self.ledger.truncate_to(int(meta["ledger_records"]))

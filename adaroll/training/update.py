@@ -73,7 +73,7 @@ def grpo_update(
         weights = [float((m.sum(-1) > 0).sum()) for _, m in old]
     total = sum(weights) or 1.0
     policy.train(True)
-    loss_value, stats = 0.0, {}
+    loss_value, stats = 0.0, dict[str, float]()
     for _ in range(cfg.ppo_epochs):
         optimizer.zero_grad()
         loss_value = 0.0

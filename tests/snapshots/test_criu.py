@@ -247,13 +247,16 @@ def test_damaged_images_fail_with_the_file_name(stack):
     img = Path(ref.meta["image_dir"], "img")
     try:
         pages = max(img.glob("pages-*.img"), key=lambda p: p.stat().st_size)
-        size = pages.stat().st_size
+        st = pages.stat()
         with open(pages, "r+b") as f:  # truncated
-            f.truncate(size // 2)
-        with pytest.raises(SnapshotError, match=rf"{pages} is corrupt"):
+            f.truncate(st.st_size // 2)
+        with pytest.raises(SnapshotError, match=rf"{pages} is corrupt \(size"):
             backend.restore(ref)
         with open(pages, "r+b") as f:  # back to its size, so only the next damage shows
-            f.truncate(size)
+            f.truncate(st.st_size)
+        with pytest.raises(SnapshotError, match=rf"{pages} is corrupt \(modified after the dump"):
+            backend.restore(ref)
+        os.utime(pages, ns=(st.st_atime_ns, st.st_mtime_ns))
         core = img / "pstree.img"
         core.unlink()  # missing
         with pytest.raises(SnapshotError, match=rf"{core}.*missing"):
@@ -270,7 +273,12 @@ def test_same_size_garbage_is_reported_by_criu(stack):
     img = Path(ref.meta["image_dir"], "img")
     try:
         inventory = img / "inventory.img"
-        inventory.write_bytes(b"\xff" * inventory.stat().st_size)
+        st = inventory.stat()
+        inventory.write_bytes(b"\xff" * st.st_size)
+        with pytest.raises(SnapshotError, match=rf"{inventory} is corrupt \(modified after"):
+            backend.restore(ref)
+        # with its timestamp forged back only criu itself can tell
+        os.utime(inventory, ns=(st.st_atime_ns, st.st_mtime_ns))
         with pytest.raises(SnapshotError, match="criu restore of snapshot .* failed"):
             backend.restore(ref)
     finally:

@@ -23,11 +23,12 @@ waiting for a command's result are buffered (bounded) and can be awaited with
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import json
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import websocket
@@ -59,6 +60,8 @@ class CDPSession:
             maxlen=MAX_BUFFERED_EVENTS
         )
         self._closed = False
+        self._limit = float("inf")
+        """Monotonic time no wait may pass (set by :meth:`deadline`)."""
 
     @classmethod
     def open(
@@ -101,16 +104,31 @@ class CDPSession:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @contextlib.contextmanager
+    def deadline(self, seconds: float) -> Iterator[None]:
+        """Bound every command and wait in the body *together* by ``seconds``: an env call
+        (a step is a dozen commands, each with its own generous timeout) then cannot hang
+        longer than that on a stopped browser. Nested bounds keep the earliest deadline."""
+        outer = self._limit
+        self._limit = min(outer, time.monotonic() + seconds)
+        try:
+            yield
+        finally:
+            self._limit = outer
+
     # -- low level ----------------------------------------------------------------------------
     def _recv(self, deadline: float) -> dict[str, Any]:
-        remaining = deadline - time.monotonic()
+        why = "timed out waiting for the browser"
+        if self._limit < deadline:
+            why += " (env call bound reached)"
+        remaining = min(deadline, self._limit) - time.monotonic()
         if remaining <= 0:
-            raise CDPTimeoutError("timed out waiting for the browser")
+            raise CDPTimeoutError(why)
         self._ws.settimeout(remaining)
         try:
             raw = self._ws.recv()
         except websocket.WebSocketTimeoutException:
-            raise CDPTimeoutError("timed out waiting for the browser") from None
+            raise CDPTimeoutError(why) from None
         except (OSError, websocket.WebSocketException) as exc:
             self._closed = True
             raise CDPError(f"DevTools connection lost: {exc}") from exc

@@ -49,18 +49,28 @@ snapshot verification may use it; policies see :class:`~adaroll.envs.base.Observ
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from adaroll.actions import Action, ActionKind
-from adaroll.envs.base import ENVS, GUIEnv, InvalidActionError, Observation, TaskSpec
+from adaroll.envs.base import (
+    ENVS,
+    EnvFault,
+    EnvTimeout,
+    GUIEnv,
+    InvalidActionError,
+    Observation,
+    TaskSpec,
+)
 from adaroll.envs.web import dom
-from adaroll.envs.web.browser import BrowserConfig, BrowserProcess
-from adaroll.envs.web.cdp import CDPError, CDPSession
+from adaroll.envs.web.browser import BrowserConfig, BrowserProcess, BrowserUnavailableError
+from adaroll.envs.web.cdp import CDPError, CDPSession, CDPTimeoutError
 from adaroll.envs.web.miniwob import (
     PAGE_READY_JS,
     START_EPISODE_JS,
@@ -252,6 +262,12 @@ class WebEnvConfig:
     """The page clock's start (ISO 8601); None uses the real clock (non-deterministic)."""
     data_mode: str = "train"
     """MiniWoB++ data mode passed to ``core.setDataMode`` (as the package's own env does)."""
+    step_timeout_s: float = 30.0
+    """Bound on one ``step``/``observe`` call (and the privileged helpers), all its DevTools
+    commands and waits together; past it the call raises :class:`~adaroll.envs.base.EnvTimeout`
+    and the env is unusable (a hung browser). A step normally takes 5-50 ms."""
+    reset_timeout_s: float = 60.0
+    """Bound on one ``reset`` (page load, image preload, episode start)."""
     browser: BrowserConfig = field(default_factory=BrowserConfig)
     """How to launch the browser when the env owns one."""
 
@@ -286,6 +302,7 @@ class WebEnv(GUIEnv):
     """One MiniWoB++ episode at a time on one Chromium page (see the module docstring)."""
 
     name = "web"
+    max_live = 8
 
     def __init__(
         self,
@@ -299,8 +316,14 @@ class WebEnv(GUIEnv):
         config = config or WebEnvConfig()
         if overrides:
             config = replace(config, **overrides)
+        if not (config.step_timeout_s > 0 and config.reset_timeout_s > 0):
+            raise ValueError(f"step_timeout_s and reset_timeout_s must be > 0, got "
+                             f"{config.step_timeout_s} and {config.reset_timeout_s}")  # fmt: skip
         self.config = config
         self._owns_browser = browser is None
+        self._fault: EnvFault | None = None
+        """The fault that broke this env, if one did; every later call re-raises it."""
+        self._in_call = False
         self._browser = browser if browser is not None else BrowserProcess.launch(config.browser)
         self._cdp: CDPSession | None = None
         self._prelude = prelude_js(config)
@@ -372,6 +395,10 @@ class WebEnv(GUIEnv):
         if "task" not in options:
             raise ValueError("WebEnv.reset needs options={'task': TaskSpec('web', NAME, SEED)}")
         task = _coerce_task(options["task"], seed)
+        with self._call("reset", self.config.reset_timeout_s):
+            return self._reset(task)
+
+    def _reset(self, task: TaskSpec) -> tuple[Observation, dict[str, Any]]:
         meta = get_task(task.template)
         cdp = self.cdp
         self._load_page(task_url(task.template))
@@ -399,6 +426,11 @@ class WebEnv(GUIEnv):
             raise RuntimeError("the episode is over; call reset")
         if not isinstance(action, Action):
             raise InvalidActionError(f"expected an Action, got {type(action).__name__}")
+        with self._call("step", self.config.step_timeout_s):
+            return self._step(action)
+
+    def _step(self, action: Action) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        assert self._task is not None
         t0 = time.perf_counter()
         agent_done = action.kind is ActionKind.DONE
         if not agent_done:
@@ -422,11 +454,12 @@ class WebEnv(GUIEnv):
         return obs, (1.0 if success else 0.0), terminated, truncated, info
 
     def observe(self) -> Observation:
-        raw = self.cdp.evaluate(
-            f"__adaroll.elements({int(self.config.max_elements)}, {SCREEN[0]}, {SCREEN[1]}, "
-            f"{dom.MAX_TEXT})"
-        )
-        screenshot = self.screenshot() if self.config.screenshot else None
+        with self._call("observe", self.config.step_timeout_s):
+            raw = self.cdp.evaluate(
+                f"__adaroll.elements({int(self.config.max_elements)}, {SCREEN[0]}, {SCREEN[1]}, "
+                f"{dom.MAX_TEXT})"
+            )
+            screenshot = self.screenshot() if self.config.screenshot else None
         return Observation(dom.parse_elements(raw), SCREEN, screenshot)
 
     def close(self) -> None:
@@ -474,11 +507,13 @@ class WebEnv(GUIEnv):
     # -- privileged helpers (experts, tests, verification) --------------------------------------
     def evaluate(self, expression: str, *, await_promise: bool = False) -> Any:
         """Evaluate JavaScript in the task page. PRIVILEGED: experts/tests only."""
-        return self.cdp.evaluate(expression, await_promise=await_promise)
+        with self._call("evaluate", self.config.step_timeout_s):
+            return self.cdp.evaluate(expression, await_promise=await_promise)
 
     def page_status(self) -> dict[str, Any]:
         """MiniWoB's episode status: done, raw_reward, reason, ready. PRIVILEGED."""
-        return dict(self.cdp.evaluate(STATUS_JS))
+        with self._call("page_status", self.config.step_timeout_s):
+            return dict(self.cdp.evaluate(STATUS_JS))
 
     def render(self) -> Any:
         """The current screen as an H x W x 3 uint8 array (Gymnasium's ``rgb_array``)."""
@@ -489,13 +524,49 @@ class WebEnv(GUIEnv):
         import numpy as np
         from PIL import Image
 
-        data = self.cdp.call("Page.captureScreenshot", {
-            "format": "png", "clip": {"x": 0, "y": 0, "width": SCREEN[0], "height": SCREEN[1],
-                                      "scale": 1}})["data"]  # fmt: skip
+        with self._call("screenshot", self.config.step_timeout_s):
+            data = self.cdp.call("Page.captureScreenshot", {
+                "format": "png", "clip": {"x": 0, "y": 0, "width": SCREEN[0], "height": SCREEN[1],
+                                          "scale": 1}})["data"]  # fmt: skip
         with Image.open(io.BytesIO(base64.b64decode(data))) as img:
             return np.asarray(img.convert("RGB"))
 
+    @property
+    def fault(self) -> EnvFault | None:
+        """The fault that made this env unusable (None while it works)."""
+        return self._fault
+
     # -- internals ------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _call(self, what: str, seconds: float) -> Iterator[None]:
+        """Run one public env call under a total time bound and turn browser failures into
+        :class:`EnvFault`/:class:`EnvTimeout`. Why a fault poisons the env: after a timeout the
+        DevTools session may still deliver the late answer, and after a crash there is nothing
+        to talk to, so no later call could be trusted. Nested calls (step -> observe) share the
+        outermost bound."""
+        if self._fault is not None:
+            raise EnvFault(f"web env unusable after an earlier fault: {self._fault}")
+        if self._in_call:
+            yield
+            return
+        self._in_call = True
+        try:
+            with self.cdp.deadline(seconds):
+                yield
+        except CDPTimeoutError as exc:
+            self._fault = EnvTimeout(f"web env {what} did not finish within {seconds:g} s "
+                                     f"({self._browser_state()}): {exc}")  # fmt: skip
+            raise self._fault from exc
+        except (CDPError, BrowserUnavailableError, OSError) as exc:
+            self._fault = EnvFault(f"web env {what} failed ({self._browser_state()}): {exc}")
+            raise self._fault from exc
+        finally:
+            self._in_call = False
+
+    def _browser_state(self) -> str:
+        browser = self._browser
+        return f"browser pid {browser.pid} {'alive' if browser.alive() else 'dead'}"
+
     def _load_page(self, url: str) -> None:
         cdp = self.cdp
         cdp.clear_events()

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from adaroll.actions import Action
+from adaroll.config import ConfigError
 from adaroll.envs.base import SUITES, GUIEnv, TaskSpec, TaskSuite
 from adaroll.envs.web.miniwob import all_tasks, curated_tasks, get_task
 
@@ -28,20 +29,34 @@ class MiniWoBSuite(TaskSuite):
     """Curated MiniWoB++ templates, seeded splits and scripted experts."""
 
     def __init__(self, train_seeds: int = 8, eval_seeds: int = 4, pretrain_seeds: int = 16,
-                 **_: Any) -> None:  # fmt: skip
+                 templates: list[str] | None = None) -> None:  # fmt: skip
+        for name, n in (("train_seeds", train_seeds), ("eval_seeds", eval_seeds),
+                        ("pretrain_seeds", pretrain_seeds)):  # fmt: skip
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise ConfigError(f"{name} must be a non-negative int, got {n!r}")
         self.train_seeds = train_seeds
         self.eval_seeds = eval_seeds
         self.pretrain_seeds = pretrain_seeds
+        curated = curated_tasks()
+        unknown = sorted(set(templates or ()) - set(curated))
+        if unknown:
+            raise ConfigError(f"not curated MiniWoB++ templates: {', '.join(unknown)}; "
+                             f"curated: {', '.join(curated)}")  # fmt: skip
+        self.only = set(templates) if templates else None
+        """``templates`` option: restrict every split to these curated templates."""
+
+    def _chosen(self, names: list[str]) -> list[str]:
+        return [t for t in names if self.only is None or t in self.only]
 
     def templates(self) -> list[str]:
         """All curated templates (training and held-out)."""
-        return curated_tasks()
+        return self._chosen(curated_tasks())
 
     def train_templates(self) -> list[str]:
-        return curated_tasks(heldout_template=False)
+        return self._chosen(curated_tasks(heldout_template=False))
 
     def heldout_templates(self) -> list[str]:
-        return curated_tasks(heldout_template=True)
+        return self._chosen(curated_tasks(heldout_template=True))
 
     def all_templates(self) -> list[str]:
         """Every task page of the ``miniwob`` package (curated or not)."""

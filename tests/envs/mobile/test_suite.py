@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from adaroll.config import ConfigError
 from adaroll.envs import get_suite, make_env, make_env_factory
 from adaroll.envs.base import ENVS, SUITES
 from adaroll.envs.mobile import TEMPLATES, MobileEnv, MobileTaskSuite, difficulty
@@ -17,7 +18,7 @@ def test_registered_by_name() -> None:
     assert "mobile" in ENVS and "mobile" in SUITES
     with pytest.raises(UnknownNameError, match="valid names: .*mobile"):
         make_env("phone")
-    with pytest.raises(TypeError):
+    with pytest.raises(ConfigError, match="unknown mobile environment .* screenshots; valid: screenshot"):
         make_env("mobile", screenshots=True)
 
 

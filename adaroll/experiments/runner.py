@@ -1,0 +1,208 @@
+"""`adaroll experiment`: train every (variant, seed) an experiment needs, then analyse.
+
+Each (variant, seed) is one `adaroll run` directory, trained in its own process (``jobs`` at a
+time) and shared by all experiments that use the variant; a directory lock keeps two
+processes out of one directory. Runs resume, so an interrupted experiment continues where it
+stopped and a second experiment on the same variant reuses what the first trained.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from adaroll.config import ConfigError
+from adaroll.experiments.specs import EXPERIMENTS, PROFILES, VARIANTS, Profile
+from adaroll.io import atomic_write_text
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One training run of an experiment: a variant, a seed and the configurations needed."""
+
+    variant: str
+    seed: int
+    configurations: tuple[str, ...]
+
+    def directory(self, home: Path) -> Path:
+        return home / "runs" / self.variant / f"seed{self.seed}"
+
+
+def profile_home(root: Path, profile: str, quick: bool) -> Path:
+    return Path(root) / (profile + ("-quick" if quick else ""))
+
+
+def overrides_for(profile: Profile, quick: bool, unit: Unit) -> list[str]:
+    return [*profile.overrides, *(profile.quick if quick else ()), *VARIANTS[unit.variant].overrides,
+            f"seed={unit.seed}", f"configurations=[{', '.join(unit.configurations)}]"]  # fmt: skip
+
+
+def plan_units(names: Sequence[str], seeds: Sequence[int]) -> list[Unit]:
+    """The runs the experiments need, one per (variant, seed) with the union of configurations."""
+    wanted: dict[tuple[str, int], dict[str, None]] = {}
+    for name in names:
+        exp = EXPERIMENTS.get(name)
+        for variant in exp.variants:
+            for seed in seeds:
+                wanted.setdefault((variant, seed), {}).update(
+                    dict.fromkeys(exp.configurations_of(variant))
+                )
+    return [Unit(v, s, tuple(c)) for (v, s), c in wanted.items()]
+
+
+@contextlib.contextmanager
+def directory_lock(directory: Path) -> Iterator[None]:
+    """Exclusive use of a run directory across processes (waits for the holder)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+SHARED_BASE = ("experts", "policies/base", "evals/base.json")
+"""What every variant of a seed computes identically when it only changes Stage I, Stage II or
+which train demonstrations are kept: the demonstrations and the Base policy with its scores."""
+_AFTER_BASE = ("stage1.", "rl.", "expert.train_coverage=")
+
+
+def shares_base(variant: str) -> bool:
+    overrides = VARIANTS[variant].overrides
+    return variant != "default" and all(o.startswith(_AFTER_BASE) for o in overrides)
+
+
+def copy_base(source: Path, target: Path) -> None:
+    """Seed ``target`` with the finished Base of ``source`` (same seed, same env and SFT)."""
+    if not (source / "policies" / "base" / "done").exists():
+        return
+    for rel in SHARED_BASE:
+        src, dst = source / rel, target / rel
+        if dst.exists():
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst)
+        else:
+            shutil.copy2(src, dst)
+
+
+def train_unit(
+    directory: str, overrides: list[str], base_from: str | None = None
+) -> dict[str, Any]:
+    """Run (or resume) one `adaroll run` in this process; its output goes to ``run.log``."""
+    from adaroll.config import load_config
+    from adaroll.training.pipeline import Pipeline
+
+    out = Path(directory)
+    cfg = load_config(None, overrides)
+    with directory_lock(out), open(out / "run.log", "a") as log:
+        if base_from is not None:
+            copy_base(Path(base_from), out)
+        t0 = time.perf_counter()
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            summary = Pipeline(cfg, out, progress=False, say=lambda m: print(m, flush=True)).run()
+        seconds = time.perf_counter() - t0
+    return {"summary": summary, "seconds": seconds}
+
+
+def run_units(units: Sequence[Unit], home: Path, profile: Profile, quick: bool, jobs: int,
+              on_done: Callable[[Unit, dict[str, Any]], None]) -> None:  # fmt: skip
+    """Train ``units`` with ``jobs`` processes (in this process when ``jobs == 1``)."""
+    from adaroll.config import load_config
+
+    for unit in units:  # a bad override fails here, before any process starts
+        load_config(None, overrides_for(profile, quick, unit))
+    # Base first (once per seed), so that variants which share it copy it instead of retraining
+    bases = [
+        Unit("default", s, ("base",))
+        for s in sorted({u.seed for u in units if shares_base(u.variant)})
+    ]
+    for stage, report in ((bases, False), (units, True)):
+        _train_all(stage, home, profile, quick, jobs, on_done if report else lambda u, r: None)
+
+
+def _args(
+    unit: Unit, home: Path, profile: Profile, quick: bool
+) -> tuple[str, list[str], str | None]:
+    base = (
+        str(Unit("default", unit.seed, ()).directory(home)) if shares_base(unit.variant) else None
+    )
+    return str(unit.directory(home)), overrides_for(profile, quick, unit), base
+
+
+def _train_all(units: Sequence[Unit], home: Path, profile: Profile, quick: bool, jobs: int,
+               on_done: Callable[[Unit, dict[str, Any]], None]) -> None:  # fmt: skip
+    if jobs == 1 or len(units) <= 1:
+        for unit in units:
+            on_done(unit, train_unit(*_args(unit, home, profile, quick)))
+        return
+    # spawn: a fork of a process holding torch threads and browser sockets is not safe
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        pending: dict[Future[dict[str, Any]], Unit] = {
+            pool.submit(train_unit, *_args(u, home, profile, quick)): u for u in units
+        }
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                on_done(pending.pop(future), future.result())
+
+
+def run_experiments(names: Sequence[str], *, profile: str, seeds: Sequence[int], quick: bool,
+                    root: Path, jobs: int = 1, say: Callable[[str], None] = print) -> list[Path]:  # fmt: skip
+    """Train what ``names`` need and write each experiment's results; returns their directories."""
+    from adaroll.experiments.analyses import analyse
+
+    for name in names:
+        EXPERIMENTS.get(name)
+    if profile not in PROFILES:
+        raise ConfigError(f"unknown environment profile {profile!r}; valid: {', '.join(PROFILES)}")
+    prof = PROFILES[profile]
+    home = profile_home(root, profile, quick)
+    units = plan_units(names, seeds)
+    seconds: dict[str, float] = {}
+    summaries: dict[str, dict[int, dict[str, Any]]] = {}
+
+    def done(unit: Unit, result: dict[str, Any]) -> None:
+        summaries.setdefault(unit.variant, {})[unit.seed] = result["summary"]
+        seconds[f"{unit.variant}/seed{unit.seed}"] = round(result["seconds"], 1)
+        say(f"[{len(seconds)}/{len(units)}] {unit.variant} seed {unit.seed}: {result['seconds']:.0f} s "
+            f"({unit.directory(home)})")  # fmt: skip
+
+    say(f"{len(units)} runs ({', '.join(names)}; profile {profile}{', quick' if quick else ''}; "
+        f"seeds {', '.join(map(str, seeds))}; {jobs} at a time) under {home}")  # fmt: skip
+    run_units(units, home, prof, quick, jobs, done)
+    written = []
+    for name in names:
+        exp = EXPERIMENTS.get(name)
+        out = home / name
+        out.mkdir(parents=True, exist_ok=True)
+        section = analyse(
+            exp, home, prof, {v: summaries[v] for v in exp.variants}, seeds, out, quick
+        )
+        meta = {"experiment": name, "title": exp.title, "profile": profile, "quick": quick,
+                "seeds": list(seeds), "command": _command(), "run_seconds": seconds,
+                "overrides": {v: overrides_for(prof, quick, Unit(v, 0, exp.configurations_of(v)))[:-2]
+                              for v in exp.variants}}  # fmt: skip
+        atomic_write_text(out / "results.json", json.dumps({**meta, **section.data}, indent=1))
+        atomic_write_text(out / "results.md", section.markdown)
+        say(f"{exp.title}: {out / 'results.md'}")
+        written.append(out)
+    return written
+
+
+def _command() -> str:
+    argv = [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv and sys.argv[0] else []
+    return " ".join(argv) or f"(python, pid {os.getpid()})"

@@ -1,0 +1,126 @@
+"""The paper's experiments as data: which variants (config overrides) each one trains, which
+configurations of each variant it needs, and the environment profiles they run on.
+
+Variants are named once, here, and a variant's run directory is shared by every experiment
+that uses it (``<root>/<profile>/runs/<variant>/seed<k>``): Table 3, Figure 4, Figure 5 and
+the default rows of the sensitivity and option ablations are the same runs, trained once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from adaroll.registry import Registry
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str
+    overrides: tuple[str, ...] = ()
+
+
+VARIANTS: dict[str, Variant] = {
+    "default": Variant("paper defaults"),
+    # pivot signals for one-step RL (Table 2)
+    "pivots-reward_variance": Variant("reward variance", ("stage1.pivots.scorer=reward_variance",)),
+    "pivots-entropy": Variant("entropy", ("stage1.pivots.scorer=entropy",)),
+    "pivots-all": Variant("all checkpoints", ("stage1.pivots.scorer=all",)),
+    "pivots-random": Variant("random", ("stage1.pivots.scorer=random",)),
+    # sensitivity of the four thresholds
+    "tau_suffix-0.5": Variant("tau_suffix = 0.5", ("rl.scheduler.tau_suffix=0.5",)),
+    "tau_dis-0.3": Variant("tau_dis = 0.3", ("rl.pivots.tau_dis=0.3",)),
+    "tau_dis-0.6": Variant("tau_dis = 0.6", ("rl.pivots.tau_dis=0.6",)),
+    "tau-0.15-0.65": Variant("tau_low/high = 0.15/0.65", ("rl.scheduler.tau_low=0.15", "rl.scheduler.tau_high=0.65")),
+    "tau-0.15-0.85": Variant("tau_low/high = 0.15/0.85", ("rl.scheduler.tau_low=0.15", "rl.scheduler.tau_high=0.85")),
+    "tau-0.35-0.65": Variant("tau_low/high = 0.35/0.65", ("rl.scheduler.tau_low=0.35", "rl.scheduler.tau_high=0.65")),
+    "tau-0.35-0.85": Variant("tau_low/high = 0.35/0.85", ("rl.scheduler.tau_low=0.35", "rl.scheduler.tau_high=0.85")),
+    # beyond the paper (issue 9), one option at a time
+    "match-soft": Variant("soft text matching", ("stage1.match.text=soft", "rl.match.text=soft")),
+    "match-partial": Variant("partial-credit OneStep reward", ("stage1.match.reward=partial", "rl.match.reward=partial")),
+    "pivot-temperature": Variant("continuous pivot weights (T = 0.05)", ("stage1.pivots.temperature=0.05", "rl.pivots.temperature=0.05")),
+    "pivot-task-quantile": Variant("per-task pivot threshold", ("stage1.pivots.threshold=task_quantile", "rl.pivots.threshold=task_quantile")),
+    "demotion": Variant("forgetting monitor + demotion", ("rl.scheduler.demotion=true",)),
+    "replay": Variant("replay of mastered tasks", ("rl.scheduler.replay_share=0.125",)),
+    "lp-frontier": Variant("learning-progress frontier", ("rl.scheduler.frontier=progress",)),
+    "bandit": Variant("bandit scheduling", ("rl.scheduler.routing=bandit",)),
+    "coverage-0.7": Variant("experts on 70% of tasks", ("expert.train_coverage=0.7",)),
+    "coverage-0.7-self-pool": Variant("experts on 70% + self-generated pivots", ("expert.train_coverage=0.7", "rl.pivots.self_pool=true")),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Profile:
+    """An environment with the budgets its experiments use (full and ``--quick``)."""
+
+    env: str
+    overrides: tuple[str, ...]
+    quick: tuple[str, ...]
+    fixed_target: float
+    """Train Avg@4 that every curve is also measured against (chosen before the runs, between
+    Base and the Vanilla runs of the first session; not tuned afterwards)."""
+
+
+PROFILES: dict[str, Profile] = {
+    "mobile": Profile(
+        "mobile", (),
+        ("env.suite_options={n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 4}",
+         "sft.epochs=4", "stage1.budget={iterations: 2}", "stage1.eval.every=2",
+         "stage1.scheduler.pivots_per_iteration=16", "rl.budget={iterations: 4}", "rl.eval.every=2",
+         "rl.scheduler.tasks_per_iteration=4"),
+        fixed_target=0.50,
+    ),
+    "web": Profile(
+        "web",
+        ("env.name=web", "env.snapshot_backend=criu",
+         "env.suite_options={train_seeds: 3, eval_seeds: 2, pretrain_seeds: 10, templates: "
+         "[click-tab-2, login-user, enter-text, click-checkboxes, choose-list, search-engine, "
+         "email-inbox-delete, click-collapsible-2]}",
+         "stage1.budget={iterations: 8}", "stage1.eval.every=4", "stage1.scheduler.pivots_per_iteration=32",
+         "rl.budget={env_steps: 1500, iterations: 20}", "rl.eval.every=5"),
+        ("env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 3, "
+         "templates: [click-tab-2, login-user, enter-text, click-checkboxes, choose-list, "
+         "search-engine]}",
+         "sft.epochs=6", "stage1.budget={iterations: 2}", "stage1.eval.every=2",
+         "stage1.scheduler.pivots_per_iteration=16", "rl.budget={iterations: 3}", "rl.eval.every=3"),
+        fixed_target=0.60,
+    ),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    title: str
+    variants: tuple[str, ...]
+    configurations: tuple[str, ...]
+    default_extra: tuple[str, ...] = field(default=())
+    """Configurations the ``default`` variant also trains (e.g. the Vanilla reference that
+    defines the target of an ablation)."""
+
+    def configurations_of(self, variant: str) -> tuple[str, ...]:
+        extra = self.default_extra if variant == "default" else ()
+        return tuple(dict.fromkeys(("base", *self.configurations, *extra)))
+
+
+EXPERIMENTS: Registry[Experiment] = Registry("experiment")
+_SENSITIVITY = ("default", "tau_suffix-0.5", "tau_dis-0.3", "tau_dis-0.6",
+                "tau-0.15-0.65", "tau-0.15-0.85", "tau-0.35-0.65", "tau-0.35-0.85")  # fmt: skip
+for _exp in (
+    Experiment("full", "Full method (Table 3 analogue)", ("default",),
+               ("sft", "base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid")),
+    Experiment("efficiency", "Training efficiency (Figure 4 analogue)", ("default",),
+               ("base_vanilla", "base_hybrid")),
+    Experiment("routing", "Routing dynamics (Figure 5 analogue)", ("default",),
+               ("base_hybrid", "action_hybrid")),
+    Experiment("pivots", "Pivot-signal ablation (Table 2 analogue)",
+               ("default", "pivots-reward_variance", "pivots-entropy", "pivots-all", "pivots-random"),
+               ("action",)),
+    Experiment("sensitivity", "Threshold sensitivity", _SENSITIVITY, ("base_hybrid",),
+               default_extra=("base_vanilla",)),
+    Experiment("options", "Beyond the paper: each option against the paper's default",
+               ("default", "match-soft", "match-partial", "pivot-temperature", "pivot-task-quantile",
+                "demotion", "replay", "lp-frontier", "bandit", "coverage-0.7", "coverage-0.7-self-pool"),
+               ("base_hybrid",), default_extra=("base_vanilla",)),
+    Experiment("restore-cost", "Restore cost (Table 1 analogue)", (), ()),
+):  # fmt: skip
+    EXPERIMENTS.register(_exp.name)(_exp)

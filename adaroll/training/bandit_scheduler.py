@@ -1,0 +1,160 @@
+"""Stage II with ``routing="bandit"``: start and horizon per task chosen by a discounted UCB
+over learning progress per unit of cost, instead of the paper's four thresholds (issue 9)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from adaroll.algos.progress import advantage_energy, ucb_progress_per_cost
+from adaroll.config import GRPOConfig, SchedulerConfig
+from adaroll.envs.base import TaskSpec
+from adaroll.rollout.jobs import Group, Job
+from adaroll.training.scheduler import MODES, RoundRobin, Scheduler
+
+
+class BanditScheduler(Scheduler):
+    """Stage II with ``routing="bandit"``: per task, a discounted UCB chooses start and horizon.
+
+    A task's arms are ``local`` (OneStep groups on all its pivots: horizon one action),
+    ``suffix:k`` (a group from pivot ``k`` to the end) and ``root`` (``root_probes`` rollouts of
+    the whole task); a task without pivots has only ``root``. A pull's *progress* is the summed
+    advantage energy of its groups (``sum_i (r_i - mean r)^2``: zero for a group that carries no
+    gradient, ``n p (1 - p)`` for 0/1 rewards), its *cost* env steps plus ``bandit_sample_cost``
+    per policy sample. The arm with the highest optimistic progress per unit cost is pulled
+    (:func:`~adaroll.algos.progress.ucb_progress_per_cost`; ties to the earlier arm in the order
+    local, deepest suffix ... earliest suffix, root). A task's untried arm borrows, as one
+    pseudo-pull, the pooled statistics of its kind over all tasks (local, root, or suffix from
+    the j-th pivot counted from the deepest), so tasks do not each spend their first visits
+    trying every arm; a kind no task has tried scores ``inf`` and is tried first (by one task
+    per iteration: the others of that iteration choose among the rest). At each of a
+    task's visits its statistics are discounted by ``bandit_discount`` (the pooled ones at each
+    pull of their kind), so arms the policy has mastered (or given up on) fade. No routing
+    probes and none of tau_low/tau_high/tau_suffix; tasks are still visited round robin; Local
+    pulls use the hard pivot set. ``route_counts`` reports the mode of each task's last pull.
+    """
+
+    def __init__(self, tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
+                 pivots: Mapping[str, Sequence[str]], **_: Any) -> None:  # fmt: skip
+        self.sched, self.grpo = sched, grpo
+        self.tasks = {t.id: t for t in tasks}
+        self.order = RoundRobin(list(self.tasks))
+        self.pivots = {t.id: list(pivots.get(t.id, ())) for t in tasks}
+        self.stats: dict[str, dict[str, list[float]]] = {
+            t: {arm: [0.0, 0.0, 0.0] for arm in self._arms(t)} for t in self.tasks}  # fmt: skip
+        """Per task and arm: discounted [pulls, progress sum, cost sum]."""
+        self.pooled: dict[str, list[float]] = {}
+        """Per arm kind over all tasks (:meth:`_kind`): discounted [pulls, progress, cost]."""
+        self.modes = dict.fromkeys(self.tasks, "unrouted")
+
+    def _arms(self, task_id: str) -> list[str]:
+        depth = len(self.pivots[task_id])
+        if not depth:
+            return ["root"]
+        return ["local", *(f"suffix:{k}" for k in reversed(range(depth))), "root"]
+
+    def _kind(self, task_id: str, arm: str) -> str:
+        """The pooled key of an arm: local, root, or suffix-j (j-th pivot from the deepest)."""
+        if not arm.startswith("suffix:"):
+            return arm
+        return f"suffix-{len(self.pivots[task_id]) - 1 - int(arm.split(':')[1])}"
+
+    def choose(self, task_id: str, claimed: frozenset[str] = frozenset()) -> str:
+        """The arm to pull next for a task; untried ``claimed`` kinds (being tried by another task
+        this iteration) are left out unless nothing else is left."""
+        names, counts, progress, costs = [], [], [], []
+        for arm, (n, gain, cost) in self.stats[task_id].items():
+            kind = self._kind(task_id, arm)
+            pool = self.pooled.get(kind, [0.0, 0.0, 0.0])
+            if n <= 0 and pool[0] > 0:  # untried here: one pseudo-pull of the kind's mean
+                n, gain, cost = 1.0, pool[1] / pool[0], pool[2] / pool[0]
+            elif n <= 0 and kind in claimed:
+                continue
+            names.append(arm)
+            counts.append(n)
+            progress.append(gain)
+            costs.append(cost)
+        if not names:
+            return next(iter(self.stats[task_id]))
+        scores = ucb_progress_per_cost(counts, progress, costs, self.sched.bandit_exploration)
+        return names[scores.index(max(scores))]
+
+    def plan(self, iteration: int) -> list[Job]:
+        jobs: list[Job] = []
+        claimed: set[str] = set()
+        for task_id in self.order.take(self.sched.tasks_per_iteration):
+            arm = self.choose(task_id, frozenset(claimed))
+            if self._kind(task_id, arm) not in self.pooled:
+                claimed.add(self._kind(task_id, arm))
+            self.modes[task_id] = arm.split(":")[0]
+            jobs.extend(self._jobs(task_id, arm))
+        return jobs
+
+    def _jobs(self, task_id: str, arm: str) -> list[Job]:
+        task, pivots = self.tasks[task_id], self.pivots[task_id]
+        if arm == "root":
+            return [Job("root", task, self.sched.root_probes)]
+        if arm == "local":
+            return [Job("onestep", task, self.grpo.group_size, checkpoint_id=c) for c in pivots]
+        depth = int(arm.split(":")[1])
+        return [Job("suffix", task, self.grpo.group_size, checkpoint_id=pivots[depth])]
+
+    def _arm_of(self, job: Job) -> str | None:
+        pivots = self.pivots[job.task.id]
+        if job.kind == "root":
+            return "root"
+        if job.kind == "onestep":
+            return "local"
+        if job.checkpoint_id in pivots:
+            return f"suffix:{pivots.index(job.checkpoint_id)}"
+        return None
+
+    def observe(self, groups: Sequence[Group], iteration: int) -> None:
+        pulls: dict[tuple[str, str], list[Group]] = {}
+        for group in groups:
+            arm = self._arm_of(group.job)
+            if arm is not None and arm in self.stats[group.job.task.id]:
+                pulls.setdefault((group.job.task.id, arm), []).append(group)
+        gamma = self.sched.bandit_discount
+        for (task_id, arm), pulled in pulls.items():
+            gain = sum(advantage_energy(g.rewards) for g in pulled)
+            cost = sum(g.cost.env_steps + self.sched.bandit_sample_cost * g.cost.policy_samples
+                       for g in pulled)  # fmt: skip
+            stats = self.stats[task_id]
+            for entry in stats.values():
+                entry[:] = [v * gamma for v in entry]
+            pool = self.pooled.setdefault(self._kind(task_id, arm), [0.0, 0.0, 0.0])
+            pool[:] = [v * gamma for v in pool]
+            for entry in (stats[arm], pool):
+                entry[0] += 1
+                entry[1] += gain
+                entry[2] += cost
+
+    def add_pivots(self, task_id: str, pivots: Sequence[str], weights: Mapping[str, float],
+                   iteration: int) -> None:  # fmt: skip
+        """Self-generated pivots for a task that had none: its Local and Suffix arms open, untried
+        (so they are pulled next); its Root statistics are kept."""
+        if self.pivots[task_id] or not pivots:
+            return
+        self.pivots[task_id] = list(pivots)
+        root = self.stats[task_id]["root"]
+        self.stats[task_id] = {arm: [0.0, 0.0, 0.0] for arm in self._arms(task_id)}
+        self.stats[task_id]["root"] = root
+
+    def route_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(MODES, 0)
+        for mode in self.modes.values():
+            counts[mode] += 1
+        return counts
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"cursor": self.order.cursor, "pivots": self.pivots, "stats": self.stats,
+                "pooled": self.pooled, "modes": self.modes}  # fmt: skip
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.order.cursor = int(state["cursor"])
+        self.pivots = {t: list(p) for t, p in state["pivots"].items()}
+        self.stats = {t: {arm: [float(v) for v in entry] for arm, entry in arms.items()}
+                      for t, arms in state["stats"].items()}  # fmt: skip
+        self.pooled = {kind: [float(v) for v in entry] for kind, entry in state["pooled"].items()}
+        self.modes = dict(state["modes"])

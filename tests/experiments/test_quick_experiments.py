@@ -1,0 +1,81 @@
+"""Every experiment's ``--quick`` variant runs end to end on the embedded mobile env (real
+training, tiny budgets) and writes its table, data and plot; `adaroll results` gathers them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adaroll.experiments.specs import EXPERIMENTS
+
+PLOTS = {"full": "table3.png", "efficiency": "figure4.png", "routing": "figure5.png"}
+
+
+def adaroll(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    return subprocess.run([sys.executable, "-m", "adaroll.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=1500, check=False)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def experiments(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("experiments")
+    done = adaroll("experiment", "all", "--quick", "--seeds", "0", "--jobs", "2", "--root", str(root), cwd=root)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root / "mobile-quick"
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS.names())
+def test_quick_experiment_writes_its_results(experiments: Path, name: str):
+    out = experiments / name
+    data = json.loads((out / "results.json").read_text())
+    assert data["seeds"] == [0] and data["quick"] and "experiment" in data["command"]
+    table = (out / "results.md").read_text()
+    assert table.count("\n|") >= 3, table  # a header, a rule and at least one row
+    if name in PLOTS:
+        assert (out / PLOTS[name]).stat().st_size > 10_000
+    for path in re.findall(r"\]\(([^)]+\.png)\)", table):
+        assert (out / path).exists()
+
+
+def test_efficiency_numbers_come_from_the_runs(experiments: Path):
+    data = json.loads((experiments / "efficiency" / "results.json").read_text())
+    for entry in data["per_seed"]:
+        summary = json.loads((experiments / "runs" / "default" / f"seed{entry['seed']}" / "summary.json").read_text())
+        vanilla = summary["configurations"]["base_vanilla"]
+        assert entry["vanilla_final_train_avg4"] == vanilla["train_avg4"]
+        # Vanilla reaches its own final score by its last evaluation at the latest
+        steps, samples = entry["base_vanilla"]["to_vanilla_final"]
+        assert steps is not None and steps <= vanilla["env_steps"]
+        assert samples is not None and samples <= vanilla["train_samples"]
+
+
+def test_variants_reuse_the_base_of_their_seed(experiments: Path):
+    base = (experiments / "runs" / "default" / "seed0" / "evals" / "base.json").read_text()
+    for variant in ("pivots-random", "tau_dis-0.3"):
+        assert (experiments / "runs" / variant / "seed0" / "evals" / "base.json").read_text() == base
+
+
+def test_results_page_gathers_every_experiment(experiments: Path, tmp_path: Path):
+    page = tmp_path / "docs" / "RESULTS.md"
+    done = adaroll("results", "--root", str(experiments.parent), "--out", str(page), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = page.read_text()
+    for name in EXPERIMENTS.names():
+        assert EXPERIMENTS.get(name).title in text
+    for path in re.findall(r"\]\(([^)]+\.png)\)", text):
+        assert (page.parent / path).exists(), path
+    assert "Machine:" in text and "Versions:" in text
+
+
+def test_unknown_experiment_or_profile_is_a_clear_error(tmp_path: Path):
+    done = adaroll("experiment", "nope", "--root", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 2 and "unknown experiment 'nope'" in done.stderr
+    done = adaroll("experiment", "full", "--env", "desktop", "--root", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 2 and "unknown environment profile 'desktop'" in done.stderr

@@ -1,0 +1,57 @@
+"""Experiment plans: every variant is valid config, runs are shared between experiments, and
+only variants that leave Base untouched reuse its directory."""
+
+from pathlib import Path
+
+import pytest
+
+from adaroll.config import load_config
+from adaroll.experiments.runner import (
+    SHARED_BASE,
+    Unit,
+    copy_base,
+    overrides_for,
+    plan_units,
+    shares_base,
+)
+from adaroll.experiments.specs import EXPERIMENTS, PROFILES, VARIANTS
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+@pytest.mark.parametrize("quick", [False, True])
+def test_every_variant_is_a_valid_config(profile, quick):
+    for name in EXPERIMENTS.names():
+        exp = EXPERIMENTS.get(name)
+        for variant in exp.variants:
+            cfg = load_config(None, overrides_for(PROFILES[profile], quick, Unit(variant, 3, exp.configurations_of(variant))))
+            assert cfg.seed == 3
+            assert set(cfg.configurations) == set(exp.configurations_of(variant))
+
+
+def test_experiments_share_runs_and_union_their_configurations():
+    units = plan_units(["efficiency", "routing", "sensitivity"], seeds=[0, 1])
+    default = {u.seed: u for u in units if u.variant == "default"}
+    assert set(default) == {0, 1}
+    assert set(default[0].configurations) == {"base", "base_vanilla", "base_hybrid", "action_hybrid"}
+    assert len(units) == 2 * len(EXPERIMENTS.get("sensitivity").variants)
+
+
+def test_only_stage_overrides_share_the_base():
+    assert not shares_base("default")
+    assert all(shares_base(v) for v in VARIANTS if v != "default")
+
+
+def test_copy_base_copies_a_finished_base_only(tmp_path: Path):
+    source, target = tmp_path / "default", tmp_path / "variant"
+    copy_base(source, target)
+    assert not target.exists()
+    (source / "policies" / "base").mkdir(parents=True)
+    (source / "policies" / "base" / "done").write_text("{}")
+    (source / "experts" / "train").mkdir(parents=True)
+    (source / "experts" / "train" / "experts.json").write_text("{}")
+    (source / "evals").mkdir()
+    (source / "evals" / "base.json").write_text('{"train_avg": 0.5}')
+    (source / "evals" / "sft.json").write_text("{}")
+    copy_base(source, target)
+    assert all((target / rel).exists() for rel in SHARED_BASE)
+    assert not (target / "evals" / "sft.json").exists()  # SFT on train experts is not Base

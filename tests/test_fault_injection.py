@@ -1,0 +1,259 @@
+"""Trainer fault injection: `adaroll run` is SIGKILLed at seeded random points and rerun until
+it finishes; the final run directory must equal an uninterrupted run's (summary, ledgers record
+by record, per-purpose totals, final weights) - no lost work, no double-counted cost.
+
+A *chain* is one run directory: start the run, SIGKILL it at a random point, start it again
+(`adaroll run` resumes by default), kill again, ... and finally let it finish. The kill points
+are stratified over the phases (experts + SFT, Stage I, Vanilla, Hybrid) and drawn uniformly
+inside each from the reference run's timing, so kills land in every phase, inside iterations,
+evaluations and state saves. Several kills per chain also resume from resumed states. All chains compare with one shared reference
+run of a micro config (tiny splits, two iterations per phase), so the suite stays short.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import yaml
+
+from adaroll.config import PolicyConfig
+from adaroll.policies import load_policy
+from adaroll.training.ledger import INT_COUNTERS, read_ledger
+
+pytestmark = pytest.mark.slow
+
+MICRO = {
+    "env": {"suite_options": {"n_pretrain": 24, "n_train": 6, "n_heldout": 4, "n_heldout_templates": 0}},
+    "sft": {"epochs": 2},
+    "stage1": {"budget": {"iterations": 2}, "eval": {"every": 1, "k": 1},
+               "scheduler": {"pivots_per_iteration": 8}, "pivots": {"n_samples": 4}},
+    "rl": {"budget": {"iterations": 2}, "eval": {"every": 1, "k": 1}, "grpo": {"group_size": 4},
+           "scheduler": {"tasks_per_iteration": 3, "routing_probes": 2}, "pivots": {"n_samples": 4}},
+    "configurations": ["base", "sft", "base_vanilla", "action_hybrid"],
+}  # fmt: skip
+PHASES = ("stage1", "base_vanilla", "action_hybrid")
+POLICIES = (
+    "policies/base",
+    "policies/sft",
+    "stage1/best",
+    "base_vanilla/state",
+    "action_hybrid/state",
+)
+MARKERS = (  # (phase in progress until the file exists, file)
+    ("experts", "experts/train/experts.json"),
+    ("sft", "policies/sft/done"),
+    ("stage1", "stage1/done.json"),
+    ("base_vanilla", "base_vanilla/done.json"),
+    ("action_hybrid", "action_hybrid/done.json"),
+    ("summary", "summary.json"),
+)
+STRATA = ("sft", "stage1", "base_vanilla", "action_hybrid")  # kill windows (experts + SFT first)
+CHAINS = 2
+KILLS_PER_CHAIN = 6  # one kill in every stratum, two more in random ones: 12 planned kills
+MIN_KILLS = 10
+SEED = 20240610
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _cmd(config: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "adaroll.cli", "run", "--no-progress", "--config", str(config),
+            "--out", str(out)]  # fmt: skip
+
+
+def _spawn(config: Path, out: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(_cmd(config, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=ENV, start_new_session=True)  # fmt: skip
+
+
+def _phase_now(out: Path) -> str:
+    return next((phase for phase, marker in MARKERS if not (out / marker).exists()), "report")
+
+
+def _wait_for_work_start(proc: subprocess.Popen[bytes], out: Path, before: int | None) -> float:
+    """Time at which this process (re)wrote config.yaml: the start of its pipeline work
+    (imports before it take seconds and vary with the machine's load)."""
+    config = out / "config.yaml"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            stamp = config.stat().st_mtime_ns
+        except FileNotFoundError:
+            stamp = None
+        if stamp is not None and stamp != before:
+            return time.monotonic()
+        time.sleep(0.005)
+    return time.monotonic()
+
+
+@pytest.fixture(scope="module")
+def micro_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cfg") / "micro.yaml"
+    path.write_text(yaml.safe_dump(MICRO))
+    return path
+
+
+@pytest.fixture(scope="module")
+def reference(
+    micro_config: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, tuple[float, float]]]:
+    """One uninterrupted run and the work-time window of each kill stratum."""
+    out = tmp_path_factory.mktemp("reference")
+    done = subprocess.run(
+        _cmd(micro_config, out), capture_output=True, text=True, env=ENV, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    t0 = (out / "config.yaml").stat().st_mtime
+    ends = {phase: (out / marker).stat().st_mtime - t0 for phase, marker in MARKERS}
+    windows, start = {}, 0.0
+    for stratum in STRATA:
+        windows[stratum] = (start, ends[stratum])
+        start = ends[stratum]
+    return out, windows
+
+
+ENTRY = {"sft": None, "stage1": "policies/sft/done", "base_vanilla": "stage1/done.json",
+         "action_hybrid": "base_vanilla/done.json"}  # fmt: skip
+"""The file whose existence marks that a run has reached each kill stratum (None: at once)."""
+
+
+def _run_chain(
+    config: Path, out: Path, rng: random.Random, windows: dict[str, tuple[float, float]]
+) -> list[str]:
+    """Kill one run directory's runs at stratified random points, then let it finish: kill j
+    waits until its process has reached stratum s_j, then a random share of the stratum's
+    reference duration. (Pure delays would not spread: every restarted process spends its first
+    seconds loading, before it gets anywhere.) Returns the phase in progress at each kill."""
+    strata = sorted(
+        [*STRATA, *rng.choices(STRATA, k=KILLS_PER_CHAIN - len(STRATA))], key=STRATA.index
+    )
+    plan = [(s, rng.random() * (windows[s][1] - windows[s][0])) for s in strata]
+    hit: list[str] = []
+    for stratum, delay in plan:
+        before = (
+            (out / "config.yaml").stat().st_mtime_ns if (out / "config.yaml").exists() else None
+        )
+        proc = _spawn(config, out)
+        _wait_for_work_start(proc, out, before)
+        entry = ENTRY[stratum]
+        while entry is not None and not (out / entry).exists() and proc.poll() is None:
+            time.sleep(0.005)
+        began = time.monotonic()
+        while proc.poll() is None and time.monotonic() - began < delay:
+            time.sleep(0.005)
+        if proc.poll() is not None:  # finished before the kill: nothing left to interrupt
+            _, err = proc.communicate()
+            assert proc.returncode == 0, err.decode()[-3000:]
+            return hit
+        phase = _phase_now(out)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert proc.returncode == -signal.SIGKILL
+        assert proc.stderr is not None
+        proc.stderr.close()
+        hit.append(phase)
+    final = subprocess.run(_cmd(config, out), capture_output=True, text=True, env=ENV, timeout=600)
+    assert final.returncode == 0, final.stderr[-3000:]
+    return hit
+
+
+# -- what must be equal ---------------------------------------------------------------------------
+
+_VOLATILE = ("ts", "wall_seconds", "restore_seconds")
+
+
+def _ledger_rows(path: Path) -> list[dict[str, Any]]:
+    loaded = read_ledger(path)
+    assert loaded.torn_tail is None, f"{path} ends in a torn record"
+    rows = []
+    for record in loaded.records:
+        row = record.to_dict()
+        for key in _VOLATILE:
+            row.pop(key, None)
+        rows.append(row)
+    return rows
+
+
+def _split_setup(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """(work records, replayed steps of the snapshot-rebuild records, which carry no task)."""
+    setup = [r for r in rows if "task_id" not in r and set(r) <= {"mode", "purpose", "replayed_steps",
+                                                                  "iteration", "stage"}]  # fmt: skip
+    return [r for r in rows if r not in setup], sum(r.get("replayed_steps", 0) for r in setup)
+
+
+def _totals(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, int]]:
+    out: dict[tuple[str, str], Counter[str]] = {}
+    for row in rows:
+        out.setdefault((row["purpose"], row["mode"]), Counter()).update(
+            {name: row.get(name, 0) for name in INT_COUNTERS}
+        )
+    return {k: dict(v) for k, v in out.items()}
+
+
+def _done(path: Path) -> dict[str, Any]:
+    final = json.loads(path.read_text())
+    final.pop("phase_seconds")
+    return final
+
+
+def _assert_same_run(run: Path, ref: Path) -> None:
+    assert json.loads((run / "summary.json").read_text()) == json.loads(
+        (ref / "summary.json").read_text()
+    )
+    for split in ("pretrain", "train"):
+        for name in ("checkpoints.jsonl", "trajectories.jsonl", "experts.json"):
+            path = f"experts/{split}/{name}"
+            assert (run / path).read_bytes() == (ref / path).read_bytes(), path
+    for phase in PHASES:
+        rows, rebuilt = _split_setup(_ledger_rows(run / phase / "ledger.jsonl"))
+        want, ref_rebuilt = _split_setup(_ledger_rows(ref / phase / "ledger.jsonl"))
+        # A restarted process rebuilds the snapshot images it held before the kill: a real,
+        # ledgered extra cost, so setup replay may only grow.
+        assert rebuilt >= ref_rebuilt
+        # Record by record: nothing lost, nothing counted twice (a resumed iteration's records
+        # replace the killed attempt's instead of adding to them).
+        assert rows == want, f"{phase}: ledger differs from the uninterrupted run's"
+        assert _totals(rows) == _totals(want)
+        iterations = [r["iteration"] for r in rows]
+        assert iterations == sorted(iterations), f"{phase}: an iteration was ledgered twice"
+        metrics = [
+            json.loads(line) for line in (run / phase / "metrics.jsonl").read_text().splitlines()
+        ]
+        ref_metrics = [
+            json.loads(line) for line in (ref / phase / "metrics.jsonl").read_text().splitlines()
+        ]
+        assert metrics == ref_metrics, f"{phase}: metrics differ"
+        assert _done(run / phase / "done.json") == _done(ref / phase / "done.json")
+        assert not (run / phase / "state-old").exists() and not (run / phase / "state-tmp").exists()
+    for policy in POLICIES:
+        got = load_policy(PolicyConfig(), run / policy).state_dict()
+        want_sd = load_policy(PolicyConfig(), ref / policy).state_dict()
+        assert got.keys() == want_sd.keys()
+        assert all(torch.equal(got[k], want_sd[k]) for k in got), f"{policy}: weights differ"
+
+
+def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
+    micro_config: Path, reference: tuple[Path, dict[str, tuple[float, float]]], tmp_path: Path
+) -> None:
+    ref, windows = reference
+    began = time.monotonic()
+    hits: list[str] = []
+    for chain in range(CHAINS):
+        out = tmp_path / f"chain{chain}"
+        hit = _run_chain(micro_config, out, random.Random(SEED + chain), windows)
+        _assert_same_run(out, ref)
+        hits.extend(hit)
+    print(f"\nfault injection: {len(hits)} SIGKILLs over {CHAINS} chains in "
+          f"{time.monotonic() - began:.0f} s; phases hit: {dict(Counter(hits))}")  # fmt: skip
+    assert len(hits) >= MIN_KILLS, f"only {len(hits)} kills landed: {hits}"
+    assert len(set(hits)) >= 3, f"kills did not spread over the phases: {hits}"
