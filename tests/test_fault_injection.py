@@ -4,8 +4,8 @@ by record, per-purpose totals, final weights) - no lost work, no double-counted 
 
 A *chain* is one run directory: start the run, SIGKILL it at a random point, start it again
 (`adaroll run` resumes by default), kill again, ... and finally let it finish. The kill points
-are stratified over the phases (experts + SFT, Stage I, Vanilla, Hybrid) and drawn uniformly
-inside each from the reference run's timing, so kills land in every phase, inside iterations,
+are seeded and stratified over the phases (experts + SFT, Stage I, Vanilla, Hybrid), drawn
+uniformly inside each (see `_run_chain`), so kills land in every phase, inside iterations,
 evaluations and state saves. Several kills per chain also resume from resumed states. All chains compare with one shared reference
 run of a micro config (tiny splits, two iterations per phase), so the suite stays short.
 """
@@ -122,35 +122,48 @@ def reference(
     return out, windows
 
 
-ENTRY = {"sft": None, "stage1": "policies/sft/done", "base_vanilla": "stage1/done.json",
-         "action_hybrid": "base_vanilla/done.json"}  # fmt: skip
-"""The file whose existence marks that a run has reached each kill stratum (None: at once)."""
+def _lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
 
 
 def _run_chain(
-    config: Path, out: Path, rng: random.Random, windows: dict[str, tuple[float, float]]
+    config: Path, out: Path, rng: random.Random, plan_from: Path, sft_window: float
 ) -> list[str]:
-    """Kill one run directory's runs at stratified random points, then let it finish: kill j
-    waits until its process has reached stratum s_j, then a random share of the stratum's
-    reference duration. (Pure delays would not spread: every restarted process spends its first
-    seconds loading, before it gets anywhere.) Returns the phase in progress at each kill."""
-    strata = sorted(
-        [*STRATA, *rng.choices(STRATA, k=KILLS_PER_CHAIN - len(STRATA))], key=STRATA.index
-    )
-    plan = [(s, rng.random() * (windows[s][1] - windows[s][0])) for s in strata]
+    """Kill one run directory's runs at stratified random points, then let it finish.
+
+    The first kill falls at a uniform random time inside the reference's experts + SFT window.
+    A kill in an RL phase waits until the process has written a random number ``k`` of the
+    phase's ledger records (``k`` uniform over the reference phase's record count), then a
+    random 0-150 ms more: it lands inside that phase (mid-collection, mid-update, mid-eval or
+    mid-save), however slow the machine. Pure delays would not spread: every restarted process
+    spends its first seconds loading before it gets anywhere. Returns the phase in progress at
+    each kill."""
+    extra = rng.choices(STRATA[1:], k=KILLS_PER_CHAIN - len(STRATA))
+    strata = sorted([*STRATA, *extra], key=STRATA.index)
     hit: list[str] = []
-    for stratum, delay in plan:
+    for stratum in strata:
         before = (
             (out / "config.yaml").stat().st_mtime_ns if (out / "config.yaml").exists() else None
         )
         proc = _spawn(config, out)
         _wait_for_work_start(proc, out, before)
-        entry = ENTRY[stratum]
-        while entry is not None and not (out / entry).exists() and proc.poll() is None:
-            time.sleep(0.005)
+        if stratum == "sft":
+            delay = rng.uniform(0.0, sft_window)
+        else:
+            ledger = out / stratum / "ledger.jsonl"
+            target = rng.randrange(_lines(plan_from / stratum / "ledger.jsonl"))
+            started = time.time_ns()
+            while proc.poll() is None and not (
+                ledger.exists() and ledger.stat().st_mtime_ns > started and _lines(ledger) >= target
+            ):
+                time.sleep(0.003)
+            delay = rng.uniform(0.0, 0.15)
         began = time.monotonic()
         while proc.poll() is None and time.monotonic() - began < delay:
-            time.sleep(0.005)
+            time.sleep(0.003)
         if proc.poll() is not None:  # finished before the kill: nothing left to interrupt
             _, err = proc.communicate()
             assert proc.returncode == 0, err.decode()[-3000:]
@@ -250,7 +263,7 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
     hits: list[str] = []
     for chain in range(CHAINS):
         out = tmp_path / f"chain{chain}"
-        hit = _run_chain(micro_config, out, random.Random(SEED + chain), windows)
+        hit = _run_chain(micro_config, out, random.Random(SEED + chain), ref, windows["sft"][1])
         _assert_same_run(out, ref)
         hits.extend(hit)
     print(f"\nfault injection: {len(hits)} SIGKILLs over {CHAINS} chains in "
