@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from adaroll.algos.metrics import split_metrics
-from adaroll.envs.base import GUIEnv, TaskSpec
+from adaroll.envs.base import EnvFault, GUIEnv, TaskSpec
 from adaroll.policies.base import Policy
-from adaroll.rollout.episodes import run_episodes
+from adaroll.rollout.episodes import Episode, run_episodes
+from adaroll.rollout.jobs import RolloutFailed, close_quietly
 from adaroll.seeding import seed_everything
+
+log = logging.getLogger("adaroll")
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,7 @@ def evaluate_split(
     history_window: int,
     seed: int,
     batch: int = 256,
+    max_retries: int = 3,
 ) -> SplitResult:
     """Run ``k`` root attempts of every task (sampling from the policy) and score them."""
     seed_everything("eval", seed, policy=policy)
@@ -43,19 +48,40 @@ def evaluate_split(
         batch = max(1, min(batch, envs[0].max_live)) if envs else batch
         for start in range(0, len(attempts), batch):
             chunk = attempts[start : start + batch]
-            envs += [make_env() for _ in range(len(chunk) - len(envs))]
-            starts = []
-            for env, task in zip(envs, chunk, strict=False):
-                obs, info = env.reset(options={"task": task})
-                starts.append((str(info.get("instruction", env.instruction)), (), obs))
-            episodes = run_episodes(policy, envs[: len(chunk)], starts, history_window)
+            for retry in range(max_retries + 1):
+                envs += [make_env() for _ in range(len(chunk) - len(envs))]
+                try:
+                    episodes = _attempt(policy, envs[: len(chunk)], chunk, history_window)
+                except EnvFault as fault:
+                    episodes, broken = [], fault
+                else:
+                    broken = next((e.fault for e in episodes if e.fault is not None), None)
+                if broken is None:
+                    break
+                # a crashed or hung env: replace every env of the chunk and run it again, so
+                # no attempt is scored on a broken browser
+                log.warning("evaluation chunk re-run after an env fault: %s", broken)
+                for env in envs:
+                    close_quietly(env)
+                envs = []
+                if retry == max_retries:
+                    raise RolloutFailed(f"evaluation failed {retry + 1} times; last: {broken}") from broken
             for task, episode in zip(chunk, episodes, strict=True):
                 outcomes[task.id].append(episode.success)
                 env_steps += episode.env_steps
                 policy_samples += len(episode.decisions)
     finally:
         for env in envs:
-            env.close()
+            close_quietly(env)
     metrics = split_metrics(outcomes, k)
     return SplitResult(metrics["avg"], metrics["pass"], env_steps, policy_samples, len(attempts),
                        outcomes)
+
+
+def _attempt(policy: Policy, envs: Sequence[GUIEnv], tasks: Sequence[TaskSpec],
+             history_window: int) -> list[Episode]:  # fmt: skip
+    starts = []
+    for env, task in zip(envs, tasks, strict=True):
+        obs, info = env.reset(options={"task": task})
+        starts.append((str(info.get("instruction", env.instruction)), (), obs))
+    return run_episodes(policy, envs, starts, history_window)

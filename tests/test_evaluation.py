@@ -3,7 +3,11 @@ the clamp acts like asking for that batch size."""
 
 from __future__ import annotations
 
+import pytest
+
+from adaroll.envs.base import EnvFault
 from adaroll.evaluation import evaluate_split
+from adaroll.rollout.jobs import RolloutFailed
 from tests.fakes import GoPolicy, LineEnv, LineSuite
 
 
@@ -33,3 +37,38 @@ def test_evaluation_respects_max_live():
     assert scarce.outcomes == plenty.outcomes
     assert (scarce.avg, scarce.pass_, scarce.env_steps) == (plenty.avg, plenty.pass_, plenty.env_steps)
     assert 0 < plenty.avg < 1  # the policy is stochastic: reused envs must not leak outcomes
+
+
+class CrashOnceEnv(LineEnv):
+    """Its 5th step (over all instances) raises an env fault, once."""
+
+    steps = 0
+    closed = 0
+
+    def step(self, action):
+        type(self).steps += 1
+        if type(self).steps == 5:
+            raise EnvFault("browser crashed")
+        return super().step(action)
+
+    def close(self) -> None:
+        type(self).closed += 1
+        super().close()
+
+
+def test_a_crashed_env_reruns_its_chunk_instead_of_scoring_a_failure():
+    tasks = LineSuite().split("train")
+    result = evaluate_split(GoPolicy(5.0), CrashOnceEnv, tasks, k=2, history_window=2, seed=1)
+    # the policy almost always walks to the goal: a crash scored as a failure would show
+    assert result.avg == 1.0 and result.episodes == 8
+    assert CrashOnceEnv.closed >= 8 + 1  # the first attempt's envs were all replaced
+
+
+def test_an_env_that_keeps_crashing_fails_the_evaluation_clearly():
+    class AlwaysCrash(LineEnv):
+        def step(self, action):
+            raise EnvFault("browser crashed")
+
+    with pytest.raises(RolloutFailed, match="evaluation failed 2 times"):
+        evaluate_split(GoPolicy(0.0), AlwaysCrash, LineSuite().split("train"), k=1, history_window=2,
+                       seed=1, max_retries=1)  # fmt: skip

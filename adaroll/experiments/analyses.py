@@ -78,8 +78,9 @@ def analysis(*names: str) -> Callable[[Callable[[Inputs], Section]], Callable[[I
 def analyse(exp: Experiment, home: Path, profile: Profile, summaries: Summaries,
             seeds: Sequence[int], out: Path, quick: bool) -> Section:  # fmt: skip
     section = ANALYSES[exp.name](Inputs(exp, home, profile, summaries, seeds, out, quick))
+    units = "" if exp.name == "restore-cost" else " Avg@4 and Pass@4 in percent."
     header = (f"### {exp.title}: {profile.env}\n\nSeeds {', '.join(map(str, seeds))}; mean ± "
-              "standard deviation over seeds; scores in percent.\n\n")  # fmt: skip
+              f"standard deviation over seeds.{units}\n\n")  # fmt: skip
     section.markdown = header + section.markdown
     return section
 
@@ -334,6 +335,6 @@ def restore_cost(x: Inputs) -> Section:
     from adaroll.experiments import restore_cost as rc
 
     env = load_config(None, [*x.profile.overrides, *(x.profile.quick if x.quick else ())]).env
-    result = rc.measure(env.name, x.seeds, restores=2 if x.quick else 5, env_options=dict(env.options),
-                        suite_options=dict(env.suite_options))  # fmt: skip
+    result = rc.measure(env.name, x.seeds, restores=2 if x.quick else 5,
+                        env_options=dict(env.options))  # fmt: skip
     return Section(rc.markdown(result, env.name), result)

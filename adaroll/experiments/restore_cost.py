@@ -1,8 +1,9 @@
 """Restore cost (Table 1 analogue): time to get a fresh branch at the state after a 10-step
 expert prefix, by each snapshot backend of an environment, against replaying the prefix.
 
-Per seed, one train-split task whose expert needs more than ``prefix`` steps is picked at
-random; the live env walks the expert prefix, each backend saves that state once and restores
+Per seed, one task (train or pretrain split of the env's default suite: the training
+subset of a profile does not matter here) whose expert needs more than ``prefix`` steps is
+picked at random; the live env walks the expert prefix, each backend saves that state once and restores
 it ``restores`` times. Each restore is timed until the branch is usable and checked: its
 element tree must equal the live one (a restore that is fast but wrong would not count).
 """
@@ -41,18 +42,18 @@ def expert_prefix(env: GUIEnv, suite: TaskSuite, task: TaskSpec, n: int) -> list
 
 
 def pick_task(env: GUIEnv, suite: TaskSuite, seed: int, n: int) -> tuple[TaskSpec, list[Action]]:
-    tasks = list(suite.split("train"))
+    tasks = [*suite.split("train"), *suite.split("pretrain")]
     random.Random(derive_seed(seed, "restore-cost")).shuffle(tasks)
     for task in tasks:
         prefix = expert_prefix(env, suite, task, n)
         if prefix is not None:
             return task, prefix
-    raise RuntimeError(f"no train task's expert needs more than {n} steps")
+    raise RuntimeError(f"no train or pretrain task's expert needs more than {n} steps")
 
 
 def measure(env_name: str, seeds: Sequence[int], restores: int, env_options: dict[str, Any],
-            suite_options: dict[str, Any], prefix: int = PREFIX) -> dict[str, Any]:  # fmt: skip
-    suite = get_suite(env_name, **suite_options)
+            prefix: int = PREFIX) -> dict[str, Any]:  # fmt: skip
+    suite = get_suite(env_name)
     make_env = make_env_factory(env_name, **env_options)
     per_seed: list[dict[str, Any]] = []
     live = make_env()
@@ -93,15 +94,21 @@ def markdown(result: dict[str, Any], env_name: str) -> str:
     base = [r["replay"] for r in rows]
     lines = [f"Median of {result['restores']} restores per seed of a {PREFIX}-step expert prefix "
              "(seconds until the branch is usable, its element tree checked against the live "
-             "state); mean ± standard deviation over seeds (one random train task per seed: "
+             "state); mean ± standard deviation over seeds (one random task per seed: "
              f"{', '.join(r['task'] for r in rows)}).", "",
              "| backend | restore (ms) | vs replay |", "|---|---:|---:|"]  # fmt: skip
     for name in BACKENDS[env_name]:
         ms = [1000 * r[name] for r in rows]
         speed = mean_std([b / r[name] for b, r in zip(base, rows, strict=True)])[0]
-        lines.append(f"| {name} | {fmt_count(ms) if min(ms) >= 10 else _fine(ms)} | "
-                     f"{'1x' if name == 'replay' else f'{speed:,.1f}x faster'} |")  # fmt: skip
+        versus = "1x" if name == "replay" else _versus(speed)
+        lines.append(f"| {name} | {fmt_count(ms) if min(ms) >= 10 else _fine(ms)} | {versus} |")
     return "\n".join(lines) + "\n"
+
+
+def _versus(speedup: float | None) -> str:
+    if speedup is None:
+        return "-"
+    return f"{speedup:,.1f}x faster" if speedup >= 1 else f"{1 / speedup:,.1f}x slower"
 
 
 def _fine(ms: list[float]) -> str:

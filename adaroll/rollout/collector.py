@@ -40,7 +40,7 @@ from adaroll.checkpoints import Checkpoint, CheckpointStore
 from adaroll.envs.base import EnvFault, EnvTimeout, GUIEnv, Observation, replay
 from adaroll.policies.base import Context, Policy
 from adaroll.rollout.episodes import Episode, run_episodes
-from adaroll.rollout.jobs import Cost, Decision, Group, Job, RolloutFailed
+from adaroll.rollout.jobs import Cost, Decision, Group, Job, RolloutFailed, close_quietly
 from adaroll.seeding import derive_seed
 from adaroll.snapshots.base import SnapshotBackend, SnapshotError, SnapshotRef
 from adaroll.snapshots.fallback import restore_verified
@@ -249,7 +249,7 @@ class Collector:
         if reuse and getattr(env, "fault", None) is None and len(self._idle) < env.max_live:
             self._idle.append(env)
         else:
-            _close(env)
+            close_quietly(env)
 
     def _start(self, job: Job, cost: Cost) -> tuple[GUIEnv, Start]:
         if job.kind == "root":
@@ -257,7 +257,7 @@ class Collector:
             try:
                 obs, info = env.reset(options={"task": job.task})
             except BaseException:
-                _close(env)
+                close_quietly(env)
                 raise
             return env, (str(info.get("instruction", env.instruction)), (), obs)
         checkpoint = self._checkpoint(job)
@@ -277,7 +277,7 @@ class Collector:
         try:
             return env, (checkpoint.instruction, checkpoint.history, env.observe())
         except BaseException:
-            _close(env)
+            close_quietly(env)
             raise
 
     def _checkpoint(self, job: Job) -> Checkpoint:
@@ -309,16 +309,7 @@ class Collector:
 
     def close(self) -> None:
         while self._idle:
-            _close(self._idle.pop())
+            close_quietly(self._idle.pop())
         for ref in self._refs.values():
             self.snapshots.release(ref)
         self._refs.clear()
-
-
-def _close(env: GUIEnv) -> None:
-    """Close an env that may be broken: a failure to clean up must not hide the fault that
-    is being handled (nor stop the other envs from closing)."""
-    try:
-        env.close()
-    except Exception as exc:  # noqa: BLE001 - logged, cleanup goes on
-        log.warning("closing %s failed: %s", type(env).__name__, exc)

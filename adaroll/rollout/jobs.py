@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Literal
 
-from adaroll.envs.base import TaskSpec
+from adaroll.envs.base import GUIEnv, TaskSpec
 from adaroll.policies.base import Context, SampledAction
+
+log = logging.getLogger("adaroll")
 
 StartKind = Literal["onestep", "suffix", "root"]
 Purpose = Literal["train", "routing"]
@@ -76,3 +79,12 @@ class Group:
     @property
     def success_rate(self) -> float:
         return sum(r > 0 for r in self.rewards) / len(self.rewards)
+
+
+def close_quietly(env: GUIEnv) -> None:
+    """Close an env that may be broken: a failure to clean up must not hide the fault that
+    is being handled (nor stop the other envs from closing)."""
+    try:
+        env.close()
+    except Exception as exc:  # noqa: BLE001 - logged, cleanup goes on
+        log.warning("closing %s failed: %s", type(env).__name__, exc)
