@@ -295,6 +295,16 @@ def checkpoint_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def mutated_file(data: bytes, records: list[Any], keys: Any, rng: random.Random, i: int) -> bytes:
+    """Every other input: random byte damage, or one record's JSON mutated (valid JSON lines)."""
+    if i % 2:
+        return mutate_bytes(data, rng)
+    rows = list(records)
+    j = rng.randrange(len(rows))
+    rows[j] = mutate_json(rows[j], rng, keys)
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
 def test_fuzz_checkpoint_files(checkpoint_file: Path, tmp_path: Path) -> None:
     rng = random.Random(SEED + 5)
     data = checkpoint_file.read_bytes()
@@ -303,14 +313,7 @@ def test_fuzz_checkpoint_files(checkpoint_file: Path, tmp_path: Path) -> None:
     files = _Files(tmp_path, "checkpoints.jsonl")
     loaded = 0
     for i in range(N):
-        if i % 2:
-            data_i = mutate_bytes(data, rng)
-        else:
-            rows = list(records)
-            j = rng.randrange(len(rows))
-            rows[j] = mutate_json(rows[j], rng, keys)
-            data_i = "".join(json.dumps(r) + "\n" for r in rows).encode()
-        path = files.write(data_i)
+        path = files.write(mutated_file(data, records, keys, rng, i))
         try:
             store = CheckpointStore.load(path)
         except CheckpointFileError as exc:
@@ -363,14 +366,7 @@ def test_fuzz_ledger_files(tmp_path: Path) -> None:
     files = _Files(tmp_path, "ledger.jsonl")
     loaded = torn = 0
     for i in range(N):
-        if i % 2:
-            data_i = mutate_bytes(data, rng)
-        else:
-            rows = list(records)
-            j = rng.randrange(len(rows))
-            rows[j] = mutate_json(rows[j], rng, keys)
-            data_i = "".join(json.dumps(r) + "\n" for r in rows).encode()
-        path = files.write(data_i)
+        path = files.write(mutated_file(data, records, keys, rng, i))
         result = _only(LedgerError, lambda p=path: read_ledger(p))
         if result is None:
             continue
