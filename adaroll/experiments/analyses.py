@@ -81,7 +81,7 @@ def analyse(exp: Experiment, home: Path, profile: Profile, summaries: Summaries,
     units = "" if exp.name == "restore-cost" else " Avg@4 and Pass@4 in percent."
     header = (f"### {exp.title}: {profile.env}\n\nSeeds {', '.join(map(str, seeds))}; mean ± "
               f"standard deviation over seeds.{units}\n\n")  # fmt: skip
-    section.markdown = header + section.markdown
+    section.markdown = header + section.markdown + (f"\n{exp.note}\n" if exp.note else "")
     return section
 
 

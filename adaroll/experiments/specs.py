@@ -98,6 +98,8 @@ class Experiment:
     default_extra: tuple[str, ...] = field(default=())
     """Configurations the ``default`` variant also trains (e.g. the Vanilla reference that
     defines the target of an ablation)."""
+    note: str = ""
+    """How to read the table (printed under it)."""
 
     def configurations_of(self, variant: str) -> tuple[str, ...]:
         extra = self.default_extra if variant == "default" else ()
@@ -122,7 +124,9 @@ for _exp in (
     Experiment("options", "Beyond the paper: each option against the paper's default",
                ("default", "match-soft", "match-partial", "pivot-temperature", "pivot-task-quantile",
                 "demotion", "replay", "lp-frontier", "bandit", "coverage-0.7", "coverage-0.7-self-pool"),
-               ("base_hybrid",), default_extra=("base_vanilla",)),
+               ("base_hybrid",), default_extra=("base_vanilla",),
+               note="The self-generated pivot pool only acts on tasks without expert pivots: read "
+               "its row against `experts on 70% of tasks`, not against the paper defaults."),
     Experiment("restore-cost", "Restore cost (Table 1 analogue)", (), ()),
 ):  # fmt: skip
     EXPERIMENTS.register(_exp.name)(_exp)
