@@ -58,7 +58,8 @@ def plan_units(names: Sequence[str], seeds: Sequence[int]) -> list[Unit]:
                 wanted.setdefault((variant, seed), {}).update(
                     dict.fromkeys(exp.configurations_of(variant))
                 )
-    return [Unit(v, s, tuple(c)) for (v, s), c in wanted.items()]
+    # seed-major: an interrupted experiment has every variant for its first seeds
+    return [Unit(v, s, tuple(c)) for (v, s), c in sorted(wanted.items(), key=lambda kv: kv[0][1])]
 
 
 @contextlib.contextmanager
