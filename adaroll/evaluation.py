@@ -50,6 +50,7 @@ def evaluate_split(
             chunk = attempts[start : start + batch]
             for retry in range(max_retries + 1):
                 envs += [make_env() for _ in range(len(chunk) - len(envs))]
+                broken: EnvFault | None
                 try:
                     episodes = _attempt(policy, envs[: len(chunk)], chunk, history_window)
                 except EnvFault as fault:
