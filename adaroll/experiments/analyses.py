@@ -282,7 +282,7 @@ def _route_shares(path: Path, modes: Sequence[str]) -> dict[str, list[float]]:
 @analysis("pivots")
 def pivot_signals(x: Inputs) -> Section:
     data, rows = {}, []
-    for variant in x.exp.variants:
+    for variant in x.exp.variants_for(x.profile):
         label = "action disagreement" if variant == "default" else VARIANTS[variant].label
         pivots, scoring = [], []
         for seed in x.seeds:
@@ -308,7 +308,7 @@ def pivot_signals(x: Inputs) -> Section:
 def ablation(x: Inputs) -> Section:
     (name,) = x.exp.configurations
     data, rows = {}, []
-    for variant in x.exp.variants:
+    for variant in x.exp.variants_for(x.profile):
         to_vanilla, to_fixed = [], []
         for seed in x.seeds:
             curve = x.curve(variant, seed, name)

@@ -48,12 +48,12 @@ def overrides_for(profile: Profile, quick: bool, unit: Unit) -> list[str]:
             f"seed={unit.seed}", f"configurations=[{', '.join(unit.configurations)}]"]  # fmt: skip
 
 
-def plan_units(names: Sequence[str], seeds: Sequence[int]) -> list[Unit]:
+def plan_units(names: Sequence[str], seeds: Sequence[int], profile: Profile) -> list[Unit]:
     """The runs the experiments need, one per (variant, seed) with the union of configurations."""
     wanted: dict[tuple[str, int], dict[str, None]] = {}
     for name in names:
         exp = EXPERIMENTS.get(name)
-        for variant in exp.variants:
+        for variant in exp.variants_for(profile):
             for seed in seeds:
                 wanted.setdefault((variant, seed), {}).update(
                     dict.fromkeys(exp.configurations_of(variant))
@@ -172,7 +172,7 @@ def run_experiments(names: Sequence[str], *, profile: str, seeds: Sequence[int],
         raise ConfigError(f"unknown environment profile {profile!r}; valid: {', '.join(PROFILES)}")
     prof = PROFILES[profile]
     home = profile_home(root, profile, quick)
-    units = plan_units(names, seeds)
+    units = plan_units(names, seeds, prof)
     seconds: dict[str, float] = {}
     summaries: dict[str, dict[int, dict[str, Any]]] = {}
 
@@ -191,12 +191,12 @@ def run_experiments(names: Sequence[str], *, profile: str, seeds: Sequence[int],
         out = home / name
         out.mkdir(parents=True, exist_ok=True)
         section = analyse(
-            exp, home, prof, {v: summaries[v] for v in exp.variants}, seeds, out, quick
+            exp, home, prof, {v: summaries[v] for v in exp.variants_for(prof)}, seeds, out, quick
         )
         meta = {"experiment": name, "title": exp.title, "profile": profile, "quick": quick,
                 "seeds": list(seeds), "command": _command(), "run_seconds": seconds,
                 "overrides": {v: overrides_for(prof, quick, Unit(v, 0, exp.configurations_of(v)))[:-2]
-                              for v in exp.variants}}  # fmt: skip
+                              for v in exp.variants_for(prof)}}  # fmt: skip
         atomic_write_text(out / "results.json", json.dumps({**meta, **section.data}, indent=1))
         atomic_write_text(out / "results.md", section.markdown)
         say(f"{exp.title}: {out / 'results.md'}")

@@ -29,7 +29,7 @@ def test_every_variant_is_a_valid_config(profile, quick):
 
 
 def test_experiments_share_runs_and_union_their_configurations():
-    units = plan_units(["efficiency", "routing", "sensitivity"], seeds=[0, 1])
+    units = plan_units(["efficiency", "routing", "sensitivity"], seeds=[0, 1], profile=PROFILES["mobile"])
     default = {u.seed: u for u in units if u.variant == "default"}
     assert set(default) == {0, 1}
     assert set(default[0].configurations) == {"base", "base_vanilla", "base_hybrid", "action_hybrid"}
@@ -55,3 +55,9 @@ def test_copy_base_copies_a_finished_base_only(tmp_path: Path):
     copy_base(source, target)
     assert all((target / rel).exists() for rel in SHARED_BASE)
     assert not (target / "evals" / "sft.json").exists()  # SFT on train experts is not Base
+
+
+def test_a_profile_skips_its_variants():
+    web = {u.variant for u in plan_units(["pivots"], seeds=[0], profile=PROFILES["web"])}
+    mobile = {u.variant for u in plan_units(["pivots"], seeds=[0], profile=PROFILES["mobile"])}
+    assert mobile - web == set(PROFILES["web"].skip) and "default" in web
