@@ -76,3 +76,26 @@ def test_batch_across_jobs_keeps_order_and_costs(store) -> None:
     assert groups[1].cost.restores == 4
     for g in groups[1:]:
         assert g.cost.env_steps == sum(len(d) for d in g.decisions)
+
+
+class CountedEnv(LineEnv):
+    made: list[CountedEnv] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        CountedEnv.made.append(self)
+        self.closed = False
+
+
+def test_root_envs_are_reused_across_jobs_and_closed_with_the_collector(store) -> None:
+    """A browser costs a second to start: Root episodes reuse the envs of earlier clean
+    attempts (a reset starts the task afresh), with the same groups as fresh envs."""
+    CountedEnv.made = []
+    jobs = [Job("root", t, 6) for t in SUITE.split("train")]
+    fresh = Collector(GoPolicy(0.0), LineEnv, store, MemorySnapshots(), history_window=2)
+    reused = Collector(GoPolicy(0.0), CountedEnv, store, MemorySnapshots(), history_window=2)
+    assert [outcome(g) for g in reused.collect(jobs, seed=3)] == [outcome(g) for g in fresh.collect(jobs, seed=3)]
+    assert len(CountedEnv.made) == 6  # one group's worth, not one env per episode
+    assert not any(env.closed for env in CountedEnv.made)
+    reused.close()
+    assert all(env.closed for env in CountedEnv.made)

@@ -39,6 +39,9 @@ class Injector:
 
     def make_env(self) -> WebEnv:
         env = WebEnv(step_timeout_s=STEP_TIMEOUT_S)
+        # one browser per episode (no reuse by the collector), so that the plan can name its
+        # victims by creation order; reuse is tested in tests/rollout/test_collector.py
+        env.max_live = 0
         self.envs.append(env)
         return env
 
