@@ -9,6 +9,7 @@ rule on our numbers (the sign of the effect over the seeds), never by hand.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shutil
 import subprocess
@@ -20,7 +21,6 @@ from typing import Any
 from adaroll.io import atomic_write_text
 
 ORDER = ("full", "efficiency", "routing", "pivots", "sensitivity", "options", "restore-cost")
-PAPER_ENV = {"mobile": "MobileGym", "web": "CUA-Gym-Hub"}
 
 
 def _machine() -> str:
@@ -31,8 +31,6 @@ def _machine() -> str:
             break
     mem = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
                 if line.startswith("MemTotal")), 0)  # fmt: skip
-    import os
-
     return f"{model}, {os.cpu_count()} cores, {mem / 2**20:.0f} GiB RAM, {platform.platform()}"
 
 
@@ -136,7 +134,6 @@ def side_by_side(found: dict[str, dict[str, tuple[Path, dict[str, Any]]]]) -> st
     for profile, exps in sorted(found.items()):
         if profile.endswith("-quick"):
             continue
-        env = PAPER_ENV.get(profile, profile)
         paper = PAPER.get(profile, {})
         if "efficiency" in exps:
             per_seed = exps["efficiency"][1]["per_seed"]
@@ -179,10 +176,9 @@ def side_by_side(found: dict[str, dict[str, tuple[Path, dict[str, Any]]]]) -> st
                              for a, b in zip(ours, data[other]["heldout_avg4"], strict=True)]  # fmt: skip
                     claim = paper.get(f"pivots_vs_{other}", "-")
                     # the paper's own sign: on MobileGym all checkpoints were slightly ahead
-                    sign = -1 if claim.startswith("-") else 1
+                    signed = [None if d is None else (-d if claim.startswith("-") else d) for d in diffs]
                     rows.append([f"{profile}: one-step RL Held-Out Avg@4, disagreement minus {other}",
-                                 claim, _points(_mean(diffs)),
-                                 _verdict(diffs, lambda v, sign=sign: sign * v > 0)])  # fmt: skip
+                                 claim, _points(_mean(diffs)), _verdict(signed, lambda v: v > 0)])  # fmt: skip
         if "routing" in exps:
             shares = exps["routing"][1]["shares"]
             for name in ("base_hybrid", "action_hybrid"):
@@ -200,7 +196,6 @@ def side_by_side(found: dict[str, dict[str, tuple[Path, dict[str, Any]]]]) -> st
                 rows.append([f"{profile}: restore time saved vs replay, 10-step prefix ({name})",
                              paper.get("restore", "-"), _pct(_mean(fractions)),
                              _verdict(fractions, lambda v: v > 0)])  # fmt: skip
-        del env
     if not rows:
         return ""
     lines = ["| claim | paper | ours (mean over seeds) | verdict |", "|---|---|---|---|"]
