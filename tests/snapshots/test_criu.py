@@ -26,6 +26,7 @@ from adaroll.actions import Action
 from adaroll.envs.base import SUITES, TaskSpec
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SnapshotError
 from adaroll.snapshots.criu_tool import CriuUnavailableError, check_criu, find_criu
+from tests.components import require
 
 pytestmark = [pytest.mark.criu, pytest.mark.web]
 
@@ -34,27 +35,19 @@ PREFIX_STEPS = 2
 N_BRANCHES = 4
 
 
-def _require(ok: bool, why: str) -> None:
-    if ok:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(why)
-    pytest.skip(why)
-
-
 def _require_stack() -> None:
-    _require(os.geteuid() == 0, "CRIU snapshots need root")
+    require(os.geteuid() == 0, "CRIU snapshots need root")
     try:
         from adaroll.envs.web.browser import find_chromium
 
         find_chromium()
         import miniwob  # noqa: F401
     except Exception as exc:  # noqa: BLE001
-        _require(False, f"needs Chromium and miniwob ({exc}); run scripts/install_system.sh")
+        require(False, f"needs Chromium and miniwob ({exc}); run scripts/install_system.sh")
     try:
         check_criu()
     except CriuUnavailableError as exc:
-        _require(False, f"needs CRIU: {exc}")
+        require(False, f"needs CRIU: {exc}")
 
 
 def _processes_mentioning(text: str) -> list[int]:
@@ -383,7 +376,7 @@ def test_missing_criu_binary_says_how_to_install(tmp_path):
 
 
 def test_old_criu_is_rejected(tmp_path):
-    _require(os.geteuid() == 0, "needs root")
+    require(os.geteuid() == 0, "needs root")
     fake = tmp_path / "criu"
     fake.write_text("#!/bin/sh\necho 'Version: 3.17.1'\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
@@ -392,7 +385,7 @@ def test_old_criu_is_rejected(tmp_path):
 
 
 def test_failing_criu_check_is_reported(tmp_path):
-    _require(os.geteuid() == 0, "needs root")
+    require(os.geteuid() == 0, "needs root")
     fake = tmp_path / "criu"
     fake.write_text('#!/bin/sh\nif [ "$1" = check ]; then echo "Error: no vdso" >&2; exit 1; fi\n'
                     "echo 'Version: 4.2'\n")  # fmt: skip

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from adaroll.envs.web.browser import BrowserProcess, isolation_available, pid_alive
+from tests.components import require
 
 pytestmark = pytest.mark.web
 
@@ -34,8 +35,7 @@ def _processes_mentioning(text: str) -> list[int]:
 
 
 def test_isolated_browser_namespaces_and_cleanup(browser):
-    if not isolation_available():  # CI runs as root: there a missing isolation is a failure
-        (pytest.fail if os.environ.get("CI") else pytest.skip)("isolated browsers need root")
+    require(isolation_available(), "isolated browsers need root")  # CI runs as root
     b = BrowserProcess.launch()
     try:
         assert b.isolated and b.alive()

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import require
+
 pytestmark = pytest.mark.web
 
 ADDRESS = "10.213.7.1"
@@ -98,14 +100,9 @@ SCRIPT = textwrap.dedent(
 ).replace("__ADDRESS__", ADDRESS)
 
 
-def _require(ok: bool, why: str) -> None:
-    if not ok:
-        (pytest.fail if os.environ.get("CI") else pytest.skip)(why)
-
-
 def test_a_sandboxed_page_cannot_reach_a_server_on_the_hosts_network(browser):
-    _require(os.geteuid() == 0, "building a network namespace needs root")
-    _require(shutil.which("ip") is not None, "needs `ip` (iproute2); run scripts/install_system.sh")
+    require(os.geteuid() == 0, "building a network namespace needs root")
+    require(shutil.which("ip") is not None, "needs `ip` (iproute2); run scripts/install_system.sh")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     run = subprocess.run(["unshare", "--net", "--", sys.executable, "-c", SCRIPT],
                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
