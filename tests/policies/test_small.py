@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import math
 import pickle
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,14 +34,7 @@ ALL_KINDS = ("tap", "double_tap", "long_press", "swipe", "type", "key", "open_ap
 CLICK = frozenset({"clickable", "enabled"})
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    """Small nets run fastest on one thread (and many times slower when shared cores are
-    oversubscribed); restore the setting afterwards."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def small(**kw: object) -> SmallPolicy:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import pytest
 import torch
@@ -16,14 +15,7 @@ from tests.policies.synthetic import TEMPLATES, make_examples, name_pool
 KINDS = ("tap", "swipe", "type", "key", "done")
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    """Small nets run fastest on one thread (and many times slower when shared cores are
-    oversubscribed); restore the setting afterwards."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def policy(seed: int = 0, dim: int = 32) -> SmallPolicy:
