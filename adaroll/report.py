@@ -3,10 +3,10 @@
 * Table 3: Base, SFT, Base->Vanilla, Base->Hybrid, Action->Vanilla, Action->Hybrid with Train
   and Held-Out Avg@4/Pass@4, training samples and env steps;
 * Figure 4: Train Avg@4 against env steps and against training samples, vanilla vs hybrid;
-* Figure 5: share of tasks in Local/Suffix/Root over hybrid training;
-* Table 2: pivot-signal ablation, when a run directory holds ``ablation.json``.
+* Figure 5: share of tasks in Local/Suffix/Root over hybrid training.
 
-Everything is redrawn from ``summary.json`` and the phases' ``metrics.jsonl``.
+Everything is redrawn from ``summary.json`` and the phases' ``metrics.jsonl``. Table 2 and the
+views over several seeds are in :mod:`adaroll.experiments`.
 """
 
 from __future__ import annotations
@@ -109,16 +109,6 @@ def figure5(run: Path, out: Path) -> Path | None:
     return path
 
 
-def table2(ablation: dict[str, Any]) -> str:
-    rows = ["| pivot signal | pivots | samples | Train Avg@4 | Train Pass@4 | Held-Out Avg@4 | Held-Out Pass@4 |",
-            "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
-    for name, r in ablation.items():
-        rows.append(f"| {name} | {_num(r.get('pivots'))} | {_num(r.get('train_samples'))} | "
-                    f"{_pct(r.get('train_avg4'))} | {_pct(r.get('train_pass4'))} | "
-                    f"{_pct(r.get('heldout_avg4'))} | {_pct(r.get('heldout_pass4'))} |")  # fmt: skip
-    return "\n".join(rows)
-
-
 def write_report(run: Path, out: Path | None = None) -> Path:
     """Write ``report.md`` and its PNGs for one run directory; return the report's path."""
     run = Path(run)
@@ -135,9 +125,6 @@ def write_report(run: Path, out: Path | None = None) -> Path:
                         ("Figure 5 analogue: routing", figure5(run, out))):  # fmt: skip
         if path is not None:
             parts += [f"## {title}", "", f"![{title}]({path.name})", ""]
-    if (run / "ablation.json").exists():
-        parts += ["## Table 2 analogue: pivot signals", "",
-                  table2(json.loads((run / "ablation.json").read_text())), ""]  # fmt: skip
     report = out / "report.md"
     atomic_write_text(report, "\n".join(parts))
     return report
