@@ -64,6 +64,7 @@ class Pipeline:
     progress: bool = True
     say: Callable[[str], None] = print
     _suite: TaskSuite | None = field(default=None, init=False)
+    _stores: dict[str, CheckpointStore] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         torch.set_num_threads(self.cfg.threads)
@@ -105,6 +106,12 @@ class Pipeline:
         return collection.store
 
     def store(self, split: str) -> CheckpointStore:
+        """The split's checkpoints (collected or read once per pipeline)."""
+        if split not in self._stores:
+            self._stores[split] = self._load_store(split)
+        return self._stores[split]
+
+    def _load_store(self, split: str) -> CheckpointStore:
         result = self.experts(split)
         store = result if isinstance(result, CheckpointStore) else result.store
         coverage = self.cfg.expert.train_coverage
@@ -189,11 +196,12 @@ class Pipeline:
             pivot_weights=pivot_set.weights if pivot_set else {},
             seed=derive_seed(self.cfg.seed, "scheduler", name))  # fmt: skip
         store, matcher = self.store("train"), phase.match.build()
-        collector = self.collector(start, matcher, store)
         self_pool = None
         if pivot_set is not None and phase.pivots.self_pool and phase.algorithm == "hybrid":
+            store = CheckpointStore(store)  # the pool grows this phase's copy only
             self_pool = SelfPivotPool(store, [t.id for t in tasks if not pivot_set.pivots.get(t.id)],
                                       phase.pivots, matcher)  # fmt: skip
+        collector = self.collector(start, matcher, store)
         evals = {s: self.split(s) for s in {*phase.eval.splits, *phase.eval.final_splits}}
         trainer = Trainer(name, self.out / name, phase, start, scheduler, collector, self.make_env,
                           evals, seed=self.cfg.seed, history_window=self.cfg.policy.history,
