@@ -61,9 +61,12 @@ _WEB_TEMPLATES = "click-tab-2, login-user, enter-text, click-checkboxes, choose-
 """Six MiniWoB++ templates (one to several steps) that a from-scratch CPU policy can learn
 within the web budget; the other curated templates stay available to `adaroll run`."""
 
+_PAPER_ROUTING = ("rl.scheduler.routing=thresholds",)
+"""The experiments reproduce the paper: its threshold routing, not AdaRoll's bandit default."""
+
 PROFILES: dict[str, Profile] = {
     "mobile": Profile(
-        "mobile", (),
+        "mobile", _PAPER_ROUTING,
         ("env.suite_options={n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 4}",
          "sft.epochs=4", "stage1.budget={iterations: 2}", "stage1.eval.every=2",
          "stage1.scheduler.pivots_per_iteration=16", "rl.budget={iterations: 4}", "rl.eval.every=2",
@@ -72,7 +75,7 @@ PROFILES: dict[str, Profile] = {
     ),
     "web": Profile(
         "web",
-        ("env.name=web", "env.snapshot_backend=criu",
+        (*_PAPER_ROUTING, "env.name=web", "env.snapshot_backend=criu",
          "env.suite_options={train_seeds: 3, eval_seeds: 2, pretrain_seeds: 10, templates: "
          f"[{_WEB_TEMPLATES}]}}",
          "stage1.budget={iterations: 8}", "stage1.eval.every=4", "stage1.scheduler.pivots_per_iteration=32",
