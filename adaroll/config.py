@@ -157,8 +157,9 @@ class SchedulerConfig(Frozen):
     """Tasks visited per iteration (round robin over the train split)."""
     pivots_per_iteration: int = Field(64, ge=1)
     """Stage I: OneStep groups per update (round robin over all pivots)."""
-    # Beyond the paper (issue 9), each off by default: forgetting monitor and demotion, replay of
-    # mastered tasks, learning-progress frontier, bandit routing.
+    # Beyond the paper (issue 9): forgetting monitor and demotion, replay of mastered tasks,
+    # learning-progress frontier (each off by default) and bandit routing (the default: it beat
+    # the paper's thresholds on every seed, docs/RESULTS.md "Beyond the paper").
     demotion: bool = False
     """Forgetting monitor: keep the last `monitor_window` root outcomes of every Suffix and Root
     task (Root tasks' own probes, plus `routing_probes` root probes of Suffix tasks every
@@ -191,9 +192,11 @@ class SchedulerConfig(Frozen):
     """frontier=progress: groups at one frontier whose success-rate slope is tested."""
     lp_min_slope: float = Field(0.05, ge=0)
     """frontier=progress: a slope (success per group) this small or smaller is a plateau."""
-    routing: Literal["thresholds", "bandit"] = "thresholds"
+    routing: Literal["thresholds", "bandit"] = "bandit"
     """How Stage II chooses start and horizon per task. thresholds (paper): routing by p(x) with
-    tau_low/tau_high and the Suffix frontier. bandit: per task a discounted UCB over the arms
+    tau_low/tau_high and the Suffix frontier (the experiments pin it: they reproduce the paper;
+    it is also the setting under which the four thresholds and `demotion`, `replay_share` and
+    `frontier` act). bandit (default): per task a discounted UCB over the arms
     Local (OneStep on all pivots), Suffix from each pivot and Root (`root_probes` rollouts), by
     advantage energy (sum of squared raw group advantages: the learning signal GRPO gets) per
     unit cost, untried arms borrowing the pooled statistics of their kind over all tasks; no
@@ -212,7 +215,17 @@ class SchedulerConfig(Frozen):
     def _ordered(self) -> SchedulerConfig:
         if self.tau_low > self.tau_high:
             raise ValueError(f"tau_low ({self.tau_low}) must not exceed tau_high ({self.tau_high})")
+        if self.routing == "bandit":  # a setting the bandit never reads must not pass silently
+            fields = type(self).model_fields
+            moved = [k for k in _THRESHOLD_ROUTING_ONLY if getattr(self, k) != fields[k].default]
+            if moved:
+                raise ValueError(f"routing=bandit (the default) never reads {', '.join(moved)}: "
+                                 "set routing=thresholds for the paper's router")
         return self
+
+
+_THRESHOLD_ROUTING_ONLY = ("tau_low", "tau_high", "tau_suffix", "routing_probes",
+                           "local_reeval_every", "demotion", "replay_share", "frontier")  # fmt: skip
 
 
 class BudgetConfig(Frozen):

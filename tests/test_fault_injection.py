@@ -39,7 +39,7 @@ MICRO = {
     "stage1": {"budget": {"iterations": 2}, "eval": {"every": 1, "k": 1},
                "scheduler": {"pivots_per_iteration": 8}, "pivots": {"n_samples": 4}},
     "rl": {"budget": {"iterations": 2}, "eval": {"every": 1, "k": 1}, "grpo": {"group_size": 4},
-           "scheduler": {"tasks_per_iteration": 3, "routing_probes": 2}, "pivots": {"n_samples": 4}},
+           "scheduler": {"tasks_per_iteration": 3}, "pivots": {"n_samples": 4}},
     "configurations": ["base", "sft", "base_vanilla", "action_hybrid"],
 }  # fmt: skip
 PHASES = ("stage1", "base_vanilla", "action_hybrid")

@@ -8,6 +8,7 @@
 | checkpoint (trajectory) files  | ``CheckpointStore.load``       | ``CheckpointFileError`` |
 | cost ledgers                   | ``read_ledger``                | ``LedgerError``       |
 | metrics logs                   | ``read_jsonl``                 | ``JsonlError``        |
+| pivot sets                     | ``PivotSet.load``              | ``PivotFileError``    |
 | task ids                       | ``TaskSpec.from_id``           | ``ValueError``        |
 
 Inputs come from seeded generators (reproducible, no shrinking needed): byte-level corruption
@@ -39,6 +40,7 @@ from adaroll.envs.base import TaskSpec
 from adaroll.experts import collect_experts
 from adaroll.jsonl import JsonlError, JsonlLog, read_jsonl
 from adaroll.training.ledger import CostRecord, Ledger, LedgerError, read_ledger
+from adaroll.training.pivot_scoring import PivotFileError, PivotSet
 
 N = 10_000
 SEED = 7
@@ -399,6 +401,32 @@ def test_fuzz_metrics_logs(tmp_path: Path) -> None:
             loaded += 1
             records, good = result
             assert all(isinstance(r, dict) for r in records) and 0 <= good <= len(path.read_bytes())
+    assert 0 < loaded < N
+
+
+def test_fuzz_pivot_files(tmp_path: Path) -> None:
+    rng = random.Random(SEED + 9)
+    source = tmp_path / "pivots.json"
+    PivotSet({"t#1@0": 0.5, "t#1@1": float("nan"), "u#2@0": 0.75}, {"t#1": ["t#1@0"], "u#2": []},
+             24, {"t#1": 0.45, "u#2": 0.45}, {"t#1": {"t#1@0": 0.5, "t#1@1": 0.0}}).save(source)  # fmt: skip
+    data = source.read_bytes()
+    record = json.loads(data)
+    keys = [*record, "t#1", "u#2@0", "bogus"]
+    files = _Files(tmp_path, "pivots.json")
+    loaded = 0
+    for i in range(N):
+        blob = mutate_bytes(data, rng) if i % 2 else json.dumps(mutate_json(record, rng, keys)).encode()
+        path = files.write(blob)
+        try:
+            pivots = PivotSet.load(path)
+        except PivotFileError as exc:
+            assert str(exc).startswith(f"{path}: ")
+            continue
+        loaded += 1
+        assert isinstance(pivots.policy_samples, int) and pivots.policy_samples >= 0
+        assert all(c in pivots.scores for ids in pivots.pivots.values() for c in ids)
+        pivots.save(path)  # whatever loads saves and reloads equal
+        assert json.dumps(PivotSet.load(path).__dict__) == json.dumps(pivots.__dict__)
     assert 0 < loaded < N
 
 

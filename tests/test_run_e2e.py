@@ -4,6 +4,7 @@ Train Avg@4 over Base, writes the report (SIGKILL and resume: tests/test_fault_i
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,19 @@ def test_quick_run_trains_improves_and_reports(straight_run: Path) -> None:
     assert (straight_run / "report" / "figure5_routing.png").exists()
 
 
+def test_a_corrupt_pivot_file_is_scored_again(straight_run: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(straight_run, run)
+    pivots = run / "pivots" / "base_hybrid.json"
+    good = pivots.read_bytes()
+    pivots.write_bytes(good[: len(good) // 2])  # torn, as by a full disk
+    done = subprocess.run([*CMD, "--out", str(run)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"{pivots}: not a pivot set" in done.stdout
+    assert pivots.read_bytes() == good
+    assert (run / "summary.json").read_text() == (straight_run / "summary.json").read_text()
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "adaroll.cli", *args], capture_output=True,
                           text=True, timeout=600)  # fmt: skip
@@ -75,7 +89,9 @@ def test_eval_report_and_single_phase_commands(straight_run: Path, tmp_path: Pat
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--set", "rl.grpo.group_size=1"], "rl.grpo.group_size"),
-    (["--set", "rl.scheduler.tau_low=0.9"], "tau_low"),
+    (["--set", "rl.scheduler.routing=thresholds", "--set", "rl.scheduler.tau_low=0.9"],
+     "tau_low (0.9) must not exceed"),
+    (["--set", "rl.scheduler.tau_low=0.3"], "never reads tau_low"),
     (["--set", "env.name=desktop"], "unknown environment 'desktop'"),
     (["--set", "policy.kind=giant"], "unknown policy 'giant'"),
 ])  # fmt: skip

@@ -41,7 +41,7 @@ from adaroll.policies.base import Context, Policy
 from adaroll.rollout.collector import Collector, RolloutCollector
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS
-from adaroll.training.pivot_scoring import PivotSet, score_checkpoints
+from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.self_pool import SelfPivotPool
 from adaroll.training.sft import train_sft
@@ -153,7 +153,10 @@ class Pipeline:
     def pivots(self, name: str, policy: Policy, phase: TrainConfig) -> PivotSet:
         path = self.out / "pivots" / f"{name}.json"
         if path.exists():
-            return PivotSet.load(path)
+            try:
+                return PivotSet.load(path)
+            except PivotFileError as exc:  # derived data: the same policy and seed score it again
+                self.say(f"{exc}; scoring the checkpoints again")
         collector = self.collector(policy)
         pivot_set = score_checkpoints(policy, collector, self.store("train"), phase.pivots,
                                       seed=derive_seed(self.cfg.seed, "pivots", name),

@@ -13,6 +13,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NotRequired
+
+from pydantic import ConfigDict, NonNegativeInt, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from adaroll.actions import PAPER_MATCHER, ActionMatcher
 from adaroll.algos.pivots import (
@@ -54,9 +58,34 @@ class PivotSet:
 
     @classmethod
     def load(cls, path: Path) -> PivotSet:
-        d = json.loads(path.read_text())
-        return cls(d["scores"], d["pivots"], int(d["policy_samples"]),
-                   d.get("thresholds", {}), d.get("weights", {}))  # fmt: skip
+        """The set :meth:`save` wrote; :class:`PivotFileError` (naming the file) for anything else."""
+        try:
+            d = _PIVOT_FILE.validate_json(path.read_bytes())
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}"
+                                 for e in exc.errors()[:3])  # fmt: skip
+            raise PivotFileError(f"{path}: not a pivot set ({problems})") from None
+        unknown = sorted({c for ids in d["pivots"].values() for c in ids} - d["scores"].keys())
+        if unknown:
+            raise PivotFileError(f"{path}: pivots without a score: {', '.join(unknown[:3])}")
+        return cls(d["scores"], d["pivots"], d["policy_samples"], d.get("thresholds", {}),
+                   d.get("weights", {}))  # fmt: skip
+
+
+class PivotFileError(ValueError):
+    """A pivot file that is not what :meth:`PivotSet.save` wrote (torn, edited, or corrupt)."""
+
+
+@with_config(ConfigDict(strict=True, extra="forbid"))
+class _PivotFile(TypedDict):
+    scores: dict[str, float]  # NaN: a checkpoint a scorer could not score (it ranks last)
+    pivots: dict[str, list[str]]
+    policy_samples: NonNegativeInt
+    thresholds: NotRequired[dict[str, float]]
+    weights: NotRequired[dict[str, dict[str, float]]]
+
+
+_PIVOT_FILE = TypeAdapter(_PivotFile)
 
 
 def score_checkpoints(

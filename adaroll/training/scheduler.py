@@ -23,8 +23,8 @@ Options beyond the paper (off by default; tests/training/test_pivot_options.py):
 * self-generated pivots (``pivots.self_pool``): :meth:`Scheduler.add_pivots` hands a task
   without pivots the ones found on the policy's own successful rollouts.
 
-Forgetting, frontier and routing options (issue 9, off by default; tests/training/
-test_scheduler_options.py):
+Forgetting, frontier and routing options (issue 9; tests/training/test_scheduler_options.py),
+off by default except bandit routing:
 * ``demotion`` - a forgetting monitor over the root outcomes of Suffix and Root tasks (Root
   tasks' own probes, periodic routing probes for Suffix tasks) demotes Root -> Suffix -> Local on
   a confident drop (one-sided Wilson upper bound below a threshold); promotion then works again
@@ -33,8 +33,9 @@ test_scheduler_options.py):
   (:meth:`HybridScheduler._replay_jobs`);
 * ``frontier="progress"`` - the Suffix frontier follows learning progress, not tau_suffix
   (:meth:`HybridScheduler._progress_step`);
-* ``routing="bandit"`` - :class:`~adaroll.training.bandit_scheduler.BanditScheduler` replaces the thresholds by a discounted UCB
-  over start and horizon per task (the registry's ``hybrid`` entry builds it).
+* ``routing="bandit"`` (the default) - :class:`~adaroll.training.bandit_scheduler.BanditScheduler`
+  replaces the thresholds by a discounted UCB over start and horizon per task (the registry's
+  ``hybrid`` entry builds it).
 """
 
 from __future__ import annotations

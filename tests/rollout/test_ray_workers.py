@@ -87,7 +87,7 @@ def make_trainer(tmp: Path, store, collector_kind: str, iterations: int = 6, **r
     policy = GoPolicy(-1.0)
     cfg = TrainConfig(algorithm="hybrid", budget=BudgetConfig(iterations=iterations),
                       grpo=GRPOConfig(lr=0.2), eval=EvalConfig(k=2, every=3, final_splits=("train",)),
-                      scheduler=SchedulerConfig(tasks_per_iteration=4))  # fmt: skip
+                      scheduler=SchedulerConfig(routing="thresholds", tasks_per_iteration=4))  # fmt: skip
     tasks = SUITE.split("train")
     pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
     scheduler = SCHEDULERS.get("hybrid")(tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots)

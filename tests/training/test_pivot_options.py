@@ -34,7 +34,7 @@ from tests.fakes import GoPolicy, LineEnv, LineSuite
 
 SUITE = LineSuite()
 A, B = SUITE.split("train")[:2]
-SCHED = SchedulerConfig(tasks_per_iteration=2, pivots_per_iteration=3)
+SCHED = SchedulerConfig(routing="thresholds", tasks_per_iteration=2, pivots_per_iteration=3)
 GRPO = GRPOConfig(group_size=4)
 
 

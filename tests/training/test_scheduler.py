@@ -24,7 +24,7 @@ def outcome(job: Job, successes: int) -> Group:
 
 
 def make(tau_suffix: float = 0.75, pivots=PIVOTS, **sched) -> HybridScheduler:
-    cfg = SchedulerConfig(tau_suffix=tau_suffix, tasks_per_iteration=1, **sched)
+    cfg = SchedulerConfig(routing="thresholds", tau_suffix=tau_suffix, tasks_per_iteration=1, **sched)
     return HybridScheduler([TASK], cfg, GRPOConfig(), pivots)
 
 

@@ -1,5 +1,6 @@
 """Issue 9 scheduler options with scripted outcomes: forgetting monitor and demotion, replay of
-mastered tasks, the learning-progress frontier and bandit routing (each off by default)."""
+mastered tasks, the learning-progress frontier (each off by default) and bandit routing (the
+default)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def outcome(job: Job, successes: int, env_steps: int = 0, samples: int = 0) -> G
 
 
 def hybrid(pivots=PIVOTS, tasks=(TASK,), **sched) -> HybridScheduler:
-    cfg = SchedulerConfig(**{"tasks_per_iteration": 1, **sched})
+    cfg = SchedulerConfig(**{"routing": "thresholds", "tasks_per_iteration": 1, **sched})
     return HybridScheduler(list(tasks), cfg, GRPOConfig(), pivots)
 
 
@@ -273,3 +274,22 @@ def test_bandit_state_round_trip() -> None:
 def test_unknown_routing_is_rejected() -> None:
     with pytest.raises(ValueError):
         SchedulerConfig(routing="oracle")  # type: ignore[arg-type]
+
+
+def test_bandit_is_the_default_stage2_router() -> None:
+    s = SCHEDULERS.get("hybrid")(tasks=[TASK], sched=SchedulerConfig(), grpo=GRPOConfig(),
+                                 pivots=PIVOTS)  # fmt: skip
+    assert isinstance(s, BanditScheduler)
+    paper = SchedulerConfig(routing="thresholds", tau_low=0.3, demotion=True)
+    assert isinstance(SCHEDULERS.get("hybrid")(tasks=[TASK], sched=paper, grpo=GRPOConfig(),
+                                               pivots=PIVOTS), HybridScheduler)  # fmt: skip
+
+
+@pytest.mark.parametrize("setting", [{"tau_low": 0.3}, {"tau_suffix": 0.5}, {"routing_probes": 8},
+                                     {"demotion": True}, {"replay_share": 0.125},
+                                     {"frontier": "progress"}])  # fmt: skip
+def test_threshold_settings_under_the_bandit_are_an_error(setting: dict) -> None:
+    (name,) = setting
+    with pytest.raises(ValueError, match=f"never reads {name}.*routing=thresholds"):
+        SchedulerConfig(**setting)
+    SchedulerConfig(routing="thresholds", **setting)
