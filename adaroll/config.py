@@ -294,6 +294,9 @@ class RolloutConfig(Frozen):
     """How many times a group is re-run after a fault before the run fails: a crashed or hung
     env (both backends; the group restarts from its reset or snapshot in fresh envs, with the
     same seed) or, on Ray, a dead worker (retried on a fresh actor)."""
+    job_timeout_s: float | None = Field(900.0, gt=0)
+    """Ray only: a worker that returns no result for this long is killed and its jobs retried
+    on a fresh actor (a hang outside the env's own step limits); None: wait forever."""
 
     @model_validator(mode="after")
     def _local_batching(self) -> RolloutConfig:

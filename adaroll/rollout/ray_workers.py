@@ -182,6 +182,11 @@ class _Slot:
     actor: Any
     """The Ray actor, or None after a fault until the slot's next job starts a fresh one."""
     generation: int
+    ready: Any
+    """The actor's start-up call while it is starting (its jobs' clock starts once it is up)."""
+    last_progress: float
+    """``time.monotonic()`` of the slot's last result, or of its first job after being idle or
+    after its actor started."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +221,7 @@ class RayCollector:
         inflight_per_worker: int = 2,
         ray_address: str | None = None,
         start_timeout_s: float = 600.0,
+        job_timeout_s: float | None = 900.0,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -225,6 +231,7 @@ class RayCollector:
         self.workers, self.max_retries = workers, max_retries
         self.local_onestep, self.inflight_per_worker = local_onestep, max(1, inflight_per_worker)
         self.ray_address, self.start_timeout_s = ray_address, start_timeout_s
+        self.job_timeout_s = job_timeout_s
         # OneStep jobs in the learner: checkpoints only, the snapshot backend is never used.
         self.local = Collector(policy, make_env, checkpoints, ReplaySnapshots(make_env=make_env),
                                history_window=history_window, matcher=matcher)  # fmt: skip
@@ -288,10 +295,18 @@ class RayCollector:
                 timeout = 0
             if not inflight:
                 continue
-            ready, _ = ray.wait(list(inflight), num_returns=1 if timeout is None else len(inflight),
+            watchdog = timeout is None and self.job_timeout_s is not None
+            if watchdog:
+                timeout = max(0.0, self._next_deadline(inflight) - time.monotonic())
+            ready, _ = ray.wait(list(inflight), num_returns=len(inflight) if timeout == 0 else 1,
                                 timeout=timeout)  # fmt: skip
+            if watchdog and not ready:
+                for flight in self._hung(inflight):
+                    requeue(flight.job, None, f"worker slot {flight.slot} returned nothing for "
+                                              f"{self.job_timeout_s:g} s (hung)")  # fmt: skip
             for ref in ready:
                 flight = inflight.pop(ref)
+                self._slots[flight.slot].last_progress = time.monotonic()
                 try:
                     result: WorkerResult = ray.get(ref)
                 except RayError as exc:  # the actor died, or the job raised (env crash)
@@ -351,7 +366,9 @@ class RayCollector:
         # Wait for the actors, so that a worker that cannot start fails here with its reason,
         # and one that cannot be placed (no free CPU) fails instead of waiting forever.
         try:
-            ray.get([slot.actor.pid.remote() for slot in self._slots], timeout=self.start_timeout_s)
+            ray.get([slot.ready for slot in self._slots], timeout=self.start_timeout_s)
+            for slot in self._slots:
+                slot.ready = None
         except GetTimeoutError:
             self.close()
             raise RolloutFailed(
@@ -363,7 +380,36 @@ class RayCollector:
         actor = _RemoteWorker.remote(self._policy_ref, self.make_env, self._store_ref,
                                      self.snapshot_backend, self.history_window, self.matcher,
                                      self.max_retries)  # fmt: skip
-        return _Slot(actor, next(self._generations))
+        return _Slot(actor, next(self._generations), actor.pid.remote(), time.monotonic())
+
+    def _busy_slots(self, inflight: dict[Any, _Flight]) -> set[int]:
+        return {f.slot for f in inflight.values() if f.generation == self._slots[f.slot].generation}
+
+    def _deadline(self, slot: _Slot) -> float:
+        """When a busy slot runs out of time. A starting actor gets ``start_timeout_s`` more,
+        and its clock restarts once it is seen up, so a slow start is never taken for a hang."""
+        assert self.job_timeout_s is not None
+        if slot.ready is not None and ray.wait([slot.ready], timeout=0)[0]:
+            slot.ready, slot.last_progress = None, time.monotonic()
+        starting = self.start_timeout_s if slot.ready is not None else 0.0
+        return slot.last_progress + starting + self.job_timeout_s
+
+    def _next_deadline(self, inflight: dict[Any, _Flight]) -> float:
+        return min(self._deadline(self._slots[s]) for s in self._busy_slots(inflight))
+
+    def _hung(self, inflight: dict[Any, _Flight]) -> list[_Flight]:
+        """Replace every busy slot past its deadline (stuck outside any env time limit: a
+        deadlock, a hung driver) and take its flights out of ``inflight``."""
+        lost = []
+        for s in sorted(self._busy_slots(inflight)):
+            if self._deadline(self._slots[s]) > time.monotonic():
+                continue
+            mine = [ref for ref, f in inflight.items() if f.slot == s]
+            log.warning("rollout worker slot %d returned nothing for %g s: replaced", s,
+                        self.job_timeout_s)  # fmt: skip
+            self._replace(inflight[mine[0]])
+            lost += [inflight.pop(ref) for ref in mine]
+        return lost
 
     def _replace(self, flight: _Flight) -> None:
         """Kill the flight's actor (once per dead actor); a fresh one takes its slot when the
@@ -372,13 +418,15 @@ class RayCollector:
         if slot.generation != flight.generation or slot.actor is None:
             return  # already replaced because of an earlier failure of the same actor
         ray.kill(slot.actor, no_restart=True)
-        self._slots[flight.slot] = _Slot(None, next(self._generations))
+        self._slots[flight.slot] = _Slot(None, next(self._generations), None, time.monotonic())
         self.stats["replaced"] += 1
 
     def _top_up(self, jobs: Sequence[Job], base: int, free: deque[int], pinned: list[deque[int]],
                 inflight: dict[Any, _Flight]) -> None:  # fmt: skip
         for s, slot in enumerate(self._slots):
             busy = sum(1 for f in inflight.values() if f.slot == s and f.generation == slot.generation)
+            if busy == 0:  # the watchdog's clock starts with the first job of an idle slot
+                slot.last_progress = time.monotonic()
             while busy < self.inflight_per_worker:
                 queue = pinned[s] if pinned[s] else free
                 if not queue:

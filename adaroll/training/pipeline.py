@@ -183,7 +183,8 @@ class Pipeline:
             return RayCollector(policy, EnvFactory(self.cfg.env.name, dict(self.cfg.env.options)),
                                 store, self.cfg.env.snapshot_backend, matcher=matcher,
                                 history_window=self.cfg.policy.history, workers=rollout.workers,
-                                max_retries=rollout.max_retries, ray_address=rollout.ray_address)  # fmt: skip
+                                max_retries=rollout.max_retries, ray_address=rollout.ray_address,
+                                job_timeout_s=rollout.job_timeout_s)  # fmt: skip
         backend = SNAPSHOT_BACKENDS.get(self.cfg.env.snapshot_backend)(make_env=self.make_env)
         return Collector(policy, self.make_env, store, backend, matcher=matcher,
                          history_window=self.cfg.policy.history,
@@ -282,7 +283,7 @@ class Pipeline:
                 "heldout_pass4": metrics.get("heldout_pass")}  # fmt: skip
 
 
-_EXECUTION_ONLY = ("backend", "workers", "ray_address", "max_retries")
+_EXECUTION_ONLY = ("backend", "workers", "ray_address", "max_retries", "job_timeout_s")
 """Rollout fields that change where work runs, never its results: a run may resume with others."""
 
 

@@ -6,6 +6,7 @@ skip, without it."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -230,12 +231,45 @@ def test_env_crash_kills_the_worker_and_the_job_is_retried(tmp_path: Path, store
     assert [outcome(g) for g in groups] == [outcome(g) for g in want]
 
 
+class HangOnceEnv(CrashOnceEnv):
+    """A LineEnv that hangs forever (no env time limit catches it) on the first step taken
+    after ``marker`` appears."""
+
+    def step(self, action):
+        if os.path.exists(self.marker):
+            os.unlink(self.marker)
+            time.sleep(3600)
+        return LineEnv.step(self, action)
+
+    def branch(self, state):
+        env = HangOnceEnv(self.marker)
+        env.state = state
+        return env
+
+
 class _CrashFactory:
-    def __init__(self, marker: str) -> None:
-        self.marker = marker
+    def __init__(self, marker: str, env: type[CrashOnceEnv] = CrashOnceEnv) -> None:
+        self.marker, self.env = marker, env
 
     def __call__(self) -> CrashOnceEnv:
-        return CrashOnceEnv(self.marker)
+        return self.env(self.marker)
+
+
+def test_a_hung_worker_is_replaced_and_its_jobs_retried(tmp_path: Path, store) -> None:
+    marker = tmp_path / "hang"
+    jobs = [Job("root", t, 4) for t in SUITE.split("train")]
+    remote = RayCollector(GoPolicy(0.0), _CrashFactory(str(marker), HangOnceEnv), store, "memory",
+                          history_window=2, workers=2, job_timeout_s=5)  # fmt: skip
+    local = Collector(GoPolicy(0.0), LineEnv, store, MemorySnapshots(), history_window=2)
+    try:
+        remote.collect(jobs[:2], seed=1)  # workers up
+        marker.touch()
+        groups = remote.collect(jobs, seed=2)
+    finally:
+        remote.close()
+    assert not marker.exists() and remote.stats["replaced"] == 1
+    assert 1 <= sum(g.cost.faults for g in groups) <= remote.inflight_per_worker
+    assert [outcome(g) for g in groups] == [outcome(g) for g in local.collect(jobs, seed=2)]
 
 
 def test_a_job_that_always_fails_raises_after_its_retries(store) -> None:
