@@ -212,28 +212,9 @@ def test_killed_worker_is_replaced_and_its_job_retried(tmp_path: Path, store, si
     assert torch.equal(distributed.policy.theta, single.policy.theta)
 
 
-def test_env_crash_kills_the_worker_and_the_job_is_retried(tmp_path: Path, store) -> None:
-    marker = tmp_path / "crash"
-    tasks = SUITE.split("train")
-    jobs = [Job("root", t, 4) for t in tasks]
-    remote = RayCollector(GoPolicy(0.0), _CrashFactory(str(marker)), store, "memory",
-                          history_window=2, workers=2)  # fmt: skip
-    local = Collector(GoPolicy(0.0), LineEnv, store, MemorySnapshots(), history_window=2)
-    try:
-        remote.collect(jobs[:2], seed=1)  # workers up
-        marker.touch()
-        groups = remote.collect(jobs, seed=2)
-    finally:
-        remote.close()
-    assert not marker.exists() and remote.stats["replaced"] >= 1
-    assert sum(g.cost.faults for g in groups) >= 1
-    want = local.collect(jobs, seed=2)
-    assert [outcome(g) for g in groups] == [outcome(g) for g in want]
-
-
 class HangOnceEnv(CrashOnceEnv):
-    """A LineEnv that hangs forever (no env time limit catches it) on the first step taken
-    after ``marker`` appears."""
+    """A LineEnv that hangs (no env time limit catches it) on the first step taken after
+    ``marker`` appears."""
 
     def step(self, action):
         if os.path.exists(self.marker):
@@ -247,19 +228,22 @@ class HangOnceEnv(CrashOnceEnv):
         return env
 
 
-class _CrashFactory:
-    def __init__(self, marker: str, env: type[CrashOnceEnv] = CrashOnceEnv) -> None:
-        self.marker, self.env = marker, env
+class _OnceFactory:
+    def __init__(self, env: type[CrashOnceEnv], marker: str) -> None:
+        self.env, self.marker = env, marker
 
     def __call__(self) -> CrashOnceEnv:
         return self.env(self.marker)
 
 
-def test_a_hung_worker_is_replaced_and_its_jobs_retried(tmp_path: Path, store) -> None:
-    marker = tmp_path / "hang"
+@pytest.mark.parametrize(("env", "limits"), [(CrashOnceEnv, {}), (HangOnceEnv, {"job_timeout_s": 5})],
+                         ids=["env-crash", "hang-outside-env-limits"])  # fmt: skip
+def test_a_dead_or_hung_worker_is_replaced_and_its_jobs_retried(tmp_path: Path, store, env,
+                                                                 limits) -> None:  # fmt: skip
+    marker = tmp_path / "once"
     jobs = [Job("root", t, 4) for t in SUITE.split("train")]
-    remote = RayCollector(GoPolicy(0.0), _CrashFactory(str(marker), HangOnceEnv), store, "memory",
-                          history_window=2, workers=2, job_timeout_s=5)  # fmt: skip
+    remote = RayCollector(GoPolicy(0.0), _OnceFactory(env, str(marker)), store, "memory",
+                          history_window=2, workers=2, **limits)  # fmt: skip
     local = Collector(GoPolicy(0.0), LineEnv, store, MemorySnapshots(), history_window=2)
     try:
         remote.collect(jobs[:2], seed=1)  # workers up
