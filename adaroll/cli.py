@@ -141,7 +141,7 @@ def experiment(
     names: Annotated[
         list[str],
         typer.Argument(
-            help="Experiments to run: full, efficiency, routing, pivots, sensitivity, options, "
+            help="Experiments to run: full, efficiency, routing, pivots, sensitivity, options, bandit-action, "
             "restore-cost, or all.",
             show_default=False,
         ),

@@ -304,7 +304,7 @@ def pivot_signals(x: Inputs) -> Section:
 
 
 # -- ablations of one configuration (thresholds, beyond-the-paper options) -----------------------
-@analysis("sensitivity", "options")
+@analysis("sensitivity", "options", "bandit-action")
 def ablation(x: Inputs) -> Section:
     (name,) = x.exp.configurations
     data, rows = {}, []

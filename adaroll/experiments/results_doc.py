@@ -20,7 +20,8 @@ from typing import Any
 
 from adaroll.io import atomic_write_text
 
-ORDER = ("full", "efficiency", "routing", "pivots", "sensitivity", "options", "restore-cost")
+ORDER = ("full", "efficiency", "routing", "pivots", "sensitivity", "options", "bandit-action",
+         "restore-cost")
 
 
 def _machine() -> str:

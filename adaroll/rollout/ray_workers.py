@@ -377,7 +377,7 @@ class RayCollector:
                 f"{ray.available_resources().get('CPU', 0)}") from None  # fmt: skip
 
     def _spawn(self) -> _Slot:
-        actor = _RemoteWorker.remote(self._policy_ref, self.make_env, self._store_ref,
+        actor: Any = _RemoteWorker.remote(self._policy_ref, self.make_env, self._store_ref,
                                      self.snapshot_backend, self.history_window, self.matcher,
                                      self.max_retries)  # fmt: skip
         return _Slot(actor, next(self._generations), actor.pid.remote(), time.monotonic())

@@ -235,8 +235,9 @@ class Pipeline:
         self.check_names()
         make_private_dir(self.out)  # 0700: configs, trajectories and policies are private
         saved = self.out / "config.yaml"
-        if saved.exists() and not same_experiment(saved.read_text(), self.cfg):
-            raise ValueError(f"{saved} holds a different config; use a new --out or the same config")
+        if saved.exists() and (changed := experiment_changes(saved.read_text(), self.cfg)):
+            raise ConfigError(f"{saved} holds a different config ({'; '.join(changed[:4])}"
+                              f"{'; ...' if len(changed) > 4 else ''}); use a new --out or the same config")
         atomic_write_text(saved, dump_config(self.cfg))
         wanted = set(self.cfg.configurations)
         self.experts("pretrain")
@@ -287,17 +288,30 @@ _EXECUTION_ONLY = ("backend", "workers", "ray_address", "max_retries", "job_time
 """Rollout fields that change where work runs, never its results: a run may resume with others."""
 
 
-def same_experiment(saved_yaml: str, cfg: RunConfig) -> bool:
-    """Whether a saved config describes the same experiment as ``cfg``: equal up to the
-    execution-only rollout fields (e.g. resuming a local run on Ray workers) and the list of
-    configurations (each is seeded by its own name, so adding one later reuses the others)."""
+def experiment_changes(saved_yaml: str, cfg: RunConfig) -> list[str]:
+    """How ``cfg`` differs from a saved config as an experiment (``field: saved -> new``; empty:
+    the same experiment): equal up to the execution-only rollout fields (e.g. resuming a local
+    run on Ray workers) and the list of configurations (each is seeded by its own name, so
+    adding one later reuses the others)."""
     import yaml
 
     try:
         saved = load_config(yaml.safe_load(saved_yaml) or {})  # a missing section = its defaults
-    except (ConfigError, yaml.YAMLError):
-        return False
-    return _identity(saved) == _identity(cfg)
+    except (ConfigError, yaml.YAMLError) as exc:
+        return [f"unreadable: {str(exc).splitlines()[0]}"]
+    old, new = _flat(_identity(saved).model_dump()), _flat(_identity(cfg).model_dump())
+    return [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in sorted(old.keys() | new.keys())
+            if old.get(k) != new.get(k)]  # fmt: skip
+
+
+def _flat(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and value:
+            out |= _flat(value, f"{prefix}{key}.")
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 def _identity(cfg: RunConfig) -> RunConfig:
