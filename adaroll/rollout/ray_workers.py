@@ -45,7 +45,9 @@ user-facing guide (local Ray, multi-node clusters) is ``docs/ray.md``.
   crash) is retried: the worker is killed and a fresh actor takes its slot (started with the
   slot's next job), the job goes back to the queue (a pinned job to its slot's new actor, a
   free one to any worker), and the group that finally comes back carries ``Cost.faults`` = its
-  failed attempts, which the trainer writes to the ledger. A failed attempt returns nothing, so none of its samples
+  failed attempts, which the trainer writes to the ledger. A worker that returns nothing for
+  ``job_timeout_s`` (counted from its actor being up) is treated the same way: a hang outside
+  the env's own time limits. A failed attempt returns nothing, so none of its samples
   can enter an update; the env steps it spent are lost with it and are not ledgered. After
   ``max_retries`` failed attempts of one job, :class:`RolloutFailed` is raised.
 """
@@ -404,11 +406,11 @@ class RayCollector:
         for s in sorted(self._busy_slots(inflight)):
             if self._deadline(self._slots[s]) > time.monotonic():
                 continue
-            mine = [ref for ref, f in inflight.items() if f.slot == s]
             log.warning("rollout worker slot %d returned nothing for %g s: replaced", s,
                         self.job_timeout_s)  # fmt: skip
-            self._replace(inflight[mine[0]])
-            lost += [inflight.pop(ref) for ref in mine]
+            generation = self._slots[s].generation
+            self._replace(next(f for f in inflight.values() if (f.slot, f.generation) == (s, generation)))
+            lost += [inflight.pop(ref) for ref in [r for r, f in inflight.items() if f.slot == s]]
         return lost
 
     def _replace(self, flight: _Flight) -> None:
