@@ -140,6 +140,11 @@ class MatchConfig(Frozen):
                              partial_text_credit=self.reward == "partial")  # fmt: skip
 
 
+_THRESHOLD_ROUTING_ONLY = ("tau_low", "tau_high", "tau_suffix", "routing_probes",
+                           "local_reeval_every", "demotion", "replay_share", "frontier")  # fmt: skip
+"""SchedulerConfig fields that only the paper's threshold router reads."""
+
+
 class SchedulerConfig(Frozen):
     tau_low: float = Field(0.25, ge=0, le=1)
     """Tasks with p(x) below this are trained Local (OneStep on pivots)."""
@@ -223,10 +228,6 @@ class SchedulerConfig(Frozen):
                 raise ValueError(f"routing=bandit (the default) never reads {', '.join(moved)}: "
                                  "set routing=thresholds for the paper's router")
         return self
-
-
-_THRESHOLD_ROUTING_ONLY = ("tau_low", "tau_high", "tau_suffix", "routing_probes",
-                           "local_reeval_every", "demotion", "replay_share", "frontier")  # fmt: skip
 
 
 class BudgetConfig(Frozen):
