@@ -71,9 +71,9 @@ def test_a_corrupt_pivot_file_is_scored_again(straight_run: Path, tmp_path: Path
 def test_a_different_config_for_a_run_directory_is_refused(straight_run: Path) -> None:
     saved = (straight_run / "config.yaml").read_text()
     done = _cli("run", "--quick", "--no-progress", "--out", str(straight_run),
-                "--set", "rl.scheduler.routing=thresholds")  # fmt: skip
+                "--set", "rl.scheduler.routing=bandit")  # fmt: skip
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "holds a different config (rl.scheduler.routing: 'bandit' -> 'thresholds')" in done.stderr
+    assert "holds a different config (rl.scheduler.routing: 'thresholds' -> 'bandit')" in done.stderr
     assert (straight_run / "config.yaml").read_text() == saved
 
 

@@ -61,13 +61,9 @@ _WEB_TEMPLATES = "click-tab-2, login-user, enter-text, click-checkboxes, choose-
 """Six MiniWoB++ templates (one to several steps) that a from-scratch CPU policy can learn
 within the web budget; the other curated templates stay available to `adaroll run`."""
 
-_PAPER_ROUTING = ("stage1.scheduler.routing=thresholds", "rl.scheduler.routing=thresholds")
-"""The experiments reproduce the paper: its threshold routing, not AdaRoll's bandit default
-(Stage I never routes; pinning its copy too keeps the runs made before the switch valid)."""
-
 PROFILES: dict[str, Profile] = {
     "mobile": Profile(
-        "mobile", _PAPER_ROUTING,
+        "mobile", (),
         ("env.suite_options={n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 4}",
          "sft.epochs=4", "stage1.budget={iterations: 2}", "stage1.eval.every=2",
          "stage1.scheduler.pivots_per_iteration=16", "rl.budget={iterations: 4}", "rl.eval.every=2",
@@ -76,7 +72,7 @@ PROFILES: dict[str, Profile] = {
     ),
     "web": Profile(
         "web",
-        (*_PAPER_ROUTING, "env.name=web", "env.snapshot_backend=criu",
+        ("env.name=web", "env.snapshot_backend=criu",
          "env.suite_options={train_seeds: 3, eval_seeds: 2, pretrain_seeds: 10, templates: "
          f"[{_WEB_TEMPLATES}]}}",
          "stage1.budget={iterations: 8}", "stage1.eval.every=4", "stage1.scheduler.pivots_per_iteration=32",
@@ -138,8 +134,8 @@ for _exp in (
                "its row against `experts on 70% of tasks`, not against the paper defaults."),
     Experiment("bandit-action", "Beyond the paper: bandit routing from Action", ("default", "bandit"),
                ("action_hybrid",), default_extra=("base_vanilla",),
-               note="The options table trains Base->Hybrid only; this checks bandit routing, "
-               "AdaRoll's default, on the other Hybrid configuration. Both rows start from the "
+               note="The options table trains Base->Hybrid only; this checks the bandit option "
+               "on the other Hybrid configuration. Both rows start from the "
                "same Action policy (routing acts in Stage II only)."),
     Experiment("restore-cost", "Restore cost (Table 1 analogue)", (), ()),
 ):  # fmt: skip

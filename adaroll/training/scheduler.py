@@ -24,7 +24,7 @@ Options beyond the paper (off by default; tests/training/test_pivot_options.py):
   without pivots the ones found on the policy's own successful rollouts.
 
 Forgetting, frontier and routing options (issue 9; tests/training/test_scheduler_options.py),
-off by default except bandit routing:
+all off by default (the paper's thresholds route):
 * ``demotion`` - a forgetting monitor over the root outcomes of Suffix and Root tasks (Root
   tasks' own probes, periodic routing probes for Suffix tasks) demotes Root -> Suffix -> Local on
   a confident drop (one-sided Wilson upper bound below a threshold); promotion then works again
@@ -33,7 +33,7 @@ off by default except bandit routing:
   (:meth:`HybridScheduler._replay_jobs`);
 * ``frontier="progress"`` - the Suffix frontier follows learning progress, not tau_suffix
   (:meth:`HybridScheduler._progress_step`);
-* ``routing="bandit"`` (the default) - :class:`~adaroll.training.bandit_scheduler.BanditScheduler`
+* ``routing="bandit"`` - :class:`~adaroll.training.bandit_scheduler.BanditScheduler`
   replaces the thresholds by a discounted UCB over start and horizon per task (the registry's
   ``hybrid`` entry builds it).
 """

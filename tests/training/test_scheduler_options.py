@@ -276,13 +276,11 @@ def test_unknown_routing_is_rejected() -> None:
         SchedulerConfig(routing="oracle")  # type: ignore[arg-type]
 
 
-def test_bandit_is_the_default_stage2_router() -> None:
+def test_the_paper_thresholds_are_the_default_stage2_router() -> None:
     s = SCHEDULERS.get("hybrid")(tasks=[TASK], sched=SchedulerConfig(), grpo=GRPOConfig(),
                                  pivots=PIVOTS)  # fmt: skip
-    assert isinstance(s, BanditScheduler)
-    paper = SchedulerConfig(routing="thresholds", tau_low=0.3, demotion=True)
-    assert isinstance(SCHEDULERS.get("hybrid")(tasks=[TASK], sched=paper, grpo=GRPOConfig(),
-                                               pivots=PIVOTS), HybridScheduler)  # fmt: skip
+    assert isinstance(s, HybridScheduler)
+    assert isinstance(bandit(), BanditScheduler)
 
 
 @pytest.mark.parametrize("setting", [{"tau_low": 0.3}, {"tau_suffix": 0.5}, {"routing_probes": 8},
@@ -291,5 +289,5 @@ def test_bandit_is_the_default_stage2_router() -> None:
 def test_threshold_settings_under_the_bandit_are_an_error(setting: dict) -> None:
     (name,) = setting
     with pytest.raises(ValueError, match=f"never reads {name}.*routing=thresholds"):
-        SchedulerConfig(**setting)
-    SchedulerConfig(routing="thresholds", **setting)
+        SchedulerConfig(routing="bandit", **setting)
+    SchedulerConfig(**setting)  # valid under the default router
