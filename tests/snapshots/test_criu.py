@@ -6,7 +6,7 @@ own and finish the task with the expert. Also: replay reaches the same element t
 damaged images fail with the file's name; the pool cap and reference counts hold; nothing
 (process, mount, directory, zombie) is left behind.
 
-Under CI (``CI`` set) missing CRIU/Chromium/root FAIL these tests; elsewhere they are skipped
+Under CI (``CI=true``) missing CRIU/Chromium/root FAIL these tests; elsewhere they are skipped
 with the install hint (``scripts/install_system.sh``, ``scripts/install_criu.sh``).
 """
 

@@ -4,7 +4,7 @@ place, or whose restored browser died, still comes back complete - the bad resto
 by replaying the checkpoint's prefix, counted in ``Cost.restore_fallbacks``, and the snapshot
 is rebuilt so the group's other restores use a good image again.
 
-Under CI (``CI`` set) missing CRIU/Chromium/root FAIL these tests (``_require_stack``)."""
+Under CI (``CI=true``) missing CRIU/Chromium/root FAIL these tests (``_require_stack``)."""
 
 from __future__ import annotations
 

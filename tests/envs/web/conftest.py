@@ -1,6 +1,6 @@
 """Shared fixtures for the web-environment tests: one browser per session, reused by the env.
 
-When Chromium (or the ``miniwob`` package) is missing the tests fail under CI (``CI`` set)
+When Chromium (or the ``miniwob`` package) is missing the tests fail under CI (``CI=true``)
 and are skipped elsewhere with the install hint.
 """
 

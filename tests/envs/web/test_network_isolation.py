@@ -12,7 +12,7 @@ namespace shows:
 * every listening TCP socket of either browser (their DevTools endpoints) is bound to
   127.0.0.1, never to a routable address.
 
-Under CI (``CI`` set) a missing Chromium, root or ``ip`` (iproute2) fails the test.
+Under CI (``CI=true``) a missing Chromium, root or ``ip`` (iproute2) fails the test.
 """
 
 from __future__ import annotations
