@@ -21,10 +21,14 @@ checkpoints are scored with N policy samples like the expert ones and the usual 
   Suffix rollout, the start checkpoint's prefix followed by the suffix's actions), so the
   collector builds its snapshot exactly as it does an expert one's: by replaying the prefix
   and checking the UI tree hash, then saving it with the run's snapshot backend.
+* **Labels.** A rollout may visit a state more than once (a no-op tap, a "stop" that loops
+  back). The checkpoint is taken at the rollout's *last* visit, labelled with the action that
+  left the state for good: on a successful rollout that action led on to the success, while
+  the first visit's action may be the no-op that looped (a OneStep reward for matching it would
+  teach the policy to stall). Its prefix is the rollout's real path up to that visit.
 * **Deduplication.** A state is ``(task, observation tree hash)``. A state already in the store
-  (expert or self) or met again later - a loop in one rollout, or the same path taken by
-  several successful rollouts - is kept once, at its first occurrence (groups in order,
-  samples in order, steps in order), so the result is deterministic.
+  (expert or self) or met by an earlier successful rollout (groups in order, samples in order)
+  is kept once, from the first rollout that met it, so the result is deterministic.
 * **Cost.** Scoring draws ``n_samples`` per new checkpoint; the trainer ledgers them as
   ``onestep``/``routing`` policy samples (they cost no env steps and never train).
 """
@@ -40,7 +44,7 @@ from adaroll.checkpoints import Checkpoint, CheckpointStore
 from adaroll.config import PivotConfig
 from adaroll.policies.base import Policy
 from adaroll.rollout.collector import RolloutCollector
-from adaroll.rollout.jobs import Group
+from adaroll.rollout.jobs import Decision, Group
 from adaroll.training.pivot_scoring import PivotSet, score_checkpoints
 
 
@@ -92,10 +96,11 @@ class SelfPivotPool:
                     "a successful episode has only valid actions"
                 )
                 path: tuple[Action, ...] = prefix + tuple(a for a in actions if a is not None)
+                last_visit = _last_visits(decisions)
                 for t, decision in enumerate(decisions):
                     obs = decision.context.observation
                     key = (job.task.id, obs.element_tree_hash())
-                    if key in self._seen:
+                    if key in self._seen or last_visit[key[1]] != t:
                         continue
                     self._seen.add(key)
                     step = len(prefix) + t
@@ -133,3 +138,9 @@ class SelfPivotPool:
                 self.store.get(ckpt.id)
             except KeyError:  # a fresh process: the store holds the expert checkpoints only
                 self.store.add(ckpt)
+
+
+def _last_visits(decisions: Sequence[Decision]) -> dict[str, int]:
+    """Per state (tree hash) of one rollout, the step of its last visit: the decision that left
+    the state for good, so on a successful rollout the one that led on to the success."""
+    return {d.context.observation.element_tree_hash(): t for t, d in enumerate(decisions)}

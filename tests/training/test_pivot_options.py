@@ -180,6 +180,20 @@ def _successful_root_groups(policy: GoPolicy, collector: Collector, task: TaskSp
     return groups
 
 
+def _successful_paths(groups: list[Group], task: TaskSpec) -> list[tuple[Action, ...]]:
+    """The action paths of ``task``'s successful samples."""
+    return [tuple(d.sample.action for d in decisions if d.sample.action is not None)
+            for group in groups if group.job.task == task
+            for decisions, reward in zip(group.decisions, group.rewards, strict=True) if reward > 0]  # fmt: skip
+
+
+def _tapped(obs: Observation, action: Action) -> str:
+    """The text of the element ``action`` taps."""
+    assert action.x is not None and action.y is not None
+    return next(e.text for e in obs.elements
+                if e.bounds[0] <= action.x <= e.bounds[2] and e.bounds[1] <= action.y <= e.bounds[3])  # fmt: skip
+
+
 def test_harvest_dedups_by_state_and_ignores_failures_and_expert_tasks(
     expert_store: CheckpointStore,
 ) -> None:
@@ -198,7 +212,14 @@ def test_harvest_dedups_by_state_and_ignores_failures_and_expert_tasks(
     ]
     assert all(c.task == B and c.origin.startswith("self-") for c in made)
     assert len({c.id for c in made}) == 3 and all(store.get(c.id) == c for c in made)
-    assert all(c.trajectory_length >= 3 and c.expert_action == c.expert_action for c in made)
+    # Each label is the action a successful rollout took to leave the state for good - a "go"
+    # tap, never the looping "stop" that the rollouts here tapped on their first visits - and the
+    # checkpoint's prefix is that rollout's real path up to it.
+    paths = _successful_paths(groups, B)
+    for c in made:
+        assert _tapped(c.observation, c.expert_action) == "go"
+        assert any(p[: c.step + 1] == (*c.history, c.expert_action) and len(p) == c.trajectory_length
+                   for p in paths)  # fmt: skip
     assert pool.harvest(groups) == []  # the same states again: nothing new
     # Each checkpoint's prefix replays to its state, so any snapshot backend can restore it.
     env = _env()
