@@ -104,7 +104,13 @@ def _finish_with_expert(env, suite) -> tuple[bool, int]:
 
 
 @pytest.fixture(scope="module")
-def stack():
+def threads_before_backend() -> set[threading.Thread]:
+    """The Python threads alive before this module's backend exists."""
+    return set(threading.enumerate())
+
+
+@pytest.fixture(scope="module")
+def stack(threads_before_backend):
     """(backend, original env, suite, ref, prefix): a snapshot taken mid-episode."""
     _require_stack()
     import adaroll.envs.web  # noqa: F401  (registers the env and suite)
@@ -304,7 +310,7 @@ def test_pool_cap_and_reference_counts(stack):
     assert not small.dir.exists()
 
 
-def test_close_leaves_nothing_behind(stack):
+def test_close_leaves_nothing_behind(stack, threads_before_backend):
     backend, env, _, ref, _ = stack
     branches = [backend.restore(ref) for _ in range(2)]
     state_dir = env.browser.state_dir
@@ -316,6 +322,8 @@ def test_close_leaves_nothing_behind(stack):
     for b in branches:
         b.step(Action.tap(0.5, 0.5))
         assert b.browser.alive()
+    # The backend works in its callers' threads: live branches hold no thread of their own.
+    assert set(threading.enumerate()) - threads_before_backend == set()
     backend.close()  # kills the branches, deletes images and the pinned directory
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists()
@@ -324,7 +332,7 @@ def test_close_leaves_nothing_behind(stack):
     assert not any(state_dir in line for line in Path("/proc/self/mounts").read_text().splitlines())
     assert not backend.dir.exists() and not Path(host_dir).exists()
     assert _zombie_children() == []
-    assert threading.active_count() >= 1
+    assert set(threading.enumerate()) - threads_before_backend == set()  # nor does close start any
 
 
 _CRASHING_CONTROLLER = """
