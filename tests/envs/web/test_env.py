@@ -145,8 +145,20 @@ def test_swipe_scrolls_a_scroll_container(web_env):
     assert obs2.element_tree_hash() != obs.element_tree_hash()
     web_env.step(Action.swipe("down"))
     assert web_env.evaluate("document.getElementById('main').scrollTop") == before
-    # a coordinate swipe is a drag (press, moves, release): it selects text in a paragraph
-    web_env.step(Action(ActionKind.SWIPE, x=0.05, y=0.6, x2=0.9, y2=0.62))
+
+
+def test_a_coordinate_swipe_drags_a_text_selection(web_env):
+    """A coordinate swipe is a drag (press, moves, release): across a two-line paragraph it
+    selects the whole text, which highlight-text's own verifier accepts."""
+    obs, _ = web_env.reset(options={"task": _task("highlight-text", 2)})
+    paragraph = next(e for e in obs.elements if e.role == "text" and "Highlight" not in e.text)
+    left, top, right, bottom = paragraph.bounds
+    assert web_env.evaluate("window.getSelection().toString()") == ""
+    web_env.step(Action(ActionKind.SWIPE, x=left, y=top, x2=right, y2=bottom))
+    selected = web_env.evaluate("window.getSelection().toString()")
+    assert selected.split() == paragraph.text.split() and len(selected.split()) > 4
+    _, reward, terminated, _, info = web_env.step(Action.tap(*_button(obs, "Submit").center))
+    assert reward == 1.0 and terminated and info["success"]
 
 
 def test_screenshot_observations_when_configured(browser):
