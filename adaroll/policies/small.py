@@ -105,6 +105,35 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+class PolicyFileError(ValueError):
+    """A file that does not hold a policy written by :meth:`SmallPolicy.save`: empty, torn,
+    not a torch file, or a torch file of another format. The message names the file."""
+
+
+def _read_payload(target: Path) -> dict[str, Any]:
+    """The saved payload in ``target``; :class:`PolicyFileError` when it holds none (a missing
+    file stays a FileNotFoundError)."""
+    not_ours = f"{target} is not a small-policy file ({FORMAT})"
+    try:
+        payload = torch.load(target, map_location="cpu", weights_only=True)
+    except OSError:
+        raise
+    except Exception as exc:  # torch.load documents no error types: any failure means "not ours"
+        raise PolicyFileError(f"{not_ours}: {_first_line(exc)}") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise PolicyFileError(not_ours)
+    missing = [key for key in ("config", "state_dict") if key not in payload]
+    if missing:
+        raise PolicyFileError(f"{not_ours}: {', '.join(missing)} missing")
+    return payload
+
+
+def _first_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` (torch's unpickling messages run to paragraphs)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
 class UnrepresentableActionError(ValueError):
     """The small policy cannot express this action (kind/key not configured, no elements...)."""
 
@@ -644,9 +673,7 @@ class SmallPolicy(Policy):
     def load(cls, path: Path | str) -> SmallPolicy:
         """Restore a policy written by :meth:`save` (same file or directory)."""
         target = cls._file(path)
-        payload = torch.load(target, map_location="cpu", weights_only=True)
-        if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-            raise ValueError(f"{target} is not a small-policy file ({FORMAT})")
+        payload = _read_payload(target)
         policy = cls(SmallPolicyConfig.from_dict(payload["config"]))
         policy.load_state_dict(payload["state_dict"])
         if "rng" in payload:

@@ -23,6 +23,8 @@ from adaroll.policies.features import (
     tap_target,
 )
 from adaroll.policies.small import (
+    FORMAT,
+    PolicyFileError,
     SmallPolicy,
     SmallPolicyConfig,
     UnrepresentableActionError,
@@ -287,9 +289,28 @@ def test_save_load_restores_an_equal_policy(tmp_path: Path, contexts: list[Conte
         tmp_path / "dir" / "config.json"
     ).exists()
     assert not list(tmp_path.rglob("*.tmp"))
-    (tmp_path / "bad.pt").write_bytes(b"")
-    with pytest.raises(Exception):  # noqa: B017 - torch raises its own error type
-        SmallPolicy.load(tmp_path / "bad.pt")
+
+
+def test_a_file_without_a_saved_policy_fails_with_its_name(tmp_path: Path) -> None:
+    """Whatever torch.load raises on a damaged or foreign file, load says which file is not a
+    small-policy file (and a missing file stays a FileNotFoundError)."""
+    small(seed=1).save(tmp_path / "good.pt")
+    good = (tmp_path / "good.pt").read_bytes()
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"format": "someone-else/1", "config": {}, "state_dict": {}}, foreign)
+    no_weights = tmp_path / "no_weights.pt"
+    torch.save({"format": FORMAT, "config": {}}, no_weights)
+    bad = {"empty": b"", "garbage": b"not a torch file " * 8, "torn": good[: len(good) // 2]}
+    for name, data in bad.items():
+        (tmp_path / f"{name}.pt").write_bytes(data)
+        with pytest.raises(PolicyFileError, match=rf"{name}\.pt is not a small-policy file \(.*\): \w+"):
+            SmallPolicy.load(tmp_path / f"{name}.pt")
+    with pytest.raises(PolicyFileError, match=r"foreign\.pt is not a small-policy file \(adaroll-small-policy/1\)$"):
+        SmallPolicy.load(foreign)
+    with pytest.raises(PolicyFileError, match=r"no_weights\.pt .*: state_dict missing"):
+        SmallPolicy.load(no_weights)
+    with pytest.raises(FileNotFoundError):
+        SmallPolicy.load(tmp_path / "missing.pt")
 
 
 def test_pickle_and_deepcopy_give_an_equal_independent_policy(contexts: list[Context]) -> None:
