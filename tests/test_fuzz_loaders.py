@@ -21,7 +21,6 @@ loads must also be usable: it round-trips, or its records are of the documented 
 from __future__ import annotations
 
 import json
-import math
 import random
 import string
 import warnings
@@ -240,11 +239,24 @@ configurations: [base, sft, base_hybrid]
 """
 
 
+def _yaml_mapping(data: bytes) -> dict[str, Any] | None:
+    """What a config file's bytes hold when they are UTF-8 YAML of a mapping (an empty
+    document is the empty mapping), else None: a file load_config must reject."""
+    try:
+        loaded = yaml.safe_load(data.decode("utf-8")) or {}
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
 def test_fuzz_config_files(tmp_path: Path) -> None:
+    """A file loads exactly when its mapping loads as a dict, to the same config; a file that is
+    not UTF-8 YAML of a mapping raises ConfigError."""
     rng = random.Random(SEED + 3)
     base = SMALL_CONFIG.encode()  # the full dump parses ~10x slower: PyYAML is pure Python
     small = yaml.safe_load(SMALL_CONFIG)
     files = _Files(tmp_path, "config.yaml")
+    loaded = unreadable = 0
     for i in range(N // 4):
         if i % 2 == 0:
             data = mutate_bytes(base, rng)
@@ -253,7 +265,25 @@ def test_fuzz_config_files(tmp_path: Path) -> None:
                 mutate_json(small, rng, [*CONFIG_PATHS, "api_key", "bogus"])
             ).encode()
         path = files.write(data)
-        _only(ConfigError, lambda p=path: load_config(p))
+        cfg = _only(ConfigError, lambda p=path: load_config(p))
+        mapping = _yaml_mapping(data)
+        if mapping is None:
+            assert cfg is None, f"{data!r} is not a YAML mapping yet loaded"
+            unreadable += 1
+            continue
+        expected = _only(ConfigError, lambda m=mapping: load_config(m))
+        assert (cfg is None) == (expected is None) and cfg == expected, data
+        loaded += cfg is not None
+    assert loaded > N // 40 and unreadable > N // 40 and loaded + unreadable < N // 4
+
+
+def test_the_unmutated_config_file_loads_its_values(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(SMALL_CONFIG)
+    cfg = load_config(path)
+    assert cfg.seed == 3 and cfg.env.name == "mobile" and cfg.env.suite_options["n_train"] == 6
+    assert cfg.rl.grpo.group_size == 4 and cfg.rl.grpo.lr == 0.001 and cfg.rl.budget.iterations == 2
+    assert cfg.configurations == ("base", "sft", "base_hybrid")
 
 
 def test_fuzz_config_overrides() -> None:
@@ -459,7 +489,3 @@ def test_fuzz_task_ids() -> None:
             assert isinstance(spec.seed, int) and TaskSpec.from_id(spec.id) == spec
     assert 0 < parsed < N
 
-
-def test_generators_cover_non_finite_and_huge_values() -> None:
-    assert any(isinstance(v, float) and math.isnan(v) for v in ODD_VALUES)
-    assert 10**400 in ODD_VALUES and any(len(b) > 1000 for b in ODD_BYTES)
