@@ -9,12 +9,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from adaroll.actions import Action
 from adaroll.checkpoints import CheckpointStore
 from adaroll.envs.base import GUIEnv, Observation, TaskSpec, TaskSuite
 from adaroll.io import atomic_write_text
+from adaroll.progress_bar import progress_bar
 
 
 @dataclass
@@ -69,7 +68,7 @@ def collect_experts(
     env = make_env()
     runs = []
     try:
-        for task in tqdm(tasks, desc="experts", disable=not progress, leave=False):
+        for task in progress_bar(tasks, desc="experts", disable=not progress, leave=False):
             runs.append(run_expert_recorded(env, suite, task))
     finally:
         env.close()
