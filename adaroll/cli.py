@@ -20,7 +20,7 @@ experts_app = typer.Typer(
     help="Run scripted experts and save verified trajectories.", no_args_is_help=True
 )
 train_app = typer.Typer(
-    help="Train one phase: sft, stage1, hybrid or vanilla.", no_args_is_help=True
+    help="Train one phase: sft, stage1, onestep, hybrid or vanilla.", no_args_is_help=True
 )
 pivots_app = typer.Typer(help="Score checkpoints and select pivots.", no_args_is_help=True)
 config_app = typer.Typer(help="Show the configuration schema and defaults.", no_args_is_help=True)
@@ -101,24 +101,23 @@ def _rollout_overrides(workers: int | None, ray_address: str | None) -> list[str
 
 
 def _print_headline(summary: dict) -> None:  # type: ignore[type-arg]
-    from adaroll.report import table3
+    from adaroll.report import LABELS, table3
 
     typer.echo("\n" + table3(summary))
     rows = summary["configurations"]
-    target = summary.get("target_train_avg4")
+    target = summary.get("target_val_avg4")
     if target is None:
         return
-    typer.echo(f"\ntarget = Base->Vanilla final Train Avg@4 = {100 * target:.2f}")
-    for name in ("base_hybrid", "action_hybrid"):
-        r, v = rows.get(name), rows.get("base_vanilla")
-        if not r or not v:
+    typer.echo(f"\ntarget = mean of Base->Vanilla's last three Val Avg@4 = {100 * target:.2f}")
+    typer.echo("cost to the target (whole bill: rollouts, probes, replays, demonstrations, selection):")
+    for name, r in rows.items():
+        if r.get("reached_target") is None:
             continue
-        if r["steps_to_target"] is None:
-            typer.echo(f"{name}: did not reach the target within its budget")
+        if not r["reached_target"]:
+            typer.echo(f"  {LABELS[name]}: not reached (>= {r['total_env_steps']:,} total env steps)")
             continue
-        typer.echo(f"{name}: reached it with {r['steps_to_target']:,} env steps and "
-                   f"{r['samples_to_target']:,} samples (vanilla: {v['steps_to_target']:,} and "
-                   f"{v['samples_to_target']:,})")  # fmt: skip
+        typer.echo(f"  {LABELS[name]}: {r['steps_to_target']:,} total env steps, "
+                   f"{r['samples_to_target']:,} policy samples")  # fmt: skip
 
 
 @app.command()
@@ -199,7 +198,7 @@ def _pipeline(out: Path, config: Path | None, set_: list[str] | None, quick: boo
 @experts_app.command("collect")
 def experts_collect(
     split: Annotated[
-        str, typer.Option(help="Task split: pretrain, train, heldout, heldout-templates.")
+        str, typer.Option(help="Task split: pretrain, train, val, heldout, heldout-templates.")
     ] = "train",
     expert: Annotated[
         str | None, typer.Option(help="scripted or remote (expert.options in the config).")
@@ -264,8 +263,9 @@ def _register_rl_command(algorithm: str, doc: str) -> None:
 for _algorithm, _doc in (
     (
         "stage1",
-        "Stage I: OneStep GRPO on pivots; keeps the best policy by Train Avg@k in OUT/NAME/best.",
+        "Stage I: OneStep GRPO on pivots; keeps the best policy by Val Avg@k in OUT/NAME/best.",
     ),
+    ("onestep", "Baseline: Stage I's OneStep GRPO on pivots for the Stage II budget (last policy)."),
     ("hybrid", "Stage II: adaptive Local/Suffix/Root routing."),
     ("vanilla", "Baseline: trajectory-level GRPO from the task root for every task."),
 ):
@@ -349,7 +349,7 @@ def envs_list(
             continue
         suite = get_suite(name)
         sizes = []
-        for split in ("pretrain", "train", "heldout", "heldout-templates"):
+        for split in ("pretrain", "train", "val", "heldout", "heldout-templates"):
             try:
                 sizes.append(f"{split}={len(suite.split(split))}")
             except Exception as exc:  # an env may not define every split

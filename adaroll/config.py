@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from adaroll.actions import ActionMatcher
 
@@ -228,36 +228,65 @@ class SchedulerConfig(Frozen):
 
 
 class BudgetConfig(Frozen):
+    """When a phase stops: the first limit spent ends it (``done.json`` says which).
+
+    Units are the same for every configuration (docs/RESULTS.md, "How we measure"): an env
+    step is one action executed in an environment, whatever it was for; a policy sample is one
+    action drawn from the policy."""
+
     iterations: int | None = Field(None, ge=1)
     """Stop after this many iterations."""
     env_steps: int | None = Field(None, ge=1)
-    """Stop once this many training env steps were spent."""
-    samples: int | None = Field(None, ge=1)
-    """Stop once this many training samples entered updates."""
+    """Stop once the phase spent this many env steps: training rollouts, routing probes,
+    replays (snapshot rebuilds, restore fallbacks) and selection evaluations."""
+    policy_samples: int | None = Field(None, ge=1)
+    """Stop once the phase drew this many policy samples for training and routing (one-step
+    groups spend samples but no env steps, so an env-step budget alone never ends them)."""
 
     @model_validator(mode="after")
     def _some_limit(self) -> BudgetConfig:
-        if self.iterations is None and self.env_steps is None and self.samples is None:
-            raise ValueError("a budget needs at least one of iterations, env_steps, samples")
+        if self.iterations is None and self.env_steps is None and self.policy_samples is None:
+            raise ValueError("a budget needs at least one of iterations, env_steps, policy_samples")
         return self
+
+
+REPORT_ONLY_SPLITS = ("heldout", "heldout-templates")
+"""Splits evaluated only to report, after every decision: no selection may read them."""
 
 
 class EvalConfig(Frozen):
     k: int = Field(4, ge=1)
     """Root attempts per task for Avg@k / Pass@k."""
-    every: int = Field(5, ge=1)
-    """Evaluate every this many iterations (and at the end)."""
-    splits: tuple[str, ...] = ("train",)
-    """Task splits evaluated periodically (the learning curve)."""
-    final_splits: tuple[str, ...] = ("train", "heldout")
+    every: int | None = Field(5, ge=1)
+    """Evaluate every this many iterations (None: only at the cost marks below)."""
+    every_env_steps: int | None = Field(None, ge=1)
+    """Also evaluate at the first iteration past every multiple of this many phase env steps
+    (the budget's unit), so configurations are compared at the same cost marks."""
+    every_policy_samples: int | None = Field(None, ge=1)
+    """Also evaluate at the first iteration past every multiple of this many policy samples."""
+    splits: tuple[str, ...] = ("val",)
+    """Task splits evaluated periodically (iteration 0, the marks, the end: the learning curve)."""
+    final_splits: tuple[str, ...] = ("train", "val", "heldout")
     """Task splits evaluated at the end of a phase."""
+    select_on: str = "val"
+    """Split whose Avg@k chooses Stage I's best policy; never a held-out split."""
+
+    @field_validator("select_on")
+    @classmethod
+    def _selection_is_not_held_out(cls, split: str) -> str:
+        if split in REPORT_ONLY_SPLITS:
+            raise ValueError(f"selection must read val (or train); "
+                             f"{' and '.join(REPORT_ONLY_SPLITS)} are evaluated only to report")
+        return split
 
 
 class TrainConfig(Frozen):
     """One RL training phase (stage1, hybrid or vanilla)."""
 
-    algorithm: Literal["stage1", "hybrid", "vanilla"] = "hybrid"
-    """Which scheduler drives the phase."""
+    algorithm: Literal["stage1", "onestep", "hybrid", "vanilla"] = "hybrid"
+    """Which scheduler drives the phase: stage1 (OneStep GRPO on pivots, keeps the best policy
+    by `eval.select_on`), onestep (the same groups, keeps the last policy: the one-step-only
+    baseline), hybrid (routing) or vanilla (Root groups for every task)."""
     budget: BudgetConfig = BudgetConfig(iterations=20)
     """When to stop."""
     grpo: GRPOConfig = GRPOConfig()
@@ -270,6 +299,13 @@ class TrainConfig(Frozen):
     """Routing thresholds and cadences."""
     eval: EvalConfig = EvalConfig()
     """Periodic evaluation."""
+
+    @model_validator(mode="after")
+    def _selection_is_evaluated(self) -> TrainConfig:
+        if self.algorithm == "stage1" and self.eval.select_on not in self.eval.splits:
+            raise ValueError(f"stage1 selects its best policy on eval.select_on="
+                             f"{self.eval.select_on!r}, which must be among eval.splits {self.eval.splits}")
+        return self
 
 
 class RolloutConfig(Frozen):
@@ -305,7 +341,8 @@ class RolloutConfig(Frozen):
 
 
 ConfigurationName = Literal[
-    "base", "sft", "action", "base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid"
+    "base", "sft", "action", "base_vanilla", "base_hybrid", "base_onestep", "action_vanilla",
+    "action_hybrid", "sft_vanilla", "sft_hybrid",
 ]
 
 
@@ -327,16 +364,21 @@ class RunConfig(Frozen):
     sft: SFTConfig = SFTConfig()
     """Behaviour cloning for Base (pretrain pool) and the SFT baseline (train experts)."""
     stage1: TrainConfig = TrainConfig(algorithm="stage1", budget=BudgetConfig(iterations=12),
-                                      eval=EvalConfig(final_splits=("train",)))
-    """Stage I: OneStep GRPO on pivots, best checkpoint by Train Avg@4."""
-    rl: TrainConfig = TrainConfig(budget=BudgetConfig(env_steps=15000, iterations=60),
-                                  grpo=GRPOConfig(lr=3e-4), eval=EvalConfig(every=4))
-    """Stage II / vanilla budget and settings (algorithm chosen per configuration)."""
+                                      eval=EvalConfig(final_splits=("val",)))
+    """Stage I: OneStep GRPO on pivots, best checkpoint by Val Avg@4 (a selection: its
+    evaluations are on the bill of every configuration started from Action)."""
+    rl: TrainConfig = TrainConfig(budget=BudgetConfig(env_steps=15000, policy_samples=15000),
+                                  grpo=GRPOConfig(lr=3e-4),
+                                  eval=EvalConfig(every=None, every_env_steps=1000,
+                                                  every_policy_samples=1000))  # fmt: skip
+    """Stage II / vanilla / one-step budget and settings (algorithm chosen per configuration):
+    the same env-step and policy-sample budget for each, evaluated at the same cost marks."""
     configurations: tuple[ConfigurationName, ...] = (
-        "base", "sft", "base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid",
+        "base", "sft", "action", "base_vanilla", "base_hybrid", "base_onestep", "action_vanilla",
+        "action_hybrid", "sft_vanilla", "sft_hybrid",
     )  # fmt: skip
-    """Which of the paper's configurations `adaroll run` trains and reports (``action`` alone
-    trains Stage I only; Base is always trained, every configuration starts from it)."""
+    """Which configurations `adaroll run` trains and reports (``action`` alone trains Stage I
+    only; Base is always trained, every configuration starts from it)."""
 
     @model_validator(mode="after")
     def _self_pool_is_local(self) -> RunConfig:

@@ -1,8 +1,8 @@
 """Tables and plots from run directories: the paper's views of our runs.
 
-* Table 3: Base, SFT, Base->Vanilla, Base->Hybrid, Action->Vanilla, Action->Hybrid with Train
-  and Held-Out Avg@4/Pass@4, training samples and env steps;
-* Figure 4: Train Avg@4 against env steps and against training samples, vanilla vs hybrid;
+* Table 3: every configuration with Train, Val and Held-Out Avg@4/Pass@4 and its whole bill
+  (env steps by kind, their total, policy and training samples) and cost to the target;
+* Figure 4: Val Avg@4 against total env steps and against policy samples, at the cost marks;
 * Figure 5: share of tasks in Local/Suffix/Root over hybrid training.
 
 Everything is redrawn from ``summary.json`` and the phases' ``metrics.jsonl``. Table 2 and the
@@ -22,11 +22,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from adaroll.io import atomic_write_text  # noqa: E402
 from adaroll.jsonl import read_jsonl  # noqa: E402
+from adaroll.training.pipeline import RUN_FORMAT  # noqa: E402
 
 LABELS = {"base": "Base", "sft": "SFT", "action": "Action (Stage I)",
           "base_vanilla": "Base->Vanilla", "base_hybrid": "Base->Hybrid",
-          "action_vanilla": "Action->Vanilla", "action_hybrid": "Action->Hybrid"}  # fmt: skip
-RL_RUNS = ("base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid")
+          "base_onestep": "Base->OneStep", "action_vanilla": "Action->Vanilla",
+          "action_hybrid": "Action->Hybrid", "sft_vanilla": "SFT->Vanilla",
+          "sft_hybrid": "SFT->Hybrid"}  # fmt: skip
+RL_RUNS = ("base_vanilla", "base_hybrid", "base_onestep", "action_vanilla", "action_hybrid",
+           "sft_vanilla", "sft_hybrid")  # fmt: skip
+HYBRID_RUNS = ("base_hybrid", "action_hybrid", "sft_hybrid")
 
 
 def _pct(v: float | None) -> str:
@@ -38,14 +43,20 @@ def _num(v: Any) -> str:
 
 
 def table3(summary: dict[str, Any]) -> str:
-    rows = ["| configuration | Train Avg@4 | Train Pass@4 | Held-Out Avg@4 | Held-Out Pass@4 | "
-            "train samples | env steps | steps to target | samples to target |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    """Scores and whole bills of every configuration (units: docs/RESULTS.md)."""
+    rows = ["| configuration | Train Avg@4 | Val Avg@4 | Held-Out Avg@4 | Held-Out Pass@4 | "
+            "env steps | replay | demos | selection | total env steps | policy samples | "
+            "train samples | total env steps to target |",
+            "|---|" + "---:|" * 12]  # fmt: skip
     for name, r in summary["configurations"].items():
-        rows.append(f"| {LABELS.get(name, name)} | {_pct(r['train_avg4'])} | {_pct(r['train_pass4'])} | "
-                    f"{_pct(r['heldout_avg4'])} | {_pct(r['heldout_pass4'])} | {_num(r['train_samples'])} | "
-                    f"{_num(r['env_steps'])} | {_num(r.get('steps_to_target'))} | "
-                    f"{_num(r.get('samples_to_target'))} |")  # fmt: skip
+        to_target = r.get("steps_to_target")
+        censored = r.get("reached_target") is False
+        reach = f">= {_num(r['total_env_steps'])}" if censored else _num(to_target)
+        rows.append(f"| {LABELS.get(name, name)} | {_pct(r['train_avg4'])} | {_pct(r['val_avg4'])} | "
+                    f"{_pct(r['heldout_avg4'])} | {_pct(r['heldout_pass4'])} | {_num(r['env_steps'])} | "
+                    f"{_num(r['replay_steps'])} | {_num(r['demo_env_steps'])} | "
+                    f"{_num(r['selection_env_steps'])} | {_num(r['total_env_steps'])} | "
+                    f"{_num(r['policy_samples'])} | {_num(r['train_samples'])} | {reach} |")  # fmt: skip
     return "\n".join(rows)
 
 
@@ -54,27 +65,26 @@ def _evals(run: Path, name: str) -> list[dict[str, Any]]:
     return [r for r in records if r.get("kind") == "eval"]
 
 
-def figure4(run: Path, summary: dict[str, Any], out: Path) -> Path | None:
-    present = [n for n in RL_RUNS if (run / n / "metrics.jsonl").exists()]
+def figure4(summary: dict[str, Any], out: Path) -> Path | None:
+    curves = summary.get("curves", {})
+    present = [n for n in RL_RUNS if curves.get(n)]
     if not present:
         return None
-    offsets = summary["configurations"].get("action", {})
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for name in present:
-        pts = _evals(run, name)
-        dx = (offsets.get("env_steps") or 0, offsets.get("train_samples") or 0) if name.startswith("action") else (0, 0)
-        ys = [100 * p["train_avg"] for p in pts]
+        pts = [p for p in curves[name] if p.get("val_avg") is not None]
+        ys = [100 * p["val_avg"] for p in pts]
         style = "--" if "vanilla" in name else "-"
-        axes[0].plot([p["env_steps"] + dx[0] for p in pts], ys, style, marker="o", label=LABELS[name])
-        axes[1].plot([p["train_samples"] + dx[1] for p in pts], ys, style, marker="o", label=LABELS[name])
-    target = summary.get("target_train_avg4")
-    for ax, xlabel in zip(axes, ("environment steps", "training samples"), strict=True):
+        axes[0].plot([p["total_env_steps"] for p in pts], ys, style, marker="o", label=LABELS[name])
+        axes[1].plot([p["policy_samples"] for p in pts], ys, style, marker="o", label=LABELS[name])
+    target = summary.get("target_val_avg4")
+    for ax, xlabel in zip(axes, ("total env steps (whole bill)", "policy samples (whole bill)"), strict=True):
         if target is not None:
-            ax.axhline(100 * target, color="grey", lw=0.8, ls=":", label="target (Base->Vanilla final)")
+            ax.axhline(100 * target, color="grey", lw=0.8, ls=":", label="target")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("Train Avg@4 (%)")
+        ax.set_ylabel("Val Avg@4 (%)")
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=7)
     fig.suptitle("Training efficiency (Figure 4 analogue)")
     fig.tight_layout()
     path = out / "figure4_efficiency.png"
@@ -84,10 +94,10 @@ def figure4(run: Path, summary: dict[str, Any], out: Path) -> Path | None:
 
 
 def figure5(run: Path, out: Path) -> Path | None:
-    present = [n for n in ("base_hybrid", "action_hybrid") if (run / n / "metrics.jsonl").exists()]
+    present = [n for n in HYBRID_RUNS if (run / n / "metrics.jsonl").exists()]
     if not present:
         return None
-    fig, axes = plt.subplots(1, len(present), figsize=(5.5 * len(present), 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(present), figsize=(5 * len(present), 4), squeeze=False)
     for ax, name in zip(axes[0], present, strict=True):
         records, _ = read_jsonl(run / name / "metrics.jsonl")
         rows = [r for r in records if r.get("kind") == "iteration"]
@@ -116,12 +126,16 @@ def write_report(run: Path, out: Path | None = None) -> Path:
     if not summary_path.exists():
         raise FileNotFoundError(f"{summary_path} does not exist: is {run} a finished `adaroll run`?")
     summary = json.loads(summary_path.read_text())
+    if summary.get("format") != RUN_FORMAT:
+        raise FileNotFoundError(f"{summary_path} is of an older accounting format (no complete "
+                                "bills): rerun it with `adaroll run --fresh`")
     out = Path(out) if out else run / "report"
     out.mkdir(parents=True, exist_ok=True)
     parts = [f"# AdaRoll report: `{run}`", "", "## Table 3 analogue: configurations", "",
              table3(summary), "",
-             f"Target = Base->Vanilla's final Train Avg@4 = {_pct(summary.get('target_train_avg4'))}.", ""]  # fmt: skip
-    for title, path in (("Figure 4 analogue: efficiency", figure4(run, summary, out)),
+             f"Target = mean of Base->Vanilla's last three Val Avg@4 = {_pct(summary.get('target_val_avg4'))}; "
+             "`>= N`: never reached within the whole bill N (censored).", ""]  # fmt: skip
+    for title, path in (("Figure 4 analogue: efficiency", figure4(summary, out)),
                         ("Figure 5 analogue: routing", figure5(run, out))):  # fmt: skip
         if path is not None:
             parts += [f"## {title}", "", f"![{title}]({path.name})", ""]

@@ -111,7 +111,7 @@ class LineSuite(TaskSuite):
         return ["walk"]
 
     def split(self, name: str) -> list[TaskSpec]:
-        offset = {"pretrain": 1000, "train": 0, "heldout": 500, "heldout-templates": 700}[name]
+        offset = {"pretrain": 1000, "train": 0, "val": 300, "heldout": 500, "heldout-templates": 700}[name]
         return [TaskSpec("line", "walk", offset + i) for i in range(4)]
 
     def expert_action(self, env: GUIEnv) -> Action:

@@ -69,7 +69,7 @@ def test_run_and_phase_directories_are_private(tmp_path: Path) -> None:
     )
     collector = Collector(policy, LineEnv, CheckpointStore(), MemorySnapshots(), history_window=1)
     Trainer("v", tmp_path / "elsewhere" / "v", cfg, policy, scheduler, collector, LineEnv,
-            {"train": suite.split("train")}, seed=0, history_window=1, progress=False)  # fmt: skip
+            {s: suite.split(s) for s in ("train", "val", "heldout")}, seed=0, history_window=1, progress=False)  # fmt: skip
     assert _mode(tmp_path / "elsewhere" / "v") == 0o700
 
 

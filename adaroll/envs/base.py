@@ -181,7 +181,8 @@ class TaskSuite(ABC):
 
     @abstractmethod
     def split(self, name: str) -> list[TaskSpec]:
-        """Named split: ``pretrain``, ``train``, ``heldout`` or ``heldout-templates``."""
+        """Named split: ``pretrain``, ``train``, ``val`` (selection), ``heldout`` or
+        ``heldout-templates`` (report only)."""
 
     @abstractmethod
     def expert_action(self, env: GUIEnv) -> Action:

@@ -1,9 +1,9 @@
 """docs/RESULTS.md from the experiment directories: every table and plot, the commands, the
 machine, versions and seeds, and our headline numbers next to the paper's.
 
-The side-by-side only juxtaposes measured numbers with the paper's published ones (from the
-paper summary in the project's seed material); whether a claim held is decided by a stated
-rule on our numbers (the sign of the effect over the seeds), never by hand.
+The side-by-side puts the paper's published numbers (from the paper summary in the project's seed
+material) next to ours; whether a claim held is decided by the paired bootstrap interval over
+seeds (:mod:`adaroll.experiments.claims`), never by hand.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import os
 import platform
 import shutil
 import subprocess
-from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from adaroll.experiments.claims import PAPER
+from adaroll.experiments.stats import fmt_interval
 from adaroll.io import atomic_write_text
 
 ORDER = ("full", "efficiency", "routing", "pivots", "sensitivity", "options", "bandit-action",
@@ -116,124 +117,45 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:.1f}%"
 
 
-def _mean(values: list[Any]) -> float | None:
-    xs = [v for v in values if v is not None]
-    return sum(xs) / len(xs) if xs else None
-
-
-def _verdict(values: list[Any], better: Callable[[float], bool]) -> str:
-    """'held' when every seed shows the effect, 'mixed' when some do, 'did not hold' otherwise."""
-    xs = [v for v in values if v is not None]
-    wins = sum(better(v) for v in xs)
-    if xs and wins == len(values):
-        return "held (all seeds)"
-    return "mixed" if wins else "did not hold"
-
-
 def side_by_side(found: dict[str, dict[str, tuple[Path, dict[str, Any]]]]) -> str:
-    rows = []
+    """One table of every judged claim (from the ``full`` experiments' paired intervals) and the
+    descriptive rows (routing shares, restore times) of each profile."""
+    lines = ["| profile | claim | paper | ours: mean paired difference [95% CI] | seeds | verdict |",
+             "|---|---|---|---|---:|---|"]  # fmt: skip
     for profile, exps in sorted(found.items()):
         if profile.endswith("-quick"):
             continue
         paper = PAPER.get(profile, {})
-        if "efficiency" in exps:
-            per_seed = exps["efficiency"][1]["per_seed"]
-            for unit, key, idx in (("env steps", "steps", 0), ("training samples", "samples", 1)):
-                fractions = []
-                for e in per_seed:
-                    ours, theirs = (
-                        e["base_hybrid"]["to_vanilla_final"][idx],
-                        e["base_vanilla"]["to_vanilla_final"][idx],
-                    )
-                    fractions.append(None if ours is None or not theirs else 1 - ours / theirs)
-                rows.append([f"{profile}: Base->Hybrid {unit} saved at Vanilla's final Train Avg@4",
-                             paper.get(f"efficiency_{key}", "-"), _pct(_mean(fractions)),
-                             _verdict(fractions, lambda v: v > 0)])  # fmt: skip
-        if "full" in exps:
-            data = exps["full"][1]["rows"]
-            if "action_hybrid" in data and "action_vanilla" in data:
-                for unit, key in (
-                    ("training samples", "train_samples"),
-                    ("env steps", "env_steps"),
-                ):
-                    fractions = [None if a is None or not b else 1 - a / b
-                                 for a, b in zip(data["action_hybrid"][key], data["action_vanilla"][key], strict=True)]  # fmt: skip
-                    rows.append([f"{profile}: Action->Hybrid {unit} saved vs Action->Vanilla",
-                                 paper.get(f"full_{key}", "-"), _pct(_mean(fractions)),
-                                 _verdict(fractions, lambda v: v > 0)])  # fmt: skip
-            for other in ("base", "base_vanilla"):
-                if "action_hybrid" in data and other in data:
-                    diffs = [None if a is None or b is None else a - b
-                             for a, b in zip(data["action_hybrid"]["heldout_avg4"], data[other]["heldout_avg4"], strict=True)]  # fmt: skip
-                    rows.append([f"{profile}: Held-Out Avg@4, Action->Hybrid minus {other}",
-                                 paper.get(f"heldout_vs_{other}", "-"), _points(_mean(diffs)),
-                                 _verdict(diffs, lambda v: v > 0)])  # fmt: skip
-        if "pivots" in exps:
-            data = exps["pivots"][1]["rows"]
-            ours = data.get("action disagreement", {}).get("heldout_avg4", [])
-            for other in ("reward variance", "all checkpoints"):
-                if other in data and ours:
-                    diffs = [None if a is None or b is None else a - b
-                             for a, b in zip(ours, data[other]["heldout_avg4"], strict=True)]  # fmt: skip
-                    claim = paper.get(f"pivots_vs_{other}", "-")
-                    # the paper's own sign: on MobileGym all checkpoints were slightly ahead
-                    signed = [None if d is None else (-d if claim.startswith("-") else d) for d in diffs]
-                    rows.append([f"{profile}: one-step RL Held-Out Avg@4, disagreement minus {other}",
-                                 claim, _points(_mean(diffs)), _verdict(signed, lambda v: v > 0)])  # fmt: skip
+        for claim in exps.get("full", (None, {}))[1].get("claims", []):
+            scale, unit = (1.0, " steps") if "medians" in claim else (100.0, " pts")
+            lines.append(f"| {profile} | {claim['text']} | {paper.get(claim['key'], '-')} | "
+                         f"{fmt_interval(claim['interval'], scale=scale, unit=unit)} | {claim['seeds']} | "
+                         f"{claim['verdict']} |")  # fmt: skip
         if "routing" in exps:
             shares = exps["routing"][1]["shares"]
             for name in ("base_hybrid", "action_hybrid"):
                 root = shares.get(name, {}).get("root", [])
                 if root:
-                    rows.append([f"{profile}: Root share first -> last iteration ({name})",
-                                 paper.get("routing", "-"), f"{_pct(root[0])} -> {_pct(root[-1])}",
-                                 "held" if root[-1] > root[0] else "did not hold"])  # fmt: skip
+                    lines.append(f"| {profile} | Root share, first -> last iteration ({name}, mean over "
+                                 f"seeds) | {ROUTING.get(profile, '-')} | {_pct(root[0])} -> {_pct(root[-1])} "
+                                 "| | descriptive |")  # fmt: skip
         if "restore-cost" in exps:
             per_seed = exps["restore-cost"][1]["per_seed"]
-            # the paper's snapshot is of the whole env state: our in-memory copy (mobile) and
-            # CRIU (web); the fork server is for Python envs without a state copy
             for name in (k for k in ("memory", "criu") if k in per_seed[0]):
                 fractions = [1 - e[name] / e["replay"] for e in per_seed]
-                rows.append([f"{profile}: restore time saved vs replay, 10-step prefix ({name})",
-                             paper.get("restore", "-"), _pct(_mean(fractions)),
-                             _verdict(fractions, lambda v: v > 0)])  # fmt: skip
-    if not rows:
+                lines.append(f"| {profile} | restore time saved vs replay, 10-step prefix ({name}) | "
+                             f"{RESTORE.get(profile, '-')} | {_pct(sum(fractions) / len(fractions))} | "
+                             f"{len(fractions)} | descriptive |")  # fmt: skip
+    if len(lines) == 2:
         return ""
-    lines = ["| claim | paper | ours (mean over seeds) | verdict |", "|---|---|---|---|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    legend = (
-        "Paper figures: mobile rows against MobileGym, web rows against CUA-Gym-Hub (the "
-        "paper's web/desktop benchmark; our web env is MiniWoB++). Verdict: 'held' when every "
-        "seed shows the paper's direction of effect, 'mixed' when some do."
-    )
+    legend = ("Paper figures: mobile rows against MobileGym, web rows against CUA-Gym-Hub (the "
+              "paper's web/desktop benchmark; our web env is MiniWoB++). Costs are whole bills "
+              "(total env steps); a run that never reached the target enters at the larger budget "
+              "of its pair. Verdicts come from the intervals, never by hand.")  # fmt: skip
     return legend + "\n\n" + "\n".join(lines)
 
 
-def _points(v: float | None) -> str:
-    return "-" if v is None else f"{100 * v:+.2f} pts"
-
-
-PAPER: dict[str, dict[str, str]] = {
-    "mobile": {
-        "efficiency_steps": "65.0% (25.0K vs 71.5K)",
-        "efficiency_samples": "58.6% (17.9K vs 43.3K)",
-        "full_train_samples": "40.8%",
-        "full_env_steps": "50.2%",
-        "heldout_vs_base": "+9.38 pts (50.20 vs 40.82)",
-        "heldout_vs_base_vanilla": "+2.54 pts (50.20 vs 47.66)",
-        "pivots_vs_reward variance": "+3.13 pts (48.83 vs 45.70, same budget)",
-        "pivots_vs_all checkpoints": "-1.17 pts (48.83 vs 50.00, 4.7x the samples)",
-        "routing": "31.96% -> 82.29%",
-        "restore": "81.1% (2.97 s vs 15.7 s)",
-    },
-    "web": {
-        "efficiency_steps": "~77% (9.2K vs 40.5K)",
-        "efficiency_samples": "~73% (9.0K vs 33.3K)",
-        "heldout_vs_base_vanilla": "+12.09 pts (57.92 vs 45.83)",
-        "pivots_vs_reward variance": "+4.58 pts (52.08 vs 47.50)",
-        "pivots_vs_all checkpoints": "+5.00 pts (52.08 vs 47.08)",
-        "routing": "53.78% -> 86.97%",
-        "restore": "71.6% (3.21 s vs 11.3 s)",
-    },
-}
-"""The paper's published figures (from the paper summary in ../shared/seed/)."""
+ROUTING = {"mobile": "31.96% -> 82.29%", "web": "53.78% -> 86.97%"}
+RESTORE = {"mobile": "81.1% (2.97 s vs 15.7 s)", "web": "71.6% (3.21 s vs 11.3 s)"}
+"""The paper's published figures (from the paper summary in ../shared/seed/); the claims'
+figures are in :data:`adaroll.experiments.claims.PAPER`."""

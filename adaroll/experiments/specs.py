@@ -66,7 +66,8 @@ PROFILES: dict[str, Profile] = {
         "mobile", (),
         ("env.suite_options={n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 4}",
          "sft.epochs=4", "stage1.budget={iterations: 2}", "stage1.eval.every=2",
-         "stage1.scheduler.pivots_per_iteration=16", "rl.budget={iterations: 4}", "rl.eval.every=2",
+         "stage1.scheduler.pivots_per_iteration=16", "rl.budget={env_steps: 400, policy_samples: 400}",
+         "rl.eval.every_env_steps=200", "rl.eval.every_policy_samples=200",
          "rl.scheduler.tasks_per_iteration=4"),
         fixed_target=0.50,
     ),
@@ -76,11 +77,13 @@ PROFILES: dict[str, Profile] = {
          "env.suite_options={train_seeds: 3, eval_seeds: 2, pretrain_seeds: 10, templates: "
          f"[{_WEB_TEMPLATES}]}}",
          "stage1.budget={iterations: 8}", "stage1.eval.every=4", "stage1.scheduler.pivots_per_iteration=32",
-         "rl.budget={env_steps: 1200, iterations: 20}", "rl.eval.every=4"),
+         "rl.budget={env_steps: 1200, policy_samples: 1200}", "rl.eval.every_env_steps=300",
+         "rl.eval.every_policy_samples=300"),
         ("env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 3, templates: "
          f"[{_WEB_TEMPLATES}]}}",
          "sft.epochs=6", "stage1.budget={iterations: 2}", "stage1.eval.every=2",
-         "stage1.scheduler.pivots_per_iteration=16", "rl.budget={iterations: 3}", "rl.eval.every=3"),
+         "stage1.scheduler.pivots_per_iteration=16", "rl.budget={env_steps: 150, policy_samples: 150}",
+         "rl.eval.every_env_steps=75", "rl.eval.every_policy_samples=75"),
         fixed_target=0.60,
         skip=("pivots-entropy", "pivots-random"),
     ),
@@ -111,7 +114,8 @@ EXPERIMENTS: Registry[Experiment] = Registry("experiment")
 _SENSITIVITY = ("default", "tau_suffix-0.5", "tau_dis-0.3", "tau_dis-0.6", "tau-0.35-0.65")  # fmt: skip
 for _exp in (
     Experiment("full", "Full method (Table 3 analogue)", ("default",),
-               ("sft", "base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid")),
+               ("sft", "action", "base_vanilla", "base_hybrid", "base_onestep", "action_vanilla",
+                "action_hybrid", "sft_vanilla", "sft_hybrid")),
     Experiment("efficiency", "Training efficiency (Figure 4 analogue)", ("default",),
                ("base_vanilla", "base_hybrid")),
     Experiment("routing", "Routing dynamics (Figure 5 analogue)", ("default",),

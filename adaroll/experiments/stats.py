@@ -1,11 +1,24 @@
-"""Spread across seeds, and the "cost to reach a target" reading of a learning curve."""
+"""Statistics over seeds (pure functions): spread, paired bootstrap confidence intervals,
+three-way verdicts, censored costs-to-target and their medians.
+
+How a claim is judged (docs/RESULTS.md, "How we measure"): per seed, the paired difference
+``ours - theirs`` of a configuration pair; a 95% percentile-bootstrap interval of the mean
+difference; *held* when the interval excludes zero in the paper's direction, *contradicted*
+when it excludes zero the other way, *inconclusive* otherwise. A run that never reached a target
+is censored at its budget: it enters a paired difference at the larger of the pair's budgets
+(the restricted-mean convention) and a median by Kaplan-Meier.
+"""
 
 from __future__ import annotations
 
 import math
+import random
 import statistics
 from collections.abc import Iterable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Verdict = Literal["held", "contradicted", "inconclusive"]
 
 
 def mean_std(values: Iterable[float | None]) -> tuple[float | None, float | None, int]:
@@ -36,17 +49,103 @@ def _partial(n: int, total: int) -> str:
     return "" if n == total else f" ({n}/{total})"
 
 
-def cost_to_reach(curve: Sequence[dict[str, Any]], target: float | None,
-                  offset: tuple[int, int] = (0, 0)) -> tuple[int | None, int | None]:  # fmt: skip
-    """Env steps and training samples at the first evaluation whose Train Avg@4 reaches
-    ``target`` (``offset`` adds the cost of an earlier phase, e.g. Stage I); None if never."""
+def cost_to_reach(curve: Sequence[dict[str, Any]], target: float | None) -> tuple[int | None, int | None]:
+    """Total env steps and training samples (the whole bill, as summary curves hold them) at
+    the first evaluation whose Val Avg@4 reaches ``target``; None if never."""
     if target is None:
         return None, None
     for point in curve:
-        value = point.get("train_avg")
+        value = point.get("val_avg")
         if value is not None and value >= target - 1e-9:
-            return int(point["env_steps"]) + offset[0], int(point["train_samples"]) + offset[1]
+            return int(point["total_env_steps"]), int(point["train_samples"])
     return None, None
+
+
+def bootstrap_ci(values: Sequence[float], *, level: float = 0.95, resamples: int = 10_000,
+                 seed: int = 0) -> tuple[float, float, float] | None:  # fmt: skip
+    """Mean of ``values`` (e.g. paired per-seed differences) and the percentile-bootstrap
+    interval at ``level``: ``(mean, low, high)``; None for no values. Deterministic in ``seed``."""
+    xs = [float(v) for v in values]
+    if not xs:
+        return None
+    rng = random.Random(seed)
+    n = len(xs)
+    means = sorted(sum(rng.choice(xs) for _ in range(n)) / n for _ in range(resamples))
+    tail = (1 - level) / 2
+    low = means[int(math.floor(tail * (resamples - 1)))]
+    high = means[int(math.ceil((1 - tail) * (resamples - 1)))]
+    return statistics.fmean(xs), low, high
+
+
+def verdict(interval: tuple[float, float, float] | None, direction: int) -> Verdict:
+    """``direction`` +1: the paper says ours - theirs > 0; -1: < 0."""
+    if interval is None:
+        return "inconclusive"
+    _, low, high = interval
+    if (direction > 0 and low > 0) or (direction < 0 and high < 0):
+        return "held"
+    if (direction > 0 and high < 0) or (direction < 0 and low > 0):
+        return "contradicted"
+    return "inconclusive"
+
+
+@dataclass(frozen=True)
+class Censored:
+    """A cost to reach a target: ``value`` when reached, else the run's ``budget`` (censored)."""
+
+    value: float | None
+    budget: float
+
+    @property
+    def censored(self) -> bool:
+        return self.value is None
+
+    @property
+    def observed(self) -> float:
+        return self.budget if self.value is None else self.value
+
+
+def paired_cost_difference(ours: Censored, theirs: Censored) -> float:
+    """``ours - theirs``, a censored side counted at the larger of the two budgets."""
+    cap = max(ours.budget, theirs.budget)
+    a = cap if ours.censored else ours.observed
+    b = cap if theirs.censored else theirs.observed
+    return a - b
+
+
+def censored_median(costs: Sequence[Censored]) -> tuple[float | None, bool]:
+    """Kaplan-Meier median of right-censored costs: ``(median, is_lower_bound)``. When the
+    survival curve never falls to one half, the median is only known to exceed the largest
+    censored budget: ``(that budget, True)``. ``(None, False)`` for no runs."""
+    if not costs:
+        return None, False
+    events = sorted(costs, key=lambda c: (c.observed, c.censored))
+    at_risk, survival = len(events), 1.0
+    for c in events:
+        if not c.censored:
+            survival *= 1 - 1 / at_risk
+            if survival <= 0.5 + 1e-12:
+                return c.observed, False
+        at_risk -= 1
+    return max(c.budget for c in costs), True
+
+
+def fmt_censored(costs: Sequence[Censored]) -> str:
+    """``1,234`` (the median), ``>= 15,000`` when censoring hides it, with ``(k censored)``."""
+    median, bound = censored_median(costs)
+    if median is None:
+        return "-"
+    k = sum(c.censored for c in costs)
+    return f"{'>= ' if bound else ''}{median:,.0f}" + (f" ({k}/{len(costs)} censored)" if k else "")
+
+
+def fmt_interval(interval: tuple[float, float, float] | None, scale: float = 1.0, unit: str = "") -> str:
+    """``+2.50 [-1.25, +6.00]`` (mean and 95% interval, times ``scale``)."""
+    if interval is None:
+        return "-"
+    mean, low, high = (scale * v for v in interval)
+    digits = 2 if scale != 1.0 else 0
+    return f"{mean:+,.{digits}f}{unit} [{low:+,.{digits}f}, {high:+,.{digits}f}]"
 
 
 def ratio(a: float | None, b: float | None) -> float | None:

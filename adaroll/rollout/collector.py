@@ -79,6 +79,8 @@ class RolloutCollector(Protocol):
 
     def context_at(self, checkpoint: Checkpoint) -> Context: ...
 
+    def prefix_length(self, checkpoint_id: str) -> int: ...
+
     def close(self) -> None: ...
 
 
@@ -279,6 +281,10 @@ class Collector:
         except BaseException:
             close_quietly(env)
             raise
+
+    def prefix_length(self, checkpoint_id: str) -> int:
+        """Actions from the task's reset to a checkpoint: what replaying it once costs."""
+        return len(self.checkpoints.get(checkpoint_id).history)
 
     def _checkpoint(self, job: Job) -> Checkpoint:
         if job.checkpoint_id is None:

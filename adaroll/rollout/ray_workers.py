@@ -253,6 +253,9 @@ class RayCollector:
     def context_at(self, checkpoint: Checkpoint) -> Context:
         return self.local.context_at(checkpoint)
 
+    def prefix_length(self, checkpoint_id: str) -> int:
+        return self.local.prefix_length(checkpoint_id)
+
     def collect(self, jobs: Sequence[Job], *, seed: int | None = None) -> list[Group]:
         """One group per job, in job order, equal to what :class:`Collector` returns for the
         same weights, jobs and seed."""

@@ -3,7 +3,8 @@
 Every unit of work is one :class:`CostRecord`: counters (training samples, policy samples,
 env steps, restores and their seconds, replayed steps, wall seconds, invalid samples, faults,
 restore fallbacks)
-tagged by ``mode`` (onestep/suffix/root/vanilla/sft/eval), ``purpose`` (train/routing/eval)
+tagged by ``mode`` (onestep/suffix/root/vanilla/sft/eval), ``purpose``
+(train/routing/selection/eval)
 and optionally ``task_id``, ``iteration`` and ``stage``.
 
 Persistence: one JSON object per line (JSONL). Each record is written with a single
@@ -19,9 +20,13 @@ Resume: the trainer stores ``len(ledger)`` in its checkpoint; after a crash it r
 ledger and calls :meth:`Ledger.truncate_to` with that count, dropping records of the work
 that the checkpoint does not contain.
 
-Evaluation is never training cost: records with purpose ``eval`` (mode ``eval`` implies
-purpose ``eval``) are left out of :meth:`Ledger.training_cost`, and may not carry training
-samples. A single process writes a ledger (the trainer); workers report costs to it.
+Evaluation is never training cost: records with purpose ``eval`` or ``selection`` (mode
+``eval`` implies one of them) are left out of :meth:`Ledger.training_cost`, and may not carry
+training samples. An evaluation that only *reports* is ``eval`` (:meth:`Ledger.eval_cost`, on no
+bill); one whose result *chooses* something (Stage I's best policy) is ``selection``
+(:meth:`Ledger.selection_cost`), a cost of every configuration that uses the choice. Records
+with purpose ``overhead`` are execution artefacts (images rebuilt after a restart) and are on
+no bill either. A single process writes a ledger (the trainer); workers report costs to it.
 """
 
 from __future__ import annotations
@@ -39,7 +44,9 @@ from typing import IO, Any
 log = logging.getLogger(__name__)
 
 MODES = ("onestep", "suffix", "root", "vanilla", "sft", "eval")
-PURPOSES = ("train", "routing", "eval")
+PURPOSES = ("train", "routing", "selection", "eval", "overhead")
+BILLED_PURPOSES = ("train", "routing")
+EVALUATION_PURPOSES = ("selection", "eval")
 TAGS = ("mode", "purpose", "task_id", "iteration", "stage")
 INT_COUNTERS = (
     "training_samples", "policy_samples", "env_steps", "restores", "replayed_steps",
@@ -60,7 +67,10 @@ class CostRecord:
     mode: str
     """What kind of work: onestep, suffix, root, vanilla, sft or eval."""
     purpose: str
-    """Why: train (may enter an update), routing (estimates p(x)), eval (Avg@k/Pass@k)."""
+    """Why: train (may enter an update), routing (estimates p(x)), selection (an evaluation
+    whose result chooses a policy), eval (Avg@k/Pass@k that only reports), overhead (work whose
+    amount depends on how the run executes, not on the configuration: snapshot images rebuilt
+    by each process or worker; recorded, never billed)."""
     training_samples: int = 0
     """Decisions that entered a policy update (zero-variance groups contribute none)."""
     policy_samples: int = 0
@@ -95,8 +105,9 @@ class CostRecord:
             raise LedgerError(f"mode {self.mode!r} not in {MODES}")
         if self.purpose not in PURPOSES:
             raise LedgerError(f"purpose {self.purpose!r} not in {PURPOSES}")
-        if self.mode == "eval" and self.purpose != "eval":
-            raise LedgerError(f"mode 'eval' needs purpose 'eval', got {self.purpose!r}")
+        if self.mode == "eval" and self.purpose not in EVALUATION_PURPOSES:
+            raise LedgerError(f"mode 'eval' needs purpose {' or '.join(map(repr, EVALUATION_PURPOSES))}, "
+                              f"got {self.purpose!r}")
         for name in INT_COUNTERS:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -109,8 +120,8 @@ class CostRecord:
             if not math.isfinite(number) or number < 0:
                 raise LedgerError(f"{name} must be finite and non-negative, got {value!r}")
             object.__setattr__(self, name, number)
-        if self.purpose == "eval" and self.training_samples:
-            raise LedgerError("evaluation never trains: training_samples must be 0 for purpose eval")
+        if self.is_eval and self.training_samples:
+            raise LedgerError(f"evaluation never trains: training_samples must be 0 for purpose {self.purpose}")
         if self.task_id is not None and not isinstance(self.task_id, str):
             raise LedgerError(f"task_id must be a string, got {self.task_id!r}")
         if self.stage is not None and not isinstance(self.stage, str):
@@ -122,7 +133,8 @@ class CostRecord:
 
     @property
     def is_eval(self) -> bool:
-        return self.purpose == "eval"
+        """An evaluation (reporting or selecting), never training cost."""
+        return self.purpose in EVALUATION_PURPOSES
 
     def to_dict(self) -> dict[str, Any]:
         """Non-default fields only (tags always kept), JSON-ready."""
@@ -358,11 +370,15 @@ class Ledger:
         return {k: CostTotals.of(rs) for k, rs in groups.items()}
 
     def training_cost(self, **where: TagFilter) -> CostTotals:
-        """Totals of everything but evaluation (purposes train and routing)."""
+        """Totals of the training work (purposes train and routing)."""
         _check_tags(where)
-        return CostTotals.of(r for r in self._records if not r.is_eval and _matches(r, where))
+        return CostTotals.of(r for r in self._records
+                             if r.purpose in BILLED_PURPOSES and _matches(r, where))  # fmt: skip
+
+    def selection_cost(self, **where: TagFilter) -> CostTotals:
+        """Totals of the evaluations that chose something (purpose selection)."""
+        return self.totals(**where, purpose="selection")
 
     def eval_cost(self, **where: TagFilter) -> CostTotals:
-        """Totals of evaluation records only (purpose eval)."""
-        _check_tags(where)
-        return CostTotals.of(r for r in self._records if r.is_eval and _matches(r, where))
+        """Totals of the evaluations that only report (purpose eval)."""
+        return self.totals(**where, purpose="eval")

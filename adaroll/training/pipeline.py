@@ -1,8 +1,12 @@
 """`adaroll run`: the whole method end to end, resumable step by step.
 
 experts (pretrain + train splits) -> Base = SFT on the pretrain pool -> SFT baseline (Base + SFT
-on the train experts) -> pivots scored with Base -> Stage I (Action) -> Base->Vanilla,
-Base->Hybrid, Action->Vanilla, Action->Hybrid -> summary.json + report.
+on the train experts) -> pivots scored with Base -> Stage I (Action) -> Vanilla, Hybrid and the
+one-step baseline from Base, Vanilla and Hybrid from Action and from SFT -> summary.json + report.
+
+Every configuration's row carries its whole bill (:mod:`adaroll.training.bill`), inherited
+along its chain, and its learning curve on ``val`` at the same cost marks; the target is the
+mean of Base->Vanilla's last three ``val`` evaluations.
 
 Each step writes its outputs under the run directory and is skipped when they already exist,
 so a killed run resumes where it stopped (the RL phases resume mid-phase).
@@ -41,6 +45,7 @@ from adaroll.policies.base import Context, Policy
 from adaroll.rollout.collector import Collector, RolloutCollector
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS
+from adaroll.training.bill import Bill
 from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.self_pool import SelfPivotPool
@@ -52,9 +57,18 @@ log = logging.getLogger("adaroll")
 RL_CONFIGS = {  # configuration -> (starting policy, algorithm)
     "base_vanilla": ("base", "vanilla"),
     "base_hybrid": ("base", "hybrid"),
+    "base_onestep": ("base", "onestep"),
     "action_vanilla": ("action", "vanilla"),
     "action_hybrid": ("action", "hybrid"),
+    "sft_vanilla": ("sft", "vanilla"),
+    "sft_hybrid": ("sft", "hybrid"),
 }
+RUN_FORMAT = 2
+"""Version of a run directory's accounting; 2: complete bills (demonstrations, selection,
+replays, scoring) and a `val` split. A directory of another format is refused, never mixed."""
+FINAL_SPLITS = ("train", "val", "heldout")
+TARGET_EVALS = 3
+"""The target is the mean of this many last `val` evaluations of Base->Vanilla."""
 
 
 @dataclass
@@ -90,7 +104,7 @@ class Pipeline:
         return self.suite.split(name)
 
     def eval_tasks(self) -> dict[str, list[TaskSpec]]:
-        return {s: self.split(s) for s in ("train", "heldout")}
+        return {s: self.split(s) for s in FINAL_SPLITS}
 
     # -- steps ------------------------------------------------------------------------------------
     def experts(self, split: str) -> ExpertCollection | CheckpointStore:
@@ -234,54 +248,89 @@ class Pipeline:
     def run(self, *, resume: bool = True) -> dict[str, Any]:
         self.check_names()
         make_private_dir(self.out)  # 0700: configs, trajectories and policies are private
+        self._check_format()
         saved = self.out / "config.yaml"
         if saved.exists() and (changed := experiment_changes(saved.read_text(), self.cfg)):
             raise ConfigError(f"{saved} holds a different config ({'; '.join(changed[:4])}"
                               f"{'; ...' if len(changed) > 4 else ''}); use a new --out or the same config")
         atomic_write_text(saved, dump_config(self.cfg))
+        atomic_write_text(self.out / "format.json", json.dumps({"format": RUN_FORMAT}))
         wanted = set(self.cfg.configurations)
         self.experts("pretrain")
         self.experts("train")
-        base = self.sft_policy("base", None, "pretrain")
-        results: dict[str, dict[str, Any]] = {"base": self._row(self.evaluate("base", base), 0, 0)}
-        if "sft" in wanted:
-            sft = self.sft_policy("sft", load_policy(self.cfg.policy, self.out / "policies" / "base"), "train")
-            n = sum(c.trajectory_length > 0 for c in self.store("train"))
-            results["sft"] = self._row(self.evaluate("sft", sft), 0, n)
-        starts = {"base": self.out / "policies" / "base"}
+        expert_steps = {split: self.expert_env_steps(split) for split in ("pretrain", "train")}
+        self.sft_policy("base", None, "pretrain")
+        bills = {"base": self.sft_bill("base").with_demos("pretrain")}
+        results: dict[str, dict[str, Any]] = {}
+        # saved policies, loaded afresh for every phase: training changes a policy in place
+        policies = {"base": self.out / "policies" / "base"}
+        if wanted & {"sft", "sft_vanilla", "sft_hybrid"}:
+            self.sft_policy("sft", self._policy(policies["base"]), "train")
+            policies["sft"] = self.out / "policies" / "sft"
+            bills["sft"] = bills["base"].plus(self.sft_bill("sft")).with_demos("train")
         if wanted & {"action", "action_vanilla", "action_hybrid"}:
-            stage1 = self.rl_phase("stage1", load_policy(self.cfg.policy, starts["base"]),
-                                   self.cfg.stage1, resume=resume)  # fmt: skip
-            starts["action"] = stage1.policy_dir
-            results["action"] = self._row(self.evaluate("action", load_policy(self.cfg.policy, stage1.policy_dir)),
-                                          stage1.final["env_steps"], stage1.final["train_samples"])  # fmt: skip
+            base = self._policy(policies["base"])
+            before = self._phase_start(bills["base"], "stage1", base, self.cfg.stage1)
+            stage1 = self.rl_phase("stage1", base, self.cfg.stage1, resume=resume)
+            policies["action"] = stage1.policy_dir
+            bills["action"] = before.plus(Bill.of_phase(stage1.final))
+        for name in ("base", "sft", "action"):
+            if name in policies and (name in wanted or name == "base"):
+                results[name] = self._row(self.evaluate(name, self._policy(policies[name])), bills[name], expert_steps)
         curves: dict[str, list[dict[str, Any]]] = {}
         for name, (start, algorithm) in RL_CONFIGS.items():
             if name not in wanted:
                 continue
             phase = self.cfg.rl.model_copy(update={"algorithm": algorithm})
-            result = self.rl_phase(name, load_policy(self.cfg.policy, starts[start]), phase, resume=resume)
-            offset = results["action"] if start == "action" else {"env_steps": 0, "train_samples": 0}
-            last = result.final["last_eval"] or {}
-            results[name] = self._row(last, result.final["env_steps"] + offset["env_steps"],
-                                      result.final["train_samples"] + offset["train_samples"])  # fmt: skip
-            curves[name] = [r for r in _read_metrics(self.out / name) if r.get("kind") == "eval"]
+            policy = self._policy(policies[start])
+            before = self._phase_start(bills[start], name, policy, phase)
+            result = self.rl_phase(name, policy, phase, resume=resume)
+            bill = before.plus(Bill.of_phase(result.final))
+            results[name] = self._row(result.final["last_eval"] or {}, bill, expert_steps)
+            results[name]["stopped_by"] = result.final["stopped_by"]
+            curves[name] = [_curve_point(p, before, expert_steps)
+                            for p in _read_metrics(self.out / name) if p.get("kind") == "eval"]  # fmt: skip
         _keep_earlier_rows(self.out / "summary.json", results, curves)
         summary = summarise(results, curves)
-        # Demonstrations are a one-time cost shared by SFT, Stage I and Hybrid (Vanilla needs
-        # none): reported here, not inside any configuration's training cost.
-        summary["expert_env_steps"] = {
-            split: json.loads((self.out / "experts" / split / "experts.json").read_text())["env_steps"]
-            for split in ("pretrain", "train")}  # fmt: skip
+        summary["expert_env_steps"] = expert_steps
         atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=2))
         return summary
 
+    def _policy(self, directory: Path) -> Policy:
+        return load_policy(self.cfg.policy, directory)
+
+    def _phase_start(self, start: Bill, name: str, policy: Policy, phase: TrainConfig) -> Bill:
+        """What a phase inherits before its first iteration: its start policy's bill and, for
+        phases on pivots, the train demonstrations and the samples that scored the pivots (scored
+        here with the start policy; the phase reads the same pivot file)."""
+        if phase.algorithm == "vanilla":
+            return start
+        scoring = self.pivots(name, policy, phase).policy_samples
+        return start.with_demos("train").plus(Bill(policy_samples=scoring, scoring_samples=scoring))
+
+    def expert_env_steps(self, split: str) -> int:
+        """Env steps of the split's expert runs (verified or not: every run was paid for)."""
+        return int(json.loads((self.out / "experts" / split / "experts.json").read_text())["env_steps"])
+
+    def sft_bill(self, name: str) -> Bill:
+        """A behaviour-cloning step's own bill: demonstration steps x epochs training samples."""
+        done = json.loads((self.out / "policies" / name / "done").read_text())
+        return Bill(train_samples=int(done["examples"]) * int(done["epochs"]))
+
+    def _check_format(self) -> None:
+        marker = self.out / "format.json"
+        found = json.loads(marker.read_text()).get("format") if marker.exists() else 1
+        if found != RUN_FORMAT and (self.out / "config.yaml").exists():
+            raise ConfigError(
+                f"{self.out} holds a run of accounting format {found}, not {RUN_FORMAT}: it does not "
+                "bill demonstrations, selection evaluations, replays and pivot scoring, so its "
+                "numbers cannot be mixed with new ones; rerun it with --fresh or a new --out")
+
     @staticmethod
-    def _row(metrics: dict[str, Any], env_steps: int, samples: int) -> dict[str, Any]:
-        return {"env_steps": env_steps, "train_samples": samples,
-                "train_avg4": metrics.get("train_avg"), "train_pass4": metrics.get("train_pass"),
-                "heldout_avg4": metrics.get("heldout_avg"),
-                "heldout_pass4": metrics.get("heldout_pass")}  # fmt: skip
+    def _row(metrics: dict[str, Any], bill: Bill, expert_steps: dict[str, int]) -> dict[str, Any]:
+        scores = {f"{split}_{kind}4": metrics.get(f"{split}_{kind}")
+                  for split in FINAL_SPLITS for kind in ("avg", "pass")}  # fmt: skip
+        return {**bill.row(expert_steps), **scores}
 
 
 _EXECUTION_ONLY = ("backend", "workers", "ray_address", "max_retries", "job_timeout_s")
@@ -345,30 +394,47 @@ def _read_metrics(directory: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _curve_point(point: dict[str, Any], before: Bill, expert_steps: dict[str, int]) -> dict[str, Any]:
+    """One evaluation of a phase, placed on the configuration's whole bill (what it had spent
+    before the phase, plus the phase's own spend at that evaluation)."""
+    return {"iteration": point["iteration"],
+            "total_env_steps": before.total_env_steps(expert_steps) + point["phase_env_steps"],
+            "policy_samples": before.policy_samples + point["policy_samples"],
+            "train_samples": before.train_samples + point["train_samples"],
+            "phase_env_steps": point["phase_env_steps"],
+            **{f"{split}_avg": point.get(f"{split}_avg") for split in FINAL_SPLITS},
+            "routes": point.get("routes")}  # fmt: skip
+
+
+def vanilla_target(curve: list[dict[str, Any]]) -> float | None:
+    """Mean ``val`` Avg@k of the last :data:`TARGET_EVALS` evaluations of a curve (fewer if it
+    has fewer; None if it has none): one noisy evaluation is not a target."""
+    values = [p["val_avg"] for p in curve if p.get("val_avg") is not None][-TARGET_EVALS:]
+    return sum(values) / len(values) if values else None
+
+
 def summarise(results: dict[str, dict[str, Any]], curves: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """summary.json: per configuration its costs and scores, and steps/samples to reach
-    Base->Vanilla's final Train Avg@4 (None when never reached)."""
+    """summary.json: per configuration its bill and scores, and the cost at which it first
+    reached the target (Base->Vanilla's :func:`vanilla_target` on ``val``). A configuration
+    that never reached it has ``reached_target: false`` and its cost keys at None: censored at
+    its budget (its own ``total_env_steps``)."""
     order = get_args(ConfigurationName)
     results = {name: results[name] for name in sorted(results, key=order.index)}
-    target = (results.get("base_vanilla") or {}).get("train_avg4")
-    offsets = {n: (results.get("action") or {}) if n.startswith("action_") else {} for n in curves}
+    target = vanilla_target(curves.get("base_vanilla", []))
     for name, row in results.items():
-        row["steps_to_target"] = row["samples_to_target"] = None
+        row["reached_target"] = None
+        row["steps_to_target"] = row["samples_to_target"] = row["train_samples_to_target"] = None
         if target is None:
             continue
-        if name in curves:
-            off = offsets[name]
-            for point in curves[name]:
-                if point.get("train_avg") is not None and point["train_avg"] >= target:
-                    row["steps_to_target"] = point["env_steps"] + off.get("env_steps", 0)
-                    row["samples_to_target"] = point["train_samples"] + off.get("train_samples", 0)
-                    break
-        elif row.get("train_avg4") is not None and row["train_avg4"] >= target:
-            row["steps_to_target"], row["samples_to_target"] = row["env_steps"], row["train_samples"]
-    return {"target_train_avg4": target, "configurations": results,
-            "curves": {n: [{k: p.get(k) for k in ("iteration", "env_steps", "train_samples",
-                                                  "train_avg", "heldout_avg", "routes")}
-                           for p in pts] for n, pts in curves.items()}}  # fmt: skip
+        points = curves.get(name) or [{**row, "val_avg": row.get("val_avg4")}]
+        hit = next((p for p in points if p.get("val_avg") is not None and p["val_avg"] >= target - 1e-9), None)
+        row["reached_target"] = hit is not None
+        if hit is not None:
+            row["steps_to_target"] = hit["total_env_steps"]
+            row["samples_to_target"] = hit["policy_samples"]
+            row["train_samples_to_target"] = hit["train_samples"]
+    return {"format": RUN_FORMAT, "target_val_avg4": target, "configurations": results,
+            "curves": curves}
 
 
 def _jsonable(stats: dict[str, Any]) -> dict[str, Any]:

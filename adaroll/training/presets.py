@@ -7,6 +7,7 @@ QUICK_OVERRIDES = [
     "stage1.budget={iterations: 4}",
     "stage1.eval.every=2",
     "stage1.scheduler.pivots_per_iteration=32",
-    "rl.budget={iterations: 10}",
-    "rl.eval.every=5",
+    "rl.budget={env_steps: 1500, policy_samples: 1500}",
+    "rl.eval.every_env_steps=500",
+    "rl.eval.every_policy_samples=500",
 ]

@@ -135,6 +135,7 @@ class VanillaScheduler(Scheduler):
 
 
 @SCHEDULERS.register("stage1")
+@SCHEDULERS.register("onestep")
 class Stage1Scheduler(Scheduler):
     """OneStep groups over all pivots of all tasks, ``pivots_per_iteration`` per update, round
     robin (small batches made Adam's early steps drift the shared network more than they taught)."""

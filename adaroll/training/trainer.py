@@ -5,8 +5,8 @@ One :class:`Trainer` runs one phase (Stage I, hybrid or vanilla) in its own dire
     PHASE/ledger.jsonl     append-only cost records
     PHASE/metrics.jsonl    one line per iteration and per evaluation
     PHASE/state/           policy, optimiser, scheduler and counters after the last iteration
-    PHASE/best/            Stage I: the policy with the best Train Avg@k so far
-    PHASE/done.json        written last: the phase's final numbers
+    PHASE/best/            Stage I: the policy with the best Avg@k on `eval.select_on` so far
+    PHASE/done.json        written last: the phase's final numbers and the limit that ended it
 
 Randomness is derived from (seed, phase, iteration), and the ledger and metrics files are cut
 back to the counts saved with the state, so ``resume=True`` after a kill reproduces the run an
@@ -69,6 +69,9 @@ class Trainer:
         self.self_pool = self_pool
         self.policy, self.scheduler, self.collector = policy, scheduler, collector
         self.make_env, self.eval_tasks = make_env, eval_tasks
+        missing = sorted({*cfg.eval.splits, *cfg.eval.final_splits} - set(eval_tasks))
+        if missing:
+            raise ValueError(f"phase {name}: no tasks given for the evaluated split(s) {', '.join(missing)}")
         self.seed, self.history_window, self.progress = seed, history_window, progress
         make_private_dir(self.dir)  # `adaroll train ... --out NEW` starts a run directory
         self.optimizer = torch.optim.Adam(list(policy.parameters()), lr=cfg.grpo.lr)
@@ -76,7 +79,9 @@ class Trainer:
         self.metrics = JsonlLog(self.dir / "metrics.jsonl")
         self._tb: Any = None
         self.iteration = 0
-        self.best: dict[str, Any] = {"train_avg": -1.0, "iteration": 0}
+        self.best: dict[str, Any] = {"score": -1.0, "split": cfg.eval.select_on, "iteration": 0}
+        self.built: set[str] = set()
+        """Checkpoints whose snapshot image this phase has paid for (one replay of the prefix)."""
         self.phase_times: dict[str, float] = {}
 
     # -- the algorithm ----------------------------------------------------------------------
@@ -93,6 +98,7 @@ class Trainer:
         bar = self._progress_bar()
         while not self._budget_spent():
             self.iteration += 1
+            before = self._totals()
             seed = seed_everything(self.seed, self.name, self.iteration, policy=self.policy)
             with self._timed("schedule"):
                 jobs = self.scheduler.plan(self.iteration)
@@ -109,7 +115,7 @@ class Trainer:
                        "routes": self.scheduler.route_counts()})  # fmt: skip
             if self._budget_spent():
                 self._evaluate(self.cfg.eval.final_splits)
-            elif self.iteration % self.cfg.eval.every == 0:
+            elif self._at_mark(before, self._totals()):
                 self._evaluate(self.cfg.eval.splits)
             self._save_state()
             bar.update(self.iteration, self._totals())
@@ -129,14 +135,32 @@ class Trainer:
                                         history_window=self.history_window,
                                         seed=derive_seed(self.seed, "eval", self.iteration, split))  # fmt: skip
                 row[f"{split}_avg"], row[f"{split}_pass"] = result.avg, result.pass_
-                self.ledger.add("eval", "eval", policy_samples=result.policy_samples,
+                self.ledger.add("eval", self._eval_purpose(split), policy_samples=result.policy_samples,
                                 env_steps=result.env_steps, stage=self.name,
                                 iteration=self.iteration)  # fmt: skip
+        row.update(self._totals())  # a selection evaluation is part of its own point's cost
         self._log(row)
-        if self.cfg.algorithm == "stage1" and row.get("train_avg", -1.0) > self.best["train_avg"]:
-            self.best = {"train_avg": row["train_avg"], "iteration": self.iteration}
+        score = row.get(f"{self.cfg.eval.select_on}_avg", -1.0)
+        if self.cfg.algorithm == "stage1" and score > self.best["score"]:
+            self.best = {"score": score, "split": self.cfg.eval.select_on, "iteration": self.iteration}
             self.policy.save(self.dir / "best")
         return row
+
+    def _eval_purpose(self, split: str) -> str:
+        """Stage I keeps the policy that scores best on ``select_on``: those evaluations select
+        (a cost of the configuration); every other evaluation only reports."""
+        selects = self.cfg.algorithm == "stage1" and split == self.cfg.eval.select_on
+        return "selection" if selects else "eval"
+
+    def _at_mark(self, before: dict[str, Any], after: dict[str, Any]) -> bool:
+        """Whether this iteration is due an evaluation: every ``eval.every`` iterations, and the
+        first iteration past each multiple of ``every_env_steps`` / ``every_policy_samples``."""
+        e = self.cfg.eval
+        if e.every is not None and self.iteration % e.every == 0:
+            return True
+        marks = (("phase_env_steps", e.every_env_steps), ("policy_samples", e.every_policy_samples))
+        return any(every is not None and after[key] // every > before[key] // every
+                   for key, every in marks)  # fmt: skip
 
     def _grow_self_pool(self, groups: Sequence[Group]) -> None:
         """``pivots.self_pool``: successful rollouts of tasks without pivots give them some."""
@@ -156,8 +180,9 @@ class Trainer:
     def _record_costs(self, groups: Sequence[Group], used: dict[int, int]) -> None:
         setup = self.collector.setup_cost
         if setup.replayed_steps:
-            # Rebuilding snapshot images by replay serves the Suffix starts.
-            self.ledger.add("suffix", "train", replayed_steps=setup.replayed_steps,
+            # How often images are rebuilt depends on the execution (each worker, each restarted
+            # process builds its own): recorded, but the bill has one build per checkpoint.
+            self.ledger.add("suffix", "overhead", replayed_steps=setup.replayed_steps,
                             stage=self.name, iteration=self.iteration)  # fmt: skip
             setup.replayed_steps = 0
         for g, group in enumerate(groups):
@@ -166,14 +191,30 @@ class Trainer:
                 group.job.ledger_mode, group.job.purpose,
                 training_samples=used.get(g, 0), policy_samples=c.policy_samples,
                 env_steps=c.env_steps, restores=c.restores, restore_seconds=c.restore_seconds,
-                replayed_steps=c.replayed_steps, invalid_samples=c.invalid_samples,
+                replayed_steps=c.replayed_steps + self._first_build(group), invalid_samples=c.invalid_samples,
                 faults=c.faults, restore_fallbacks=c.restore_fallbacks,
                 task_id=group.job.task.id, stage=self.name, iteration=self.iteration)  # fmt: skip
 
+    def _first_build(self, group: Group) -> int:
+        """Replay steps that building the group's snapshot image costs, billed at its first use
+        in the phase (restores from a snapshot need the image; later uses share it)."""
+        checkpoint = group.job.checkpoint_id
+        if group.cost.restores == 0 or checkpoint is None or checkpoint in self.built:
+            return 0
+        self.built.add(checkpoint)
+        return self.collector.prefix_length(checkpoint)
+
     def _totals(self) -> dict[str, Any]:
-        cost = self.ledger.training_cost()
-        return {"env_steps": cost.env_steps, "train_samples": cost.training_samples,
-                "policy_samples": cost.policy_samples}  # fmt: skip
+        """The phase's own cost so far. ``phase_env_steps`` (the budget's unit) is every env step
+        the phase executed outside reporting evaluations: rollouts and probes (``env_steps``),
+        replays (``replay_steps``) and selection evaluations (``selection_env_steps``);
+        ``policy_samples`` counts the samples of all of them."""
+        cost, selection = self.ledger.training_cost(), self.ledger.selection_cost()
+        return {"env_steps": cost.env_steps, "replay_steps": cost.replayed_steps,
+                "selection_env_steps": selection.env_steps,
+                "phase_env_steps": cost.env_steps + cost.replayed_steps + selection.env_steps,
+                "train_samples": cost.training_samples,
+                "policy_samples": cost.policy_samples + selection.policy_samples}  # fmt: skip
 
     def _faults(self) -> dict[str, Any]:
         """The phase's environment faults and snapshot fallbacks, from the ledger (so a resumed
@@ -184,19 +225,23 @@ class Trainer:
         total = self.ledger.totals()
         return {"faults": total.faults, "restore_fallbacks": total.restore_fallbacks, "by": by}
 
-    def _budget_spent(self) -> bool:
-        b = self.cfg.budget
-        totals = self._totals()
-        return ((b.iterations is not None and self.iteration >= b.iterations)
-                or (b.env_steps is not None and totals["env_steps"] >= b.env_steps)
-                or (b.samples is not None and totals["train_samples"] >= b.samples))  # fmt: skip
+    def _budget_spent(self) -> str | None:
+        """The limit that ends the phase (iterations, env_steps or policy_samples), or None."""
+        b, totals = self.cfg.budget, self._totals()
+        if b.iterations is not None and self.iteration >= b.iterations:
+            return "iterations"
+        if b.env_steps is not None and totals["phase_env_steps"] >= b.env_steps:
+            return "env_steps"
+        if b.policy_samples is not None and totals["policy_samples"] >= b.policy_samples:
+            return "policy_samples"
+        return None
 
     def _output_dir(self) -> Path:
         return self.dir / ("best" if self.cfg.algorithm == "stage1" else "state")
 
     def _finish(self) -> PhaseResult:
         final = {"phase": self.name, "iteration": self.iteration, **self._totals(),
-                 "best": self.best, "phase_seconds": self.phase_times, "faults": self._faults(),
+                 "stopped_by": self._budget_spent(), "best": self.best, "phase_seconds": self.phase_times, "faults": self._faults(),
                  "last_eval": self.metrics.last(kind="eval")}  # fmt: skip
         atomic_write_text(self.dir / "done.json", json.dumps(final, indent=2))
         return PhaseResult(self._output_dir(), final)
@@ -209,8 +254,8 @@ class Trainer:
 
             self._tb = SummaryWriter(log_dir=str(self.dir / "tensorboard"))
         for key, value in row.items():
-            if isinstance(value, (int, float)) and key not in ("iteration", "env_steps"):
-                self._tb.add_scalar(f"{row['kind']}/{key}", value, global_step=row["env_steps"])
+            if isinstance(value, (int, float)) and key not in ("iteration", "phase_env_steps"):
+                self._tb.add_scalar(f"{row['kind']}/{key}", value, global_step=row["phase_env_steps"])
         self._tb.flush()
 
     # -- crash-safe state -------------------------------------------------------------------------
@@ -233,7 +278,8 @@ class Trainer:
         atomic_write_bytes(tmp / "optimizer.pt", buffer)
         meta = {"iteration": self.iteration, "ledger_records": len(self.ledger),
                 "metrics_records": len(self.metrics), "best": self.best,
-                "scheduler": self.scheduler.state_dict(), "phase_times": self.phase_times}  # fmt: skip
+                "scheduler": self.scheduler.state_dict(), "phase_times": self.phase_times,
+                "built": sorted(self.built)}  # fmt: skip
         if self.self_pool is not None:
             meta["self_pool"] = self.self_pool.state_dict()
         atomic_write_text(tmp / "meta.json", json.dumps(meta))
@@ -270,6 +316,7 @@ class Trainer:
             self.self_pool.load_state_dict(meta["self_pool"])
         self.iteration, self.best = int(meta["iteration"]), meta["best"]
         self.phase_times = meta.get("phase_times", {})
+        self.built = set(meta["built"])
         self.ledger.truncate_to(int(meta["ledger_records"]))
         self.metrics.truncate_to(int(meta["metrics_records"]))
 
@@ -304,7 +351,7 @@ class _Bar:
 
     def update(self, iteration: int, totals: dict[str, Any]) -> None:
         self.bar.n = iteration
-        self.bar.set_postfix(steps=totals["env_steps"], samples=totals["train_samples"], refresh=False)
+        self.bar.set_postfix(steps=totals["phase_env_steps"], samples=totals["policy_samples"], refresh=False)
         self.bar.refresh()
 
     def close(self) -> None:

@@ -16,6 +16,7 @@ from adaroll.algos.grpo import (
     group_std,
     grpo_loss,
     kl_k3,
+    masked_mean,
     zero_variance_groups,
 )
 from adaroll.registry import UnknownNameError
@@ -125,7 +126,11 @@ def test_advantages_vectorised_equal_loop(normalize_std: bool, unbiased: bool) -
 def test_advantage_shape_errors() -> None:
     with pytest.raises(ValueError, match=r"\[B, G\]"):
         group_advantages(torch.zeros(8))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"rewards must be \[B, G\], got shape \(8,\)"):
+        group_std(torch.zeros(8))
+    with pytest.raises(ValueError, match=r"rewards must be \[B, G\], got shape \(2, 2, 2\)"):
+        zero_variance_groups(torch.zeros(2, 2, 2))
+    with pytest.raises(ValueError, match="the unbiased std needs groups of at least 2 samples"):
         group_std(torch.zeros(3, 1), unbiased=True)
 
 
@@ -232,6 +237,64 @@ def test_masked_factors_do_not_count() -> None:
     assert stats["clip_frac"] == 0.0 and stats["ratio_max"] == pytest.approx(0.5)
     loss.backward()
     assert logp.grad is not None and logp.grad[0, 0] == 0.0
+
+
+def test_surrogate_defaults_to_a_symmetric_0_2_clip_and_keeps_the_log_prob_dtype() -> None:
+    logp = torch.tensor([[math.log(1.5), math.log(0.5)]])
+    loss, _, clipped = clipped_surrogate(logp, torch.zeros_like(logp), torch.ones(1, dtype=torch.float64))
+    assert loss[0].tolist() == pytest.approx([-1.2, -0.5]) and clipped.tolist() == [[True, False]]
+    assert loss.dtype == torch.float32  # float64 advantages do not promote the loss
+
+
+def test_clip_ranges_may_be_zero_but_not_negative() -> None:
+    logp = torch.tensor([[math.log(1.5)]])
+    loss, _, _ = clipped_surrogate(logp, torch.zeros_like(logp), torch.ones(1), clip_low=0.0)
+    assert loss.item() == pytest.approx(-1.0)  # no trust region: the ratio is clamped to 1
+    loss, _, _ = clipped_surrogate(logp, torch.zeros_like(logp), torch.ones(1), clip_high=0.0)
+    assert loss.item() == pytest.approx(-1.0)
+    for low, high in ((-0.1, 0.2), (0.2, -0.1)):
+        with pytest.raises(ValueError, match="clip ranges must be non-negative"):
+            clipped_surrogate(logp, logp, torch.ones(1), clip_low=low, clip_high=high)
+
+
+def test_clip_statistics_with_per_factor_advantages() -> None:
+    """A factor clipped above with a small positive advantage counts as clipped high; factors
+    with their own advantages ([S, T]) are counted one by one."""
+    logp, old, mask = _one_sample([1.5, 1.5, 0.5])
+    adv = torch.tensor([[0.5, 0.0, -2.0]], dtype=torch.float64)
+    loss, stats = grpo_loss(logp, old, adv, mask)
+    assert loss.item() == pytest.approx((-0.5 * 1.2 + 0.0 + 2.0 * 0.8) / 3)
+    assert stats["clip_frac"] == pytest.approx(2 / 3)  # a zero advantage is never clipped
+    assert stats["clip_frac_high"] == pytest.approx(1 / 3)
+    assert stats["clip_frac_low"] == pytest.approx(1 / 3)
+
+
+def test_a_batch_without_real_factors_reports_neutral_statistics() -> None:
+    logp, old, _ = _one_sample([1.5, 0.5])
+    loss, stats = grpo_loss(logp, old, torch.ones(1, dtype=torch.float64), torch.zeros_like(logp))
+    assert loss.item() == 0.0
+    assert stats["ratio_max"] == 1.0 and stats["ratio_mean"] == 0.0
+    assert stats["factors"] == 0.0 and stats["samples"] == 0.0 and stats["clip_frac"] == 0.0
+
+
+def test_default_aggregation_is_the_token_mean_and_a_single_factor_is_its_own_mean() -> None:
+    loss = torch.tensor([[3.0, 5.0], [7.0, 9.0]])
+    one = torch.tensor([[1, 0], [0, 0]])
+    assert float(aggregate_loss(loss, one)) == 3.0
+    assert float(aggregate_loss(loss, torch.ones(2, 2))) == 6.0
+    assert float(masked_mean(loss, one)) == 3.0
+
+
+def test_loss_argument_errors_say_what_is_wrong() -> None:
+    logp = torch.zeros(2, 3)
+    with pytest.raises(ValueError, match=r"log_probs \(2, 3\) != old_log_probs \(2, 4\)"):
+        clipped_surrogate(logp, torch.zeros(2, 4), torch.zeros(2))
+    with pytest.raises(ValueError, match=r"mask \(2, 4\) != log_probs \(2, 3\)"):
+        grpo_loss(logp, logp, torch.zeros(2), torch.ones(2, 4))
+    with pytest.raises(ValueError, match="kl_coef must be non-negative, got -0.1"):
+        grpo_loss(logp, logp, torch.zeros(2), torch.ones(2, 3), kl_coef=-0.1)
+    with pytest.raises(ValueError, match="^kl_coef > 0 needs ref_log_probs$"):
+        grpo_loss(logp, logp, torch.zeros(2), torch.ones(2, 3), kl_coef=0.1)
 
 
 def test_per_factor_advantages_and_surrogate_shapes() -> None:

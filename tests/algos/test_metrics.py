@@ -70,6 +70,13 @@ def test_large_n_is_stable() -> None:
     assert 0.0 <= pass_at_k_unbiased(10_000, 1, 4) == pytest.approx(4 / 10_000, rel=1e-6)
 
 
+def test_split_metrics_reports_the_unbiased_pass_apart_from_the_plain_one() -> None:
+    # Five attempts, the only success last: none among the first four (plain Pass@4 = 0), while
+    # four of five drawn without replacement contain it with probability 4/5.
+    m = split_metrics({"a": [F, F, F, F, T]}, 4)
+    assert m["pass"] == 0.0 and m["pass_unbiased"] == pytest.approx(0.8) and m["avg"] == 0.2
+
+
 def test_split_metrics_and_per_split() -> None:
     m = split_metrics(RESULTS, 4)
     assert m == pytest.approx({"avg": 1 / 3, "pass": 2 / 3, "pass_unbiased": 2 / 3, "tasks": 3, "attempts": 12})
@@ -79,16 +86,16 @@ def test_split_metrics_and_per_split() -> None:
 
 
 @pytest.mark.parametrize(
-    "call",
+    ("call", "message"),
     [
-        lambda: avg_at_k({}, 4),
-        lambda: avg_at_k({"a": [T, F]}, 4),  # fewer attempts than k
-        lambda: pass_at_k({"a": [T, F]}, 0),
-        lambda: task_avg_at_k([T, 0.5], 1),  # not a boolean outcome
-        lambda: pass_at_k_unbiased(3, 4, 2),
-        lambda: pass_at_k_unbiased(3, 1, 4),
+        (lambda: avg_at_k({}, 4), "no tasks to aggregate"),
+        (lambda: avg_at_k({"a": [T, F]}, 4), "@4 needs at least 4 attempts per task, got 2"),
+        (lambda: pass_at_k({"a": [T, F]}, 0), "k must be >= 1, got 0"),
+        (lambda: task_avg_at_k([T, 0.5], 1), "outcomes must be booleans .* got 0.5"),
+        (lambda: pass_at_k_unbiased(3, 4, 2), r"need 0 <= c <= n, got n=3, c=4"),
+        (lambda: pass_at_k_unbiased(3, 1, 4), r"need 1 <= k <= n, got n=3, k=4"),
     ],
 )
-def test_invalid_inputs(call: object) -> None:
-    with pytest.raises(ValueError):
+def test_invalid_inputs(call: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
         call()  # type: ignore[operator]

@@ -69,9 +69,9 @@ def test_quantile_threshold_keeps_the_top_share_under_the_strict_gate() -> None:
     gate = quantile_threshold(low, 0.75)
     assert [s for s in low if s > gate] == [0.3, 0.35]
     assert quantile_threshold([0.4, float("nan"), 0.6], 0.5) == pytest.approx(0.5)
-    with pytest.raises(ValueError):
-        quantile_threshold([], 0.5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a quantile needs at least one score"):
+        quantile_threshold([float("nan")], 0.5)
+    with pytest.raises(ValueError, match=r"q must be in \[0, 1\], got 1.5"):
         quantile_threshold([0.1], 1.5)
 
 
@@ -85,6 +85,22 @@ def test_draw_independent_frequencies_follow_the_weights() -> None:
     freq = [c / 4000 for c in counts]
     assert freq[0] == 0.0 and freq[4] == 1.0
     assert freq[1:4] == pytest.approx([0.1, 0.5, 0.9], abs=0.03)
+
+
+class _ZeroRandom(random.Random):
+    """A generator whose every draw is 0.0, the lowest value random() can return."""
+
+    def random(self) -> float:
+        return 0.0
+
+
+def test_a_zero_weight_is_never_kept_even_by_the_lowest_draw() -> None:
+    assert draw_independent([0.0, 0.5, 0.0], _ZeroRandom()) == [1]
+
+
+def test_draw_weighted_rejects_a_negative_k() -> None:
+    with pytest.raises(ValueError, match="k must be non-negative, got -1"):
+        draw_weighted([0.5], -1, random.Random(0))
 
 
 def test_draw_independent_always_draws_one_unless_all_weights_are_zero() -> None:

@@ -116,7 +116,7 @@ def test_disagreement_needs_two_samples(bad: list[int]) -> None:
 
 
 def test_disagreement_rejects_bad_counts() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"cluster counts must be non-negative, got \[3, -1\]"):
         disagreement_from_counts([3, -1])
     with pytest.raises(TypeError):
         disagreement_from_counts([2.5, 1])  # type: ignore[list-item]
@@ -241,6 +241,7 @@ def test_threshold_keeps_6_1_1_and_drops_6_2() -> None:
 def test_threshold_is_strict() -> None:
     assert select_pivots([0.45, 0.4500001, 0.2, 1.0, math.nan]) == [1, 3]
     assert select_pivots([0.5, 0.6], tau=0.5) == [1]
+    assert select_pivots({"at": 0.45, "above": 0.46, "nan": math.nan}) == ["above"]  # mappings too
     assert select_pivots([]) == []
 
 
@@ -250,7 +251,7 @@ def test_top_k() -> None:
     assert select_top_k(scores, 0) == []
     assert select_top_k(scores, 10) == [1, 3, 2, 0, 5, 4]  # NaN last
     assert select_top_k({"a": 0.1, "b": 0.7, "c": 0.3}, 2) == ["b", "c"]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="k must be non-negative, got -1"):
         select_top_k(scores, -1)
 
 

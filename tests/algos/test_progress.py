@@ -27,10 +27,14 @@ def test_wilson_upper_is_above_the_rate_and_tightens_with_data() -> None:
 
 
 @pytest.mark.parametrize(
-    ("successes", "trials", "confidence"), [(3, 2, 0.9), (-1, 2, 0.9), (1, 2, 1.0)]
-)
-def test_wilson_upper_rejects_bad_input(successes: float, trials: float, confidence: float) -> None:
-    with pytest.raises(ValueError):
+    ("successes", "trials", "confidence", "message"),
+    [(3, 2, 0.9, "successes <= trials"), (-1, 2, 0.9, "0 <= successes"), (1, -2, 0.9, "trials"),
+     (1, 2, 1.0, r"confidence must be in \(0, 1\)"), (1, 2, 0.0, "confidence"), (1, 2, 1.5, "confidence")],
+)  # fmt: skip
+def test_wilson_upper_rejects_bad_input(
+    successes: float, trials: float, confidence: float, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
         wilson_upper(successes, trials, confidence)
 
 
@@ -38,6 +42,7 @@ def test_slope_is_the_least_squares_fit() -> None:
     assert slope([0.0, 0.25, 0.5, 0.75]) == pytest.approx(0.25)
     assert slope([0.5, 0.5, 0.5]) == 0.0
     assert slope([0.9]) == 0.0
+    assert slope([0.0, 1.0]) == 1.0  # two points already have a slope
     assert slope([0.0, 1.0, 0.0, 1.0]) == pytest.approx(0.2)  # (0.75 - 0.25 - 0.25 + 0.75) / 5
 
 
@@ -59,5 +64,15 @@ def test_ucb_tries_every_arm_then_prefers_progress_per_cost() -> None:
     assert rare > often
     # Cost below one unit is floored (a Local pull is not infinitely cheap).
     assert ucb_progress_per_cost([2], [2], [0], 0.0) == [1.0]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="equal lengths"):
         ucb_progress_per_cost([1], [1, 2], [1], 1.0)
+
+
+def test_ucb_score_hand_computed() -> None:
+    # arm 0: (0.5 / 1 + 1.0 * sqrt(ln(1 + 4) / 1)) / max(2 / 1, 1); arm 1: pulled 3 times, the
+    # mean cost 8 / 3 divides: (1.5 / 3 + sqrt(ln 5 / 3)) / (8 / 3).
+    once, thrice = ucb_progress_per_cost([1, 3], [0.5, 1.5], [2, 8], 1.0)
+    assert once == pytest.approx((0.5 + math.sqrt(math.log(5))) / 2)
+    assert thrice == pytest.approx((0.5 + math.sqrt(math.log(5) / 3)) / (8 / 3))
+    # An arm never pulled scores inf wherever it stands; the arms after it are still scored.
+    assert ucb_progress_per_cost([0, 2, 0], [0, 1, 0], [0, 4, 0], 0.0) == [math.inf, 0.25, math.inf]

@@ -44,16 +44,19 @@ def test_quick_experiment_writes_its_results(experiments: Path, name: str):
         assert (out / path).exists()
 
 
-def test_efficiency_numbers_come_from_the_runs(experiments: Path):
+def test_efficiency_and_claims_come_from_the_runs(experiments: Path):
     data = json.loads((experiments / "efficiency" / "results.json").read_text())
-    for entry in data["per_seed"]:
-        summary = json.loads((experiments / "runs" / "default" / f"seed{entry['seed']}" / "summary.json").read_text())
-        vanilla = summary["configurations"]["base_vanilla"]
-        assert entry["vanilla_final_train_avg4"] == vanilla["train_avg4"]
-        # Vanilla reaches its own final score by its last evaluation at the latest
-        steps, samples = entry["base_vanilla"]["to_vanilla_final"]
-        assert steps is not None and steps <= vanilla["env_steps"]
-        assert samples is not None and samples <= vanilla["train_samples"]
+    summary = json.loads((experiments / "runs" / "default" / "seed0" / "summary.json").read_text())
+    for name, costs in data["to_target"].items():
+        row = summary["configurations"][name]
+        (cost,) = costs
+        assert cost["budget"] == row["total_env_steps"]
+        assert cost["value"] == (row["steps_to_target"] if row["reached_target"] else None)
+    claims = json.loads((experiments / "full" / "results.json").read_text())["claims"]
+    heldout = next(c for c in claims if c["key"] == "heldout_vs_base_vanilla")
+    rows = summary["configurations"]
+    assert heldout["differences"] == [rows["action_hybrid"]["heldout_avg4"] - rows["base_vanilla"]["heldout_avg4"]]
+    assert {c["verdict"] for c in claims} <= {"held", "contradicted", "inconclusive"}
 
 
 def test_variants_reuse_the_base_of_their_seed(experiments: Path):

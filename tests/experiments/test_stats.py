@@ -1,17 +1,65 @@
-from adaroll.experiments.stats import cost_to_reach, fmt_count, fmt_pct, mean_std, ratio
+"""Statistics over seeds: spread, cost to a target, bootstrap intervals, verdicts, censoring."""
 
-CURVE = [{"env_steps": 0, "train_samples": 0, "train_avg": 0.3},
-         {"env_steps": 100, "train_samples": 40, "train_avg": 0.5},
-         {"env_steps": 200, "train_samples": 90, "train_avg": 0.45},
-         {"env_steps": 300, "train_samples": 120, "train_avg": 0.6}]  # fmt: skip
+from __future__ import annotations
+
+import pytest
+
+from adaroll.experiments.stats import (
+    Censored,
+    bootstrap_ci,
+    censored_median,
+    cost_to_reach,
+    fmt_censored,
+    fmt_count,
+    fmt_pct,
+    mean_std,
+    paired_cost_difference,
+    ratio,
+    verdict,
+)
+
+CURVE = [{"total_env_steps": 500, "train_samples": 0, "val_avg": 0.3},
+         {"total_env_steps": 600, "train_samples": 40, "val_avg": 0.5},
+         {"total_env_steps": 700, "train_samples": 90, "val_avg": 0.45},
+         {"total_env_steps": 800, "train_samples": 120, "val_avg": 0.6}]  # fmt: skip
 
 
 def test_cost_to_reach_is_the_first_evaluation_at_or_above_the_target():
-    assert cost_to_reach(CURVE, 0.5) == (100, 40)
-    assert cost_to_reach(CURVE, 0.55) == (300, 120)
-    assert cost_to_reach(CURVE, 0.3, offset=(7, 3)) == (7, 3)
+    assert cost_to_reach(CURVE, 0.5) == (600, 40)
+    assert cost_to_reach(CURVE, 0.55) == (800, 120)
+    assert cost_to_reach(CURVE, 0.3) == (500, 0)
     assert cost_to_reach(CURVE, 0.61) == (None, None)
     assert cost_to_reach(CURVE, None) == (None, None)
+
+
+def test_bootstrap_interval_brackets_the_mean_and_narrows_with_agreement():
+    mean, low, high = bootstrap_ci([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert mean == 3.0 and 1.0 <= low < 3.0 < high <= 5.0
+    assert bootstrap_ci([2.0] * 6) == (2.0, 2.0, 2.0)
+    assert bootstrap_ci([1.0, -1.0, 2.0]) == bootstrap_ci([1.0, -1.0, 2.0])  # deterministic
+    assert bootstrap_ci([]) is None
+
+
+@pytest.mark.parametrize(("interval", "direction", "expected"), [
+    ((2.0, 0.5, 3.0), +1, "held"), ((2.0, 0.5, 3.0), -1, "contradicted"),
+    ((-2.0, -3.0, -0.5), -1, "held"), ((-2.0, -3.0, -0.5), +1, "contradicted"),
+    ((0.5, -1.0, 2.0), +1, "inconclusive"), ((0.0, 0.0, 0.0), +1, "inconclusive"), (None, +1, "inconclusive"),
+])  # fmt: skip
+def test_verdicts_follow_the_interval(interval, direction, expected):
+    assert verdict(interval, direction) == expected
+
+
+def test_censored_runs_enter_at_the_larger_budget_and_the_median_respects_them():
+    reached, never = Censored(300, 1000), Censored(None, 1200)
+    assert paired_cost_difference(reached, never) == 300 - 1200  # ours reached, theirs never did
+    assert paired_cost_difference(never, reached) == 1200 - 300
+    assert paired_cost_difference(never, Censored(None, 900)) == 0
+    assert censored_median([Censored(100, 5), Censored(200, 5), Censored(None, 900)]) == (200, False)
+    # two of three never reached it: the median is only known to exceed the budget
+    assert censored_median([Censored(100, 5), Censored(None, 800), Censored(None, 900)]) == (900, True)
+    assert fmt_censored([Censored(100, 5), Censored(None, 800), Censored(None, 900)]) == ">= 900 (2/3 censored)"
+    assert fmt_censored([Censored(100, 5)]) == "100"
+    assert censored_median([]) == (None, False)
 
 
 def test_spread_ignores_missing_seeds_and_says_so():

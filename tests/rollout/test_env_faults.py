@@ -169,7 +169,7 @@ def test_phase_summary_reports_the_ledgered_faults(tmp_path: Path, store) -> Non
         tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots={}
     )
     col = Collector(policy, FaultyLineEnv, store, MemorySnapshots(), history_window=2)
-    trainer = Trainer("vanilla", tmp_path, cfg, policy, scheduler, col, LineEnv, {"train": tasks},
+    trainer = Trainer("vanilla", tmp_path, cfg, policy, scheduler, col, LineEnv, {"train": tasks, "val": tasks},
                       seed=1, history_window=2, progress=False)  # fmt: skip
     final = trainer.train().final
     ledgered = trainer.ledger.training_cost().faults

@@ -96,7 +96,7 @@ def make_trainer(tmp: Path, store, collector_kind: str, iterations: int = 6, **r
         collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
     else:
         collector = RayCollector(policy, LineEnv, store, "memory", history_window=2, workers=2, **ray_kw)
-    trainer = Trainer("hybrid", tmp, cfg, policy, scheduler, collector, LineEnv, {"train": tasks},
+    trainer = Trainer("hybrid", tmp, cfg, policy, scheduler, collector, LineEnv, {"train": tasks, "val": tasks},
                       seed=7, history_window=2, progress=False)  # fmt: skip
     return trainer, collector
 

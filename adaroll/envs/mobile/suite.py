@@ -5,7 +5,9 @@ instance appears in two splits:
 
 * ``train``             - ``n_train`` instances, templates taken round-robin from a seeded
                           shuffle of the trainable templates (so they are spread evenly);
-* ``heldout``           - new seeds of the templates that occur in ``train``;
+* ``val``               - new seeds of the templates that occur in ``train``: every selection
+                          (best policy, early stopping, option choices) reads this split;
+* ``heldout``           - new seeds of the templates that occur in ``train`` (report only);
 * ``heldout-templates`` - instances of the templates marked ``heldout`` (never trained on);
 * ``pretrain``          - a separate pool over all trainable templates (used to SFT the Base
                           policy; it overlaps ``train`` in templates, never in instances).
@@ -25,8 +27,9 @@ from adaroll.envs.mobile.env import MobileEnv
 from adaroll.envs.mobile.expert import Expert
 from adaroll.envs.mobile.tasks import TEMPLATES, TaskInstance, get_template, instantiate
 
-SPLITS = ("pretrain", "train", "heldout", "heldout-templates")
-_SEED_BASE = {"train": 0, "heldout": 1_000_000, "heldout-templates": 2_000_000, "pretrain": 3_000_000}
+SPLITS = ("pretrain", "train", "val", "heldout", "heldout-templates")
+_SEED_BASE = {"train": 0, "heldout": 1_000_000, "heldout-templates": 2_000_000, "pretrain": 3_000_000,
+              "val": 4_000_000}  # fmt: skip
 _SEED_RANGE = 1_000_000
 
 
@@ -44,14 +47,16 @@ class MobileTaskSuite(TaskSuite):
     """
 
     def __init__(self, seed: int = 0, n_train: int = 40, n_heldout: int = 40,
-                 n_heldout_templates: int = 20, n_pretrain: int = 200,
+                 n_heldout_templates: int = 20, n_pretrain: int = 200, n_val: int | None = None,
                  heldout_templates: tuple[str, ...] | None = None) -> None:  # fmt: skip
-        for name, n in (("n_train", n_train), ("n_heldout", n_heldout),
+        """``n_val`` defaults to ``n_heldout`` (selection and report on equally sized splits)."""
+        n_val = n_heldout if n_val is None else n_val
+        for name, n in (("n_train", n_train), ("n_heldout", n_heldout), ("n_val", n_val),
                         ("n_heldout_templates", n_heldout_templates), ("n_pretrain", n_pretrain)):  # fmt: skip
             if not isinstance(n, int) or n < 0:
                 raise ValueError(f"{name} must be a non-negative int, got {n!r}")
         self.seed = seed
-        self.sizes = {"train": n_train, "heldout": n_heldout,
+        self.sizes = {"train": n_train, "val": n_val, "heldout": n_heldout,
                       "heldout-templates": n_heldout_templates, "pretrain": n_pretrain}  # fmt: skip
         if heldout_templates is None:
             held = sorted(n for n, t in TEMPLATES.items() if t.heldout)
@@ -97,7 +102,7 @@ class MobileTaskSuite(TaskSuite):
         n = self.sizes[name]
         if name == "heldout-templates":
             pool = list(self._heldout)
-        elif name == "heldout":
+        elif name in ("val", "heldout"):
             pool = sorted({t.template for t in self.split("train")}, key=self._trainable.index)
         else:
             pool = list(self._trainable)

@@ -3,7 +3,8 @@
 Splits (task instances are ``TaskSpec("web", template, seed)``):
 
 * ``train`` - every curated, non-held-out template with seeds ``0 .. train_seeds-1``;
-* ``heldout`` - the same templates with new seeds (``HELDOUT_SEED_BASE + i``);
+* ``val`` - the same templates with new seeds (``VAL_SEED_BASE + i``), read by every selection;
+* ``heldout`` - the same templates with new seeds (``HELDOUT_SEED_BASE + i``), report only;
 * ``heldout-templates`` - the curated templates never trained on (``heldout_template`` in the
   registry), with the held-out seeds;
 * ``pretrain`` - the training templates with a third, disjoint seed range
@@ -21,7 +22,8 @@ from adaroll.envs.web.miniwob import all_tasks, curated_tasks, get_task
 
 HELDOUT_SEED_BASE = 100_000
 PRETRAIN_SEED_BASE = 200_000
-SPLITS = ("train", "heldout", "heldout-templates", "pretrain")
+VAL_SEED_BASE = 300_000
+SPLITS = ("train", "val", "heldout", "heldout-templates", "pretrain")
 
 
 @SUITES.register("web")
@@ -29,13 +31,16 @@ class MiniWoBSuite(TaskSuite):
     """Curated MiniWoB++ templates, seeded splits and scripted experts."""
 
     def __init__(self, train_seeds: int = 8, eval_seeds: int = 4, pretrain_seeds: int = 16,
-                 templates: list[str] | None = None) -> None:  # fmt: skip
+                 templates: list[str] | None = None, val_seeds: int | None = None) -> None:  # fmt: skip
+        """``val_seeds`` defaults to ``eval_seeds`` (the held-out splits' seeds per template)."""
+        val_seeds = eval_seeds if val_seeds is None else val_seeds
         for name, n in (("train_seeds", train_seeds), ("eval_seeds", eval_seeds),
-                        ("pretrain_seeds", pretrain_seeds)):  # fmt: skip
+                        ("pretrain_seeds", pretrain_seeds), ("val_seeds", val_seeds)):  # fmt: skip
             if isinstance(n, bool) or not isinstance(n, int) or n < 0:
                 raise ConfigError(f"{name} must be a non-negative int, got {n!r}")
         self.train_seeds = train_seeds
         self.eval_seeds = eval_seeds
+        self.val_seeds = val_seeds
         self.pretrain_seeds = pretrain_seeds
         curated = curated_tasks()
         unknown = sorted(set(templates or ()) - set(curated))
@@ -72,6 +77,9 @@ class MiniWoBSuite(TaskSuite):
         if name == "train":
             return [TaskSpec("web", t, s) for t in self.train_templates()
                     for s in range(self.train_seeds)]  # fmt: skip
+        if name == "val":
+            return [TaskSpec("web", t, VAL_SEED_BASE + s) for t in self.train_templates()
+                    for s in range(self.val_seeds)]  # fmt: skip
         if name == "heldout":
             return [TaskSpec("web", t, HELDOUT_SEED_BASE + s) for t in self.train_templates()
                     for s in range(self.eval_seeds)]  # fmt: skip

@@ -24,14 +24,15 @@ def test_registered_by_name() -> None:
 
 def test_default_splits() -> None:
     s = MobileTaskSuite()
-    sizes = {name: len(s.split(name)) for name in ("pretrain", "train", "heldout", "heldout-templates")}
-    assert sizes == {"pretrain": 200, "train": 40, "heldout": 40, "heldout-templates": 20}
+    sizes = {name: len(s.split(name)) for name in ("pretrain", "train", "val", "heldout", "heldout-templates")}
+    assert sizes == {"pretrain": 200, "train": 40, "val": 40, "heldout": 40, "heldout-templates": 20}
     train = s.split("train")
     assert len({t.template for t in train}) == 40  # spread over templates
     held = set(s.heldout_templates())
     assert 8 <= len(held) <= 12
-    for name in ("pretrain", "train", "heldout"):
+    for name in ("pretrain", "train", "val", "heldout"):
         assert not held & {t.template for t in s.split(name)}
+    assert {t.template for t in s.split("val")} <= {t.template for t in train}
     assert {t.template for t in s.split("heldout-templates")} == held
     assert {t.template for t in s.split("heldout")} <= {t.template for t in train}
     everything = [t for name in sizes for t in s.split(name)]

@@ -1,0 +1,137 @@
+"""The paper's claims, judged on our runs: paired per-seed differences, bootstrap intervals and
+three-way verdicts (:mod:`adaroll.experiments.stats`).
+
+Each claim compares two configurations of the same seeds (the ``default`` variant's runs of
+the ``full`` experiment) on a score (Held-Out Avg@4, reported after every decision) or on a
+cost to the target (the whole bill at the first evaluation reaching the mean of Base->Vanilla's
+last three Val Avg@4; a run that never reached it is censored at its budget).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from adaroll.experiments.stats import (
+    Censored,
+    bootstrap_ci,
+    censored_median,
+    fmt_interval,
+    paired_cost_difference,
+    verdict,
+)
+
+
+@dataclass(frozen=True)
+class Claim:
+    key: str
+    """Key of the paper's figure in :data:`PAPER`."""
+    text: str
+    ours: str
+    theirs: str
+    metric: str
+    """A score key of summary rows (``heldout_avg4``), or ``total_env_steps`` / ``train_samples``
+    for the cost to reach the target in that unit."""
+    direction: int
+    """+1: the paper says ours - theirs > 0; -1: < 0 (a cost saving)."""
+
+    @property
+    def is_cost(self) -> bool:
+        return self.metric in COST_TO_TARGET
+
+
+COST_TO_TARGET = {"total_env_steps": "steps_to_target", "train_samples": "train_samples_to_target"}
+"""Cost unit -> the summary key holding the cost at which the target was first reached."""
+
+CLAIMS = (
+    Claim("efficiency_steps", "Base->Hybrid reaches the target with fewer total env steps than Base->Vanilla",
+          "base_hybrid", "base_vanilla", "total_env_steps", -1),
+    Claim("efficiency_samples", "Base->Hybrid reaches the target with fewer training samples than Base->Vanilla",
+          "base_hybrid", "base_vanilla", "train_samples", -1),
+    Claim("full_env_steps", "Action->Hybrid reaches the target with fewer total env steps than Base->Vanilla",
+          "action_hybrid", "base_vanilla", "total_env_steps", -1),
+    Claim("heldout_vs_base_vanilla", "Held-Out Avg@4: Action->Hybrid above Base->Vanilla",
+          "action_hybrid", "base_vanilla", "heldout_avg4", +1),
+    Claim("heldout_vs_base", "Held-Out Avg@4: Action->Hybrid above Base",
+          "action_hybrid", "base", "heldout_avg4", +1),
+    Claim("heldout_vs_sft", "Held-Out Avg@4: Action->Hybrid above SFT",
+          "action_hybrid", "sft", "heldout_avg4", +1),
+    Claim("action_vs_base", "Held-Out Avg@4: Action (Stage I) above Base",
+          "action", "base", "heldout_avg4", +1),
+    Claim("routing_vs_onestep", "Held-Out Avg@4: Base->Hybrid above one-step-only training (Base->OneStep)",
+          "base_hybrid", "base_onestep", "heldout_avg4", +1),
+    Claim("sft_hybrid_vs_vanilla", "Held-Out Avg@4: SFT->Hybrid above SFT->Vanilla",
+          "sft_hybrid", "sft_vanilla", "heldout_avg4", +1),
+    Claim("sft_hybrid_steps", "SFT->Hybrid reaches the target with fewer total env steps than SFT->Vanilla",
+          "sft_hybrid", "sft_vanilla", "total_env_steps", -1),
+)  # fmt: skip
+
+PAPER: dict[str, dict[str, str]] = {
+    "mobile": {
+        "efficiency_steps": "65.0% fewer (25.0K vs 71.5K)",
+        "efficiency_samples": "58.6% fewer (17.9K vs 43.3K)",
+        "heldout_vs_base": "+9.38 pts (50.20 vs 40.82)",
+        "heldout_vs_base_vanilla": "+2.54 pts (50.20 vs 47.66)",
+        "action_vs_base": "+8.01 pts (48.83 vs 40.82)",
+    },
+    "web": {
+        "efficiency_steps": "~77% fewer (9.2K vs 40.5K)",
+        "efficiency_samples": "~73% fewer (9.0K vs 33.3K)",
+        "heldout_vs_base_vanilla": "+12.09 pts (57.92 vs 45.83)",
+        "heldout_vs_sft": "+7.09 pts (57.92 vs 50.83)",
+    },
+}
+"""The paper's published figures (from the paper summary in ../shared/seed/): mobile rows
+against MobileGym, web rows against CUA-Gym-Hub (our web env is MiniWoB++)."""
+
+
+def _cost(row: Mapping[str, Any], metric: str) -> Censored:
+    reached = row.get(COST_TO_TARGET[metric])
+    return Censored(None if not row.get("reached_target") else reached, float(row[metric]))
+
+
+def judge(claim: Claim, rows: Sequence[Mapping[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """``rows``: per seed, the summary's configurations. The seeds where both configurations
+    exist are paired; the result holds the per-seed differences, the interval and the verdict."""
+    pairs = [(r[claim.ours], r[claim.theirs]) for r in rows if claim.ours in r and claim.theirs in r]
+    out: dict[str, Any] = {"seeds": len(pairs)}
+    if claim.is_cost:
+        ours = [_cost(a, claim.metric) for a, _ in pairs]
+        theirs = [_cost(b, claim.metric) for _, b in pairs]
+        diffs = [paired_cost_difference(a, b) for a, b in zip(ours, theirs, strict=True)]
+        out |= {"medians": [censored_median(ours), censored_median(theirs)],
+                "censored": [sum(c.censored for c in ours), sum(c.censored for c in theirs)]}  # fmt: skip
+    else:
+        diffs = [a[claim.metric] - b[claim.metric] for a, b in pairs
+                 if a.get(claim.metric) is not None and b.get(claim.metric) is not None]  # fmt: skip
+    interval = bootstrap_ci(diffs)
+    return out | {"differences": diffs, "interval": interval, "verdict": verdict(interval, claim.direction)}
+
+
+def claims_table(profile: str, rows: Sequence[Mapping[str, Mapping[str, Any]]]) -> tuple[str, list[dict[str, Any]]]:
+    """The markdown table of every claim whose configurations were run, and its data."""
+    lines = ["| claim | paper | ours: mean paired difference [95% CI] | medians (ours / theirs) | seeds | verdict |",
+             "|---|---|---|---|---:|---|"]  # fmt: skip
+    data = []
+    for claim in CLAIMS:
+        result = judge(claim, rows)
+        if not result["seeds"]:
+            continue
+        data.append({"key": claim.key, "text": claim.text, **result})
+        if claim.is_cost:
+            diff = fmt_interval(result["interval"], unit="")
+            medians = " / ".join(_median(m) for m in result["medians"])
+            cens = result["censored"]
+            medians += f" (censored {cens[0]} / {cens[1]})" if any(cens) else ""
+        else:
+            diff = fmt_interval(result["interval"], scale=100, unit=" pts")
+            medians = ""
+        lines.append(f"| {claim.text} | {PAPER.get(profile, {}).get(claim.key, '-')} | {diff} | "
+                     f"{medians} | {result['seeds']} | {result['verdict']} |")  # fmt: skip
+    return "\n".join(lines), data
+
+
+def _median(m: Sequence[Any]) -> str:
+    value, bound = m
+    return "-" if value is None else f"{'>= ' if bound else ''}{value:,.0f}"

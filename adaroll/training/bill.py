@@ -1,0 +1,84 @@
+"""A configuration's bill: every env step and policy sample it depends on, in one set of units.
+
+Units (the same for every configuration, docs/RESULTS.md "How we measure"):
+
+* an **env step** is one action executed in an environment, whatever it was for;
+* a **policy sample** is one action drawn from the policy;
+* a **training sample** is one decision entering one gradient step: an RL decision in a group
+  that carried a gradient (once per update it entered), or a demonstration step in one SFT
+  epoch (so SFT's count is examples x epochs).
+
+A bill is inherited along the configuration's chain: Action->Hybrid carries Base's and Stage
+I's bills. The expert runs behind demonstrations and checkpoints are counted by *split*, once
+per configuration however many phases of its chain use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+BILL_KEYS = ("env_steps", "replay_steps", "demo_env_steps", "selection_env_steps",
+             "total_env_steps", "policy_samples", "scoring_samples", "train_samples")  # fmt: skip
+"""The cost keys of every configuration in ``summary.json`` (issue 11's accounting)."""
+
+
+@dataclass(frozen=True)
+class Bill:
+    env_steps: int = 0
+    """Training rollouts and routing probes."""
+    replay_steps: int = 0
+    """Env steps replayed to rebuild snapshots or to stand in for a failed restore."""
+    selection_env_steps: int = 0
+    """Env steps of evaluations whose result chose something (Stage I's best policy)."""
+    demo_splits: frozenset[str] = field(default_factory=frozenset)
+    """Task splits whose expert runs the configuration uses (pretrain: Base; train: SFT, pivots,
+    Suffix checkpoints)."""
+    policy_samples: int = 0
+    """Every action sampled from the policy for the configuration: rollouts, probes, one-step
+    groups, selection evaluations and pivot scoring."""
+    scoring_samples: int = 0
+    """The part of ``policy_samples`` spent scoring pivots."""
+    train_samples: int = 0
+    """Decisions that entered a gradient step (SFT: demonstration steps x epochs)."""
+
+    def plus(self, other: Bill) -> Bill:
+        """This bill with ``other``'s costs added (demonstration splits united, not summed)."""
+        return Bill(
+            env_steps=self.env_steps + other.env_steps,
+            replay_steps=self.replay_steps + other.replay_steps,
+            selection_env_steps=self.selection_env_steps + other.selection_env_steps,
+            demo_splits=self.demo_splits | other.demo_splits,
+            policy_samples=self.policy_samples + other.policy_samples,
+            scoring_samples=self.scoring_samples + other.scoring_samples,
+            train_samples=self.train_samples + other.train_samples,
+        )
+
+    def with_demos(self, *splits: str) -> Bill:
+        return replace(self, demo_splits=self.demo_splits | frozenset(splits))
+
+    @classmethod
+    def of_phase(cls, totals: Mapping[str, Any], scoring_samples: int = 0) -> Bill:
+        """A training phase's own bill from the trainer's totals (``done.json``) and the policy
+        samples that scored its pivots."""
+        return cls(env_steps=int(totals["env_steps"]), replay_steps=int(totals["replay_steps"]),
+                   selection_env_steps=int(totals["selection_env_steps"]),
+                   policy_samples=int(totals["policy_samples"]) + scoring_samples,
+                   scoring_samples=scoring_samples, train_samples=int(totals["train_samples"]))  # fmt: skip
+
+    def demo_env_steps(self, expert_steps: Mapping[str, int]) -> int:
+        return sum(expert_steps[split] for split in sorted(self.demo_splits))
+
+    def total_env_steps(self, expert_steps: Mapping[str, int]) -> int:
+        return (self.env_steps + self.replay_steps + self.selection_env_steps
+                + self.demo_env_steps(expert_steps))  # fmt: skip
+
+    def row(self, expert_steps: Mapping[str, int]) -> dict[str, int]:
+        """The bill's :data:`BILL_KEYS`, as ``summary.json`` holds them."""
+        return {"env_steps": self.env_steps, "replay_steps": self.replay_steps,
+                "demo_env_steps": self.demo_env_steps(expert_steps),
+                "selection_env_steps": self.selection_env_steps,
+                "total_env_steps": self.total_env_steps(expert_steps),
+                "policy_samples": self.policy_samples, "scoring_samples": self.scoring_samples,
+                "train_samples": self.train_samples}  # fmt: skip

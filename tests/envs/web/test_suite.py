@@ -1,0 +1,22 @@
+"""The MiniWoB++ suite's splits: `val` (selection) is disjoint from every other split."""
+
+from __future__ import annotations
+
+import pytest
+
+from adaroll.config import ConfigError
+from adaroll.envs.web.suite import MiniWoBSuite
+
+SPLITS = ("pretrain", "train", "val", "heldout", "heldout-templates")
+
+
+def test_val_holds_new_seeds_of_the_train_templates() -> None:
+    suite = MiniWoBSuite(train_seeds=3, eval_seeds=2)
+    val, train = suite.split("val"), suite.split("train")
+    assert len(val) == 2 * len({t.template for t in train})  # val_seeds defaults to eval_seeds
+    assert {t.template for t in val} == {t.template for t in train}
+    everything = [t for name in SPLITS for t in suite.split(name)]
+    assert len(everything) == len(set(everything))  # no instance in two splits
+    assert len(MiniWoBSuite(eval_seeds=2, val_seeds=5).split("val")) == 5 * len(suite.train_templates())
+    with pytest.raises(ConfigError, match="val_seeds must be a non-negative int"):
+        MiniWoBSuite(val_seeds=-1)

@@ -1,0 +1,35 @@
+"""The paper's claims judged on per-seed summary rows: pairing, censoring, verdicts."""
+
+from __future__ import annotations
+
+from adaroll.experiments.claims import CLAIMS, claims_table, judge
+
+HELDOUT = next(c for c in CLAIMS if c.key == "heldout_vs_base_vanilla")
+STEPS = next(c for c in CLAIMS if c.key == "efficiency_steps")
+
+
+def row(heldout: float, steps: int | None, total: int) -> dict:
+    return {"heldout_avg4": heldout, "reached_target": steps is not None, "steps_to_target": steps,
+            "total_env_steps": total, "train_samples": total, "train_samples_to_target": steps}  # fmt: skip
+
+
+def test_a_score_claim_pairs_seeds_and_holds_only_when_the_interval_excludes_zero() -> None:
+    better = [{"action_hybrid": row(0.5 + d, 1, 9), "base_vanilla": row(0.5, 1, 9)} for d in (0.05, 0.1, 0.08, 0.06, 0.07)]
+    assert judge(HELDOUT, better)["verdict"] == "held"
+    mixed = [{"action_hybrid": row(0.5 + d, 1, 9), "base_vanilla": row(0.5, 1, 9)} for d in (0.1, -0.1, 0.05, -0.05)]
+    assert judge(HELDOUT, mixed)["verdict"] == "inconclusive"
+    worse = [{"action_hybrid": row(0.4, 1, 9), "base_vanilla": row(0.5 + d, 1, 9)} for d in (0.0, 0.01, 0.02)]
+    assert judge(HELDOUT, worse)["verdict"] == "contradicted"
+    assert judge(HELDOUT, [{"action_hybrid": row(0.5, 1, 9)}])["seeds"] == 0  # nothing to pair
+
+
+def test_a_hybrid_that_never_reaches_the_target_counts_against_the_saving() -> None:
+    # Hybrid never reaches the target on any seed, within a smaller bill than Vanilla's cost to
+    # reach it: dropping the censored seeds (or counting them at their own bill) would call
+    # that a saving.
+    rows = [{"base_hybrid": row(0.5, None, 3000), "base_vanilla": row(0.5, 9000, 15000)} for _ in range(5)]
+    result = judge(STEPS, rows)
+    assert result["differences"] == [15000 - 9000] * 5
+    assert result["verdict"] == "contradicted" and result["censored"] == [5, 0]
+    table, data = claims_table("mobile", rows)
+    assert "65.0% fewer" in table and ">= 3,000" in table and data[0]["key"] == "efficiency_steps"
