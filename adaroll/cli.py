@@ -140,7 +140,7 @@ def experiment(
     names: Annotated[
         list[str],
         typer.Argument(
-            help="Experiments to run: full, efficiency, routing, pivots, sensitivity, options, bandit-action, "
+            help="Experiments to run: full, efficiency, routing, pivots, sensitivity, options, bandit-action, bandit-routing, "
             "restore-cost, or all.",
             show_default=False,
         ),

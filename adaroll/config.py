@@ -140,8 +140,8 @@ class MatchConfig(Frozen):
                              partial_text_credit=self.reward == "partial")  # fmt: skip
 
 
-_THRESHOLD_ROUTING_ONLY = ("tau_low", "tau_high", "tau_suffix", "routing_probes",
-                           "local_reeval_every", "demotion", "replay_share", "frontier")  # fmt: skip
+_THRESHOLD_ROUTING_ONLY = ("tau_low", "tau_high", "tau_suffix", "local_reeval_every", "demotion",
+                           "replay_share", "frontier")  # fmt: skip
 """SchedulerConfig fields that only the paper's threshold router reads."""
 
 
@@ -153,7 +153,7 @@ class SchedulerConfig(Frozen):
     tau_suffix: float = Field(0.75, ge=0, le=1)
     """Suffix success rate above which the frontier moves to the previous pivot (paper: 0.75 main text, 0.5 appendix)."""
     routing_probes: int = Field(4, ge=1)
-    """Root rollouts that estimate p(x) for routing."""
+    """Root rollouts that estimate p(x) for routing (both routers; ledgered as routing)."""
     root_probes: int = Field(2, ge=2)
     """Root rollouts per visit of a Root task; updated only when their outcomes differ."""
     local_reeval_every: int = Field(3, ge=1)
@@ -204,15 +204,20 @@ class SchedulerConfig(Frozen):
     `replay_share` and `frontier` act under it. bandit (an option): per task a discounted UCB
     over the arms Local (OneStep on all pivots), Suffix from each pivot and Root
     (`root_probes` rollouts); no thresholds (see `adaroll config schema` for its settings)."""
-    bandit_exploration: float = Field(0.25, ge=0)
-    """routing=bandit: UCB exploration weight c on the progress (bonus c sqrt(ln(1 + N) / n))."""
+    bandit_exploration: float = Field(0.05, ge=0)
+    """routing=bandit: UCB exploration weight c on the progress (bonus c sqrt(ln(1 + N) / n));
+    progress is in units of root success rate, so c is of the size of a gain worth finding."""
     bandit_discount: float = Field(0.9, gt=0, le=1)
-    """routing=bandit: a task's arm statistics are multiplied by this at each of its visits, so
+    """routing=bandit: a task's arm statistics are multiplied by this at each of its pulls, so
     old outcomes fade as the policy changes (1: stationary UCB)."""
     bandit_sample_cost: float = Field(1.0, ge=0)
-    """routing=bandit: cost of one policy sample in env-step units (pull cost = env steps +
-    this x policy samples, floored at 1); 1 weighs the paper's two cost counters alike, so Local
-    pulls (no env steps) are cheap but not free."""
+    """routing=bandit: the price of one policy sample in env-step units (pull cost = env steps +
+    this x policy samples, floored at 1). 1 prices them alike; on a real phone an env step costs
+    seconds and a sample of a small model milliseconds (set it low), on an API-served model the
+    other way round. The experiments report x0.1, x1 and x10."""
+    bandit_probe_every: int = Field(2, ge=1)
+    """routing=bandit: a task gets `routing_probes` root probes at its first visit and every this
+    many visits; the change of success between probes is the progress of the pulls in between."""
 
     @model_validator(mode="after")
     def _ordered(self) -> SchedulerConfig:

@@ -17,18 +17,19 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from adaroll.experiments.claims import claims_table  # noqa: E402
+from adaroll.experiments.claims import claims_table, promotion  # noqa: E402
 from adaroll.experiments.specs import VARIANTS, Experiment, Profile  # noqa: E402
 from adaroll.experiments.stats import (  # noqa: E402
     Censored,
     cost_to_reach,
     fmt_censored,
     fmt_count,
+    fmt_interval,
     fmt_pct,
     mean_std,
 )
 from adaroll.jsonl import read_jsonl  # noqa: E402
-from adaroll.report import HYBRID_RUNS, LABELS, RL_RUNS  # noqa: E402
+from adaroll.report import LABELS, RL_RUNS  # noqa: E402
 from adaroll.training.bill import BILL_KEYS  # noqa: E402
 
 Summaries = dict[str, dict[int, dict[str, Any]]]
@@ -175,34 +176,31 @@ def efficiency(x: Inputs) -> Section:
 
 
 # -- Figure 5 -----------------------------------------------------------------------------------
-@analysis("routing")
+@analysis("routing", "bandit-routing")
 def routing(x: Inputs) -> Section:
     modes = ("local", "suffix", "root")
+    panels = [(v, n) for v in x.exp.variants_for(x.profile) for n in x.exp.configurations]
     data: dict[str, dict[str, list[float]]] = {}
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, name in zip(axes, HYBRID_RUNS[:2], strict=True):
-        per_seed = [
-            _route_shares(x.run_dir("default", s) / name / "metrics.jsonl", modes) for s in x.seeds
-        ]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
+    for ax, (variant, name) in zip(axes[0], panels, strict=True):
+        per_seed = [_route_shares(x.run_dir(variant, s) / name / "metrics.jsonl", modes) for s in x.seeds]
         length = min((len(r["local"]) for r in per_seed), default=0)
-        mean = {
-            m: [sum(r[m][i] for r in per_seed) / len(per_seed) for i in range(length)]
-            for m in modes
-        }
-        data[name] = mean
+        mean = {m: [sum(r[m][i] for r in per_seed) / len(per_seed) for i in range(length)] for m in modes}
+        title = LABELS[name] if variant == "default" else f"{LABELS[name]}, {VARIANTS[variant].label}"
+        data[name if variant == "default" else f"{variant}/{name}"] = mean
         for m in modes:
             ax.plot(range(1, length + 1), [100 * v for v in mean[m]], label=m)
-        ax.set_title(LABELS[name])
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel("iteration")
         ax.set_ylabel("share of tasks (%), mean over seeds")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     plot = _save(fig, x.out / "figure5.png")
     rows = []
-    for name, mean in data.items():
+    for key, mean in data.items():
         n = len(mean["root"])
         for i in sorted({0, n // 4, n // 2, (3 * n) // 4, n - 1}) if n else ():
-            rows.append([LABELS[name], str(i + 1), *(f"{100 * mean[m][i]:.1f}" for m in modes)])
+            rows.append([key, str(i + 1), *(f"{100 * mean[m][i]:.1f}" for m in modes)])
     table = _table(["configuration", "iteration", "Local %", "Suffix %", "Root %"], rows)
     return Section(f"{table}\n\n![{x.exp.title}]({plot})\n", {"shares": data})
 
@@ -252,15 +250,21 @@ def ablation(x: Inputs) -> Section:
     for variant in x.exp.variants_for(x.profile):
         to_fixed = [cost_to_reach(x.curve(variant, seed, name), x.profile.fixed_target)[0] for seed in x.seeds]
         costs = x.to_target(variant, name)
-        d = {k: x.values(variant, name, k) for k in (*SCORES, *BILL_KEYS)}
+        rule = promotion(x.profile.env, [x.row(variant, s, name) for s in x.seeds],
+                         [x.row("default", s, name) for s in x.seeds])  # fmt: skip
+        d: dict[str, Any] = {k: x.values(variant, name, k) for k in (*SCORES, *BILL_KEYS)}
         d |= {"steps_to_target": [{"value": c.value, "budget": c.budget} for c in costs],
-              "steps_to_fixed_target": to_fixed}  # fmt: skip
+              "steps_to_fixed_target": to_fixed, "promotion": rule}  # fmt: skip
         data[variant] = d
+        decision = "-" if variant == "default" else (
+            f"{fmt_interval(rule['steps']['interval'])} steps, "
+            f"{fmt_interval(rule['val']['interval'], scale=100, unit=' pts')} val: {rule['decision']}")  # fmt: skip
         rows.append([VARIANTS[variant].label, fmt_pct(d["val_avg4"]), fmt_pct(d["heldout_avg4"]),
                      fmt_count(d["total_env_steps"]), fmt_count(d["policy_samples"]),
-                     fmt_censored(costs), fmt_count(to_fixed)])  # fmt: skip
+                     fmt_censored(costs), fmt_count(to_fixed), decision])  # fmt: skip
     table = _table([f"{LABELS[name]} variant", "Val Avg@4", "Held-Out Avg@4", "total env steps",
-                    "policy samples", "total env steps to target (median)", "to fixed target"], rows)  # fmt: skip
+                    "policy samples", "total env steps to target (median)", "to fixed target",
+                    "vs default: paired differences [95% CI] and the promotion rule"], rows)  # fmt: skip
     note = (f"Every variant trains {LABELS[name]} with the same budget and seeds; each run's target "
             f"is the mean of its Base->Vanilla's last three Val Avg@4; the fixed target is "
             f"{100 * x.profile.fixed_target:.0f} Val Avg@4. Decisions read Val; Held-Out is reported.")  # fmt: skip

@@ -135,3 +135,23 @@ def claims_table(profile: str, rows: Sequence[Mapping[str, Mapping[str, Any]]]) 
 def _median(m: Sequence[Any]) -> str:
     value, bound = m
     return "-" if value is None else f"{'>= ' if bound else ''}{value:,.0f}"
+
+
+MIN_SEEDS = {"mobile": 10, "web": 5}
+"""Seeds a headline claim or a change of default needs on each environment."""
+
+
+def promotion(env: str, option: Sequence[Mapping[str, Any]], default: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Whether an option may replace the default (the rule of docs/RESULTS.md): over at least
+    :data:`MIN_SEEDS` paired seeds its total env steps to the target must be lower with a 95%
+    interval excluding zero, and its Val Avg@4 must not be worse (the interval of the difference
+    must not lie below zero). ``option`` / ``default``: per seed, the configuration's row."""
+    rows = [{"option": a, "default": b} for a, b in zip(option, default, strict=True) if a and b]
+    steps = judge(Claim("", "", "option", "default", "total_env_steps", -1), rows)
+    val = judge(Claim("", "", "option", "default", "val_avg4", +1), rows)
+    enough = len(rows) >= MIN_SEEDS.get(env, 10)
+    promote = enough and steps["verdict"] == "held" and val["verdict"] != "contradicted"
+    reason = ("promote" if promote else "keep the default: "
+              + ("too few seeds" if not enough else "no confident saving" if steps["verdict"] != "held"
+                 else "worse on val"))  # fmt: skip
+    return {"steps": steps, "val": val, "decision": reason}

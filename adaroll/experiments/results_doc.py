@@ -22,7 +22,7 @@ from adaroll.experiments.stats import fmt_interval
 from adaroll.io import atomic_write_text
 
 ORDER = ("full", "efficiency", "routing", "pivots", "sensitivity", "options", "bandit-action",
-         "restore-cost")
+         "bandit-routing", "restore-cost")
 
 
 def _machine() -> str:

@@ -1,12 +1,13 @@
-"""Stage II with ``routing="bandit"``: start and horizon per task chosen by a discounted UCB
-over learning progress per unit of cost, instead of the paper's four thresholds (issue 9)."""
+"""Stage II with ``routing="bandit"`` (an option; the paper's thresholds are the default): start
+and horizon per task chosen by a discounted UCB over the *root success gained per unit of
+cost*, measured by counted root probes (issue 15's redesign of issue 9's bandit)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from adaroll.algos.progress import advantage_energy, ucb_progress_per_cost
+from adaroll.algos.progress import ucb_progress_per_cost
 from adaroll.config import GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
 from adaroll.rollout.jobs import Group, Job
@@ -18,20 +19,27 @@ class BanditScheduler(Scheduler):
 
     A task's arms are ``local`` (OneStep groups on all its pivots: horizon one action),
     ``suffix:k`` (a group from pivot ``k`` to the end) and ``root`` (``root_probes`` rollouts of
-    the whole task); a task without pivots has only ``root``. A pull's *progress* is the summed
-    advantage energy of its groups (``sum_i (r_i - mean r)^2``: zero for a group that carries no
-    gradient, ``n p (1 - p)`` for 0/1 rewards), its *cost* env steps plus ``bandit_sample_cost``
-    per policy sample. The arm with the highest optimistic progress per unit cost is pulled
+    the whole task); a task without pivots has only ``root``.
+
+    What an arm is worth is what the method is for: success on the task *from its start*. Every
+    ``bandit_probe_every`` visits of a task (and at its first) ``routing_probes`` root rollouts
+    (purpose routing, on the bill) estimate its success p(x) with the policy as it stands. The
+    change of p(x) between two probes is the *progress* of the pulls made in between, shared
+    among them in proportion to their cost. A pull's *cost* is its env steps plus
+    ``bandit_sample_cost`` per policy sample (the price of a sample in env-step units, a
+    documented input of the cost model). So a Local arm whose expert-match rewards vary forever
+    but whose root success stays flat earns nothing and loses its pull; an arm whose pulls are
+    followed by rising success keeps it.
+
+    The arm with the highest optimistic progress per unit cost is pulled
     (:func:`~adaroll.algos.progress.ucb_progress_per_cost`; ties to the earlier arm in the order
     local, deepest suffix ... earliest suffix, root). A task's untried arm borrows, as one
-    pseudo-pull, the pooled statistics of its kind over all tasks (local, root, or suffix from
-    the j-th pivot counted from the deepest), so tasks do not each spend their first visits
-    trying every arm; a kind no task has tried scores ``inf`` and is tried first (by one task
-    per iteration: the others of that iteration choose among the rest). At each of a
-    task's visits its statistics are discounted by ``bandit_discount`` (the pooled ones at each
-    pull of their kind), so arms the policy has mastered (or given up on) fade. No routing
-    probes and none of tau_low/tau_high/tau_suffix; tasks are still visited round robin; Local
-    pulls use the hard pivot set. ``route_counts`` reports the mode of each task's last pull.
+    pseudo-pull, the pooled statistics of its kind over all tasks (local, root, or suffix from the
+    j-th pivot counted from the deepest); a kind no task has tried scores ``inf`` and is tried
+    first (by one task per iteration). A task's statistics are multiplied by ``bandit_discount``
+    at each of its pulls (the pooled ones at each pull of their kind), so old evidence fades as
+    the policy changes; a pull counts at once, its progress when the next probe measures it. Tasks are visited round robin; ``route_counts`` reports the mode of each
+    task's last pull.
     """
 
     def __init__(self, tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
@@ -46,6 +54,11 @@ class BanditScheduler(Scheduler):
         self.pooled: dict[str, list[float]] = {}
         """Per arm kind over all tasks (:meth:`_kind`): discounted [pulls, progress, cost]."""
         self.modes = dict.fromkeys(self.tasks, "unrouted")
+        self.visits = dict.fromkeys(self.tasks, 0)
+        self.success: dict[str, float | None] = dict.fromkeys(self.tasks)
+        """Per task, p(x) at its last probe (None before the first)."""
+        self.pending: dict[str, list[tuple[str, float]]] = {t: [] for t in self.tasks}
+        """Per task, the (arm, cost) of every pull since its last probe, awaiting their progress."""
 
     def _arms(self, task_id: str) -> list[str]:
         depth = len(self.pivots[task_id])
@@ -83,6 +96,9 @@ class BanditScheduler(Scheduler):
         jobs: list[Job] = []
         claimed: set[str] = set()
         for task_id in self.order.take(self.sched.tasks_per_iteration):
+            self.visits[task_id] += 1
+            if self.success[task_id] is None or self.visits[task_id] % self.sched.bandit_probe_every == 0:
+                jobs.append(Job("root", self.tasks[task_id], self.sched.routing_probes, purpose="routing"))
             arm = self.choose(task_id, frozenset(claimed))
             if self._kind(task_id, arm) not in self.pooled:
                 claimed.add(self._kind(task_id, arm))
@@ -110,25 +126,43 @@ class BanditScheduler(Scheduler):
         return None
 
     def observe(self, groups: Sequence[Group], iteration: int) -> None:
-        pulls: dict[tuple[str, str], list[Group]] = {}
+        # A probe measured the policy before this iteration's update: it settles the pulls of
+        # earlier visits first; this iteration's pulls then wait for the next probe.
+        for group in groups:
+            if group.job.purpose == "routing":
+                self._settle(group.job.task.id, sum(group.rewards) / max(len(group.rewards), 1))
+        pulls: dict[tuple[str, str], float] = {}
         for group in groups:
             arm = self._arm_of(group.job)
-            if arm is not None and arm in self.stats[group.job.task.id]:
-                pulls.setdefault((group.job.task.id, arm), []).append(group)
+            if group.job.purpose == "train" and arm is not None and arm in self.stats[group.job.task.id]:
+                key = (group.job.task.id, arm)
+                pulls[key] = pulls.get(key, 0.0) + group.cost.env_steps + self.sched.bandit_sample_cost * group.cost.policy_samples
         gamma = self.sched.bandit_discount
-        for (task_id, arm), pulled in pulls.items():
-            gain = sum(advantage_energy(g.rewards) for g in pulled)
-            cost = sum(g.cost.env_steps + self.sched.bandit_sample_cost * g.cost.policy_samples
-                       for g in pulled)  # fmt: skip
+        for (task_id, arm), cost in pulls.items():
+            cost = max(cost, 1.0)
             stats = self.stats[task_id]
             for entry in stats.values():
                 entry[:] = [v * gamma for v in entry]
             pool = self.pooled.setdefault(self._kind(task_id, arm), [0.0, 0.0, 0.0])
             pool[:] = [v * gamma for v in pool]
-            for entry in (stats[arm], pool):
+            for entry in (stats[arm], pool):  # counted now; its progress comes with the next probe
                 entry[0] += 1
-                entry[1] += gain
                 entry[2] += cost
+            self.pending[task_id].append((arm, cost))
+
+    def _settle(self, task_id: str, success: float) -> None:
+        """Credit the change of p(x) since the last probe to the pulls made in between, in
+        proportion to their cost."""
+        before, self.success[task_id] = self.success[task_id], success
+        pulls, self.pending[task_id] = self.pending[task_id], []
+        if before is None or not pulls:
+            return
+        gain, total = success - before, sum(cost for _, cost in pulls)
+        for arm, cost in pulls:
+            if arm in self.stats[task_id]:
+                share = gain * cost / total
+                self.stats[task_id][arm][1] += share
+                self.pooled[self._kind(task_id, arm)][1] += share
 
     def add_pivots(self, task_id: str, pivots: Sequence[str], weights: Mapping[str, float],
                    iteration: int) -> None:  # fmt: skip
@@ -149,7 +183,8 @@ class BanditScheduler(Scheduler):
 
     def state_dict(self) -> dict[str, Any]:
         return {"cursor": self.order.cursor, "pivots": self.pivots, "stats": self.stats,
-                "pooled": self.pooled, "modes": self.modes}  # fmt: skip
+                "pooled": self.pooled, "modes": self.modes, "visits": self.visits,
+                "success": self.success, "pending": self.pending}  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.order.cursor = int(state["cursor"])
@@ -158,3 +193,7 @@ class BanditScheduler(Scheduler):
                       for t, arms in state["stats"].items()}  # fmt: skip
         self.pooled = {kind: [float(v) for v in entry] for kind, entry in state["pooled"].items()}
         self.modes = dict(state["modes"])
+        self.visits = {t: int(v) for t, v in state["visits"].items()}
+        self.success = {t: None if v is None else float(v) for t, v in state["success"].items()}
+        self.pending = {t: [(str(arm), float(cost)) for arm, cost in entries]
+                        for t, entries in state["pending"].items()}  # fmt: skip

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adaroll.experiments.claims import CLAIMS, claims_table, judge
+from adaroll.experiments.claims import CLAIMS, claims_table, judge, promotion
 
 HELDOUT = next(c for c in CLAIMS if c.key == "heldout_vs_base_vanilla")
 STEPS = next(c for c in CLAIMS if c.key == "efficiency_steps")
@@ -33,3 +33,15 @@ def test_a_hybrid_that_never_reaches_the_target_counts_against_the_saving() -> N
     assert result["verdict"] == "contradicted" and result["censored"] == [5, 0]
     table, data = claims_table("mobile", rows)
     assert "65.0% fewer" in table and ">= 3,000" in table and data[0]["key"] == "efficiency_steps"
+
+
+def test_an_option_is_promoted_only_with_a_confident_saving_enough_seeds_and_no_val_loss() -> None:
+    default = [row(0.5, 9000, 15000) | {"val_avg4": 0.5} for _ in range(10)]
+    cheaper = [row(0.5, 3000 + 100 * i, 15000) | {"val_avg4": 0.5} for i in range(10)]
+    assert promotion("mobile", cheaper, default)["decision"] == "promote"
+    assert promotion("mobile", cheaper[:5], default[:5])["decision"] == "keep the default: too few seeds"
+    assert promotion("web", cheaper[:5], default[:5])["decision"] == "promote"
+    worse = [r | {"val_avg4": 0.3 + 0.01 * i} for i, r in enumerate(cheaper)]
+    assert promotion("mobile", worse, default)["decision"] == "keep the default: worse on val"
+    never = [row(0.5, None, 4000) | {"val_avg4": 0.5} for _ in range(10)]
+    assert promotion("mobile", never, default)["decision"] == "keep the default: no confident saving"

@@ -1,6 +1,6 @@
-"""Issue 9 scheduler options with scripted outcomes: forgetting monitor and demotion, replay of
-mastered tasks, the learning-progress frontier (each off by default) and bandit routing (the
-default)."""
+"""Scheduler options with scripted outcomes: forgetting monitor and demotion, replay of mastered
+tasks, the learning-progress frontier and bandit routing (each off by default: the paper's
+thresholds route)."""
 
 from __future__ import annotations
 
@@ -200,75 +200,88 @@ def bandit(pivots=PIVOTS, **sched) -> BanditScheduler:
     return built
 
 
-# arm -> (successes per group of 8 or of the 2 root probes, env steps, policy samples) per group
-ARMS = {"local": (8, 0, 8), "suffix:2": (8, 8, 8), "suffix:1": (5, 16, 16),
+# arm -> (successes per group of 8 or of the 2 root rollouts, env steps, policy samples) per group
+ARMS = {"local": (4, 0, 8), "suffix:2": (4, 8, 8), "suffix:1": (4, 16, 16),
         "suffix:0": (4, 48, 48), "root": (1, 12, 12)}  # fmt: skip
 
 
-def pull(s: BanditScheduler, it: int) -> str:
+def visit(s: BanditScheduler, it: int, success_from_start) -> str:
+    """One visit: the task's probe (if due) succeeds ``success_from_start(arms pulled so far)``
+    of 4 times; the pulled arm gets its scripted outcome. Returns the arm pulled."""
     jobs = s.plan(it)
-    arm = s._arm_of(jobs[0])
+    (arm,) = {s._arm_of(j) for j in jobs if j.purpose == "train"}
     assert arm is not None
-    successes, steps, samples = ARMS[arm]
-    s.observe([outcome(j, successes, steps, samples) for j in jobs], it)
+    groups = []
+    for job in jobs:
+        if job.purpose == "routing":
+            assert (job.kind, job.group_size) == ("root", s.sched.routing_probes)
+            groups.append(outcome(job, success_from_start(s.history)))
+        else:
+            successes, steps, samples = ARMS[arm]
+            groups.append(outcome(job, successes, steps, samples))
+    s.observe(groups, it)
+    s.history.append(arm)
     return arm
 
 
-def test_bandit_tries_each_arm_then_prefers_progress_per_step_and_keeps_exploring() -> None:
-    s = bandit()
-    assert s.route_counts()["unrouted"] == 1
-    first = [pull(s, it) for it in range(1, 6)]
-    assert first == ["local", "suffix:2", "suffix:1", "suffix:0", "root"]
-    later = [pull(s, it) for it in range(6, 106)]
-    counts = {arm: later.count(arm) for arm in ARMS}
-    # Progress per cost unit: suffix:1 (energy 1.875 / 32) > root (0.5 / 24) > suffix:0 (2 / 96),
-    # though suffix:0 has the most progress per pull; local and suffix:2 teach nothing.
-    assert max(counts, key=counts.__getitem__) == "suffix:1" and counts["suffix:1"] > 60
-    assert all(counts[a] >= 2 for a in ARMS)  # discounting re-opens even the useless arms
-    assert s.route_counts()[s.modes[TASK.id]] == 1
+def run_bandit(visits: int, success_from_start, **sched) -> list[str]:
+    s = bandit(**sched)
+    s.history = []  # type: ignore[attr-defined]
+    return [visit(s, it, success_from_start) for it in range(1, visits + 1)]
+
+
+def test_a_local_arm_whose_root_success_stays_flat_loses_its_pull() -> None:
+    # Local's expert-match rewards are 4 of 8 on every pull (the most gradient a group can
+    # carry), but success from the start never moves: Local must not keep winning.
+    pulls = run_bandit(60, lambda history: 2)
+    assert pulls[:5] == ["local", "suffix:2", "suffix:1", "suffix:0", "root"]  # each tried once
+    later = pulls[20:]
+    assert later.count("local") <= len(later) // 3
+    assert len(set(later)) >= 3  # flat everywhere: it keeps exploring
+
+
+def test_the_arm_followed_by_rising_success_from_the_start_wins() -> None:
+    def success(history: list[str]) -> int:  # each suffix:1 pull adds to the root success
+        return min(4, history.count("suffix:1"))
+
+    pulls = run_bandit(24, success, bandit_probe_every=1)
+    assert pulls[5:12].count("suffix:1") >= 4
+
+
+def test_bandit_probes_are_counted_routing_jobs_and_first_visits_probe() -> None:
+    s = bandit(root_probes=3, routing_probes=4, bandit_probe_every=3)
+    kinds = [(j.kind, j.purpose, j.group_size) for j in s.plan(1)]
+    assert kinds[0] == ("root", "routing", 4)
+    assert kinds[1:] == [("onestep", "train", 8)] * 3
+    bare = bandit(pivots={}, root_probes=3)
+    assert [(j.kind, j.purpose) for j in bare.plan(1)] == [("root", "routing"), ("root", "train")]
+    bare.add_pivots(TASK.id, ["x@1"], {}, 2)  # self-generated pivots open Local and Suffix arms
+    assert list(bare.stats[TASK.id]) == ["local", "suffix:0", "root"]
 
 
 def test_bandit_untried_arms_borrow_the_pooled_statistics_of_their_kind() -> None:
     other = TaskSpec("line", "walk", 1)
     pivots = {**PIVOTS, other.id: [f"{other.id}@2", f"{other.id}@4", f"{other.id}@6"]}
-    cfg = SchedulerConfig(routing="bandit", tasks_per_iteration=1)
+    cfg = SchedulerConfig(routing="bandit", tasks_per_iteration=1, bandit_probe_every=1)
     s = BanditScheduler([TASK, other], cfg, GRPOConfig(), pivots)
-    for it in range(1, 41):  # only TASK is visited (the round robin is pinned for the test)
+    s.history = []  # type: ignore[attr-defined]
+    for it in range(1, 13):  # only TASK is visited (the round robin is pinned for the test)
         s.order.cursor = 0
-        pull(s, it)
+        visit(s, it, lambda history: min(4, history.count("suffix:1")))
     # The other task has tried nothing, yet goes straight to the second-deepest pivot.
     assert s.choose(other.id) == "suffix:1" and s.stats[other.id]["suffix:1"][0] == 0
     assert bandit().choose(TASK.id) == "local"  # nothing pooled yet: untried kinds go first
 
 
-def test_bandit_tries_an_unknown_kind_with_one_task_per_iteration() -> None:
-    tasks = [TaskSpec("line", "walk", i) for i in range(3)]
-    pivots = {t.id: [f"{t.id}@1"] for t in tasks}
-    cfg = SchedulerConfig(routing="bandit", tasks_per_iteration=3)
-    s = BanditScheduler(tasks, cfg, GRPOConfig(), pivots)
-    assert [j.kind for j in s.plan(1)] == ["onestep", "suffix", "root"]
-
-
-def test_bandit_jobs_and_rootless_tasks() -> None:
-    s = bandit(root_probes=3)
-    assert [(j.kind, j.checkpoint_id) for j in s.plan(1)] == [
-        ("onestep", c) for c in PIVOTS[TASK.id]
-    ]
-    bare = bandit(pivots={}, root_probes=3)
-    (job,) = bare.plan(1)
-    assert (job.kind, job.group_size, job.purpose) == ("root", 3, "train")
-    assert bare.route_counts()["root"] == 1
-    bare.add_pivots(TASK.id, ["x@1"], {}, 2)  # self-generated pivots open Local and Suffix arms
-    assert list(bare.stats[TASK.id]) == ["local", "suffix:0", "root"]
-
-
 def test_bandit_state_round_trip() -> None:
     s = bandit()
-    for it in range(1, 9):
-        pull(s, it)
+    s.history = []  # type: ignore[attr-defined]
+    for it in range(1, 10):
+        visit(s, it, lambda history: len(history) % 3)
     t = json_round_trip(s, bandit())
-    assert t.stats == s.stats and t.modes == s.modes
-    assert [pull(t, it) for it in range(9, 20)] == [pull(s, it) for it in range(9, 20)]
+    t.history = list(s.history)  # type: ignore[attr-defined]
+    assert t.stats == s.stats and t.pending == s.pending and t.success == s.success
+    assert [visit(t, it, len) for it in range(10, 20)] == [visit(s, it, len) for it in range(10, 20)]
 
 
 def test_unknown_routing_is_rejected() -> None:
@@ -283,7 +296,7 @@ def test_the_paper_thresholds_are_the_default_stage2_router() -> None:
     assert isinstance(bandit(), BanditScheduler)
 
 
-@pytest.mark.parametrize("setting", [{"tau_low": 0.3}, {"tau_suffix": 0.5}, {"routing_probes": 8},
+@pytest.mark.parametrize("setting", [{"tau_low": 0.3}, {"tau_suffix": 0.5}, {"local_reeval_every": 8},
                                      {"demotion": True}, {"replay_share": 0.125},
                                      {"frontier": "progress"}])  # fmt: skip
 def test_threshold_settings_under_the_bandit_are_an_error(setting: dict) -> None:
