@@ -130,7 +130,7 @@ def test_advantage_shape_errors() -> None:
         group_std(torch.zeros(8))
     with pytest.raises(ValueError, match=r"rewards must be \[B, G\], got shape \(2, 2, 2\)"):
         zero_variance_groups(torch.zeros(2, 2, 2))
-    with pytest.raises(ValueError, match="the unbiased std needs groups of at least 2 samples"):
+    with pytest.raises(ValueError, match="^the unbiased std needs groups of at least 2 samples$"):
         group_std(torch.zeros(3, 1), unbiased=True)
 
 
@@ -253,7 +253,7 @@ def test_clip_ranges_may_be_zero_but_not_negative() -> None:
     loss, _, _ = clipped_surrogate(logp, torch.zeros_like(logp), torch.ones(1), clip_high=0.0)
     assert loss.item() == pytest.approx(-1.0)
     for low, high in ((-0.1, 0.2), (0.2, -0.1)):
-        with pytest.raises(ValueError, match="clip ranges must be non-negative"):
+        with pytest.raises(ValueError, match="^clip ranges must be non-negative$"):
             clipped_surrogate(logp, logp, torch.ones(1), clip_low=low, clip_high=high)
 
 

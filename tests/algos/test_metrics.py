@@ -88,7 +88,7 @@ def test_split_metrics_and_per_split() -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: avg_at_k({}, 4), "no tasks to aggregate"),
+        (lambda: avg_at_k({}, 4), "^no tasks to aggregate$"),
         (lambda: avg_at_k({"a": [T, F]}, 4), "@4 needs at least 4 attempts per task, got 2"),
         (lambda: pass_at_k({"a": [T, F]}, 0), "k must be >= 1, got 0"),
         (lambda: task_avg_at_k([T, 0.5], 1), "outcomes must be booleans .* got 0.5"),

@@ -44,24 +44,37 @@ def _fill(ledger: Ledger) -> Ledger:
 
 
 @pytest.mark.parametrize(
-    "kwargs",
+    ("kwargs", "message"),
     [
-        {"mode": "warmup", "purpose": "train"},
-        {"mode": "root", "purpose": "play"},
-        {"mode": "eval", "purpose": "train"},  # evaluation work is never training cost
-        {"mode": "root", "purpose": "eval", "training_samples": 1},
-        {"mode": "root", "purpose": "train", "env_steps": -1},
-        {"mode": "root", "purpose": "train", "env_steps": 1.5},
-        {"mode": "root", "purpose": "train", "faults": True},
-        {"mode": "root", "purpose": "train", "wall_seconds": float("nan")},
-        {"mode": "root", "purpose": "train", "restore_seconds": -0.1},
-        {"mode": "root", "purpose": "train", "iteration": "3"},
-        {"mode": "root", "purpose": "train", "task_id": 3},
+        ({"mode": "warmup", "purpose": "train"}, "mode 'warmup' not in"),
+        ({"mode": "root", "purpose": "play"}, "purpose 'play' not in"),
+        # evaluation work is never training cost
+        ({"mode": "eval", "purpose": "train"}, "mode 'eval' needs purpose 'selection' or 'eval', got 'train'"),
+        ({"mode": "root", "purpose": "eval", "training_samples": 1},
+         "evaluation never trains: training_samples must be 0 for purpose eval"),
+        ({"mode": "root", "purpose": "train", "env_steps": -1}, "env_steps must be a non-negative int, got -1"),
+        ({"mode": "root", "purpose": "train", "env_steps": 1.5}, "env_steps must be a non-negative int"),
+        ({"mode": "root", "purpose": "train", "faults": True}, "faults must be a non-negative int, got True"),
+        ({"mode": "root", "purpose": "train", "wall_seconds": float("nan")},
+         "wall_seconds must be finite and non-negative, got nan"),
+        ({"mode": "root", "purpose": "train", "restore_seconds": -0.1}, "restore_seconds must be finite"),
+        ({"mode": "root", "purpose": "train", "restore_seconds": True}, "restore_seconds must be a number, got True"),
+        ({"mode": "root", "purpose": "train", "wall_seconds": "1.5"}, "wall_seconds must be a number"),
+        # an int too large for a float is rejected as infinite, not by an OverflowError
+        ({"mode": "root", "purpose": "train", "wall_seconds": 2**1030}, "wall_seconds must be finite"),
+        ({"mode": "root", "purpose": "train", "iteration": "3"}, "iteration must be an int, got '3'"),
+        ({"mode": "root", "purpose": "train", "task_id": 3}, "task_id must be a string, got 3"),
+        ({"mode": "root", "purpose": "train", "stage": 1}, "stage must be a string, got 1"),
     ],
-)
-def test_invalid_records(kwargs: dict[str, object]) -> None:
-    with pytest.raises(LedgerError):
+)  # fmt: skip
+def test_invalid_records(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(LedgerError, match=message):
         CostRecord(**kwargs)  # type: ignore[arg-type]
+
+
+def test_int_seconds_are_kept_as_floats() -> None:
+    assert CostRecord("root", "train", wall_seconds=5000).wall_seconds == 5000.0
+    assert CostRecord("root", "train", restore_seconds=2**999).restore_seconds == float(2**999)
 
 
 def test_record_dict_round_trip() -> None:
@@ -72,8 +85,10 @@ def test_record_dict_round_trip() -> None:
                                     "iteration": 0, "stage": "stage1"}  # fmt: skip
     with pytest.raises(LedgerError, match="unknown"):
         CostRecord.from_dict({"mode": "root", "purpose": "train", "steps": 3})
-    with pytest.raises(LedgerError):
+    with pytest.raises(LedgerError, match="purpose"):  # the missing field is named
         CostRecord.from_dict({"mode": "root"})
+    with pytest.raises(LedgerError, match=r"a record must be a JSON object, got \[1\]"):
+        CostRecord.from_dict([1])  # type: ignore[arg-type]
     assert CostRecord("root", "train", wall_seconds=2).wall_seconds == 2.0
 
 
@@ -106,10 +121,19 @@ def test_totals_by_tag() -> None:
     assert {k: v.training_samples for k, v in by_stage.items()} == {
         ("stage1",): 8, ("hybrid",): 30, ("vanilla",): 64
     }
-    with pytest.raises(LedgerError, match="valid tags"):
+    with pytest.raises(LedgerError, match="valid tags: mode, purpose, task_id, iteration, stage"):
         ledger.totals(kind="root")
-    with pytest.raises(LedgerError):
+    with pytest.raises(LedgerError, match="totals_by needs at least one tag"):
         ledger.totals_by()
+
+
+def test_totals_as_a_dict_name_every_counter() -> None:
+    totals = _fill(Ledger()).totals(mode="suffix")
+    assert totals.to_dict() == {
+        "records": 2, "training_samples": 30, "policy_samples": 54, "env_steps": 54, "restores": 16,
+        "restore_seconds": 1.5, "replayed_steps": 0, "wall_seconds": 3.25, "invalid_samples": 2,
+        "faults": 1, "restore_fallbacks": 0,
+    }  # fmt: skip
 
 
 def test_evaluation_is_never_training_cost() -> None:
@@ -124,6 +148,26 @@ def test_evaluation_is_never_training_cost() -> None:
     # an evaluation pass done with root rollouts is still evaluation
     ledger.add("root", "eval", policy_samples=7, env_steps=7)
     assert ledger.training_cost() == train
+    # the evaluation cost filters by tags like the other totals
+    assert ledger.eval_cost(stage="eval") == CostTotals(records=1, policy_samples=100, env_steps=100,
+                                                        wall_seconds=3.0)  # fmt: skip
+    assert ledger.eval_cost(mode="root").env_steps == 7
+
+
+def test_selection_is_billed_apart_from_training_and_reporting() -> None:
+    """A selecting evaluation (Stage I's best policy) is neither training cost nor a report."""
+    ledger = _fill(Ledger())
+    train, reports = ledger.training_cost(), ledger.eval_cost()
+    ledger.add("eval", "selection", policy_samples=16, env_steps=16, stage="stage1")
+    ledger.add("root", "overhead", env_steps=5, stage="stage1")  # recorded, on no bill
+    assert ledger.selection_cost() == CostTotals(records=1, policy_samples=16, env_steps=16)
+    assert ledger.selection_cost(stage="stage1").env_steps == 16
+    assert ledger.selection_cost(stage="hybrid") == CostTotals()
+    assert ledger.training_cost() == train and ledger.eval_cost() == reports
+    with pytest.raises(LedgerError, match="valid tags"):
+        ledger.selection_cost(kind="eval")
+    with pytest.raises(LedgerError, match="evaluation never trains: .* for purpose selection"):
+        ledger.add("eval", "selection", training_samples=1)
 
 
 # -- persistence ----------------------------------------------------------------------------------
@@ -136,6 +180,11 @@ def test_round_trip_gives_identical_totals(tmp_path: Path) -> None:
         ledger.add("sft", "train", training_samples=5, wall_seconds=0.1 + 0.2)
         before = (ledger.records, ledger.totals(), ledger.totals_by("mode", "purpose", "task_id"),
                   ledger.training_cost())  # fmt: skip
+    # one compact JSON object per line (the documented on-disk format)
+    assert path.read_text().splitlines()[0] == (
+        '{"mode":"onestep","purpose":"train","training_samples":8,"policy_samples":8,'
+        '"wall_seconds":0.25,"task_id":"t1","iteration":0,"stage":"stage1"}'
+    )
     again = Ledger(path)
     assert again.torn_tail is None
     assert (again.records, again.totals(), again.totals_by("mode", "purpose", "task_id"),
@@ -169,6 +218,7 @@ def test_every_crash_point_loses_at_most_the_record_being_written(tmp_path: Path
         loaded = read_ledger(torn)
         committed = sum(e <= cut for e in ends)
         assert loaded.records == RECORDS[:committed]
+        assert loaded.offsets == ends[:committed]  # where an append would continue
         assert (loaded.torn_tail is None) == (cut in ends or cut == 0)
 
 
@@ -185,12 +235,15 @@ def test_torn_last_line_is_reported_and_cut_before_appending(
     assert readonly.records == tuple(RECORDS)
     assert readonly.torn_tail == b'{"mode":"root","purpose":"train","env_st'
     assert path.read_bytes().endswith(b"env_st")  # read-only: the file is untouched
-    with pytest.raises(LedgerError, match="read-only"):
+    with pytest.raises(LedgerError, match="^ledger opened read-only$"):
         readonly.add("root", "train")
+    with pytest.raises(LedgerError, match="^ledger opened read-only$"):
+        readonly.truncate_to(0)
 
     with caplog.at_level(logging.WARNING, logger="adaroll.training.ledger"):
         ledger = Ledger(path)
-    assert "torn" in caplog.text
+    assert "torn" in caplog.text and str(path) in caplog.text  # which file, and what is dropped
+    assert "(40 bytes)" in caplog.text and repr(b'{"mode":"root","purpose":"train","env_st') in caplog.text
     assert ledger.torn_tail is not None and len(ledger) == len(RECORDS)
     assert path.read_bytes() == good  # cut back to the last committed record
     ledger.add("root", "train", env_steps=3)
@@ -213,6 +266,7 @@ def test_garbage_last_line_with_newline_is_treated_as_torn(tmp_path: Path) -> No
     path.write_bytes(b'{"mode":"root","purpose":"train","env_steps":3}\n\x00\x00\x00\n')
     loaded = read_ledger(path)
     assert len(loaded.records) == 1 and loaded.torn_tail == b"\x00\x00\x00\n"
+    assert loaded.offsets == [len(b'{"mode":"root","purpose":"train","env_steps":3}\n')]
 
 
 @pytest.mark.parametrize(
@@ -223,8 +277,42 @@ def test_corruption_before_the_last_line_raises(tmp_path: Path, middle: bytes) -
     path = tmp_path / "ledger.jsonl"
     ok = b'{"mode":"root","purpose":"train","env_steps":3}\n'
     path.write_bytes(ok + middle + b"\n" + ok)
-    with pytest.raises(LedgerError, match="line 2"):
+    with pytest.raises(LedgerError, match="line 2 is not a valid record: " + ("empty line$" if not middle else "")):
         Ledger(path)
+
+
+def test_a_file_holding_only_a_torn_record_opens_empty(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(b'{"mode":"ro')
+    ledger = Ledger(path)
+    assert len(ledger) == 0 and ledger.torn_tail == b'{"mode":"ro'
+    assert path.read_bytes() == b""  # cut to nothing: the first append starts the file
+    ledger.add("root", "train", env_steps=2)
+    ledger.close()
+    assert [r.env_steps for r in read_ledger(path).records] == [2]
+
+
+def test_a_new_ledger_creates_its_directories_and_close_releases_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "runs" / "seed0" / "ledger.jsonl"
+    ledger = Ledger(path)
+    assert path.exists() and ledger.torn_tail is None
+    assert _open_descriptors_of(path) == 1
+    ledger.close()
+    assert _open_descriptors_of(path) == 0
+    ledger.close()  # closing twice is fine
+
+
+def _open_descriptors_of(path: Path) -> int:
+    """How many of this process's file descriptors point at ``path``."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if _link_target(fd) == str(path))
+
+
+def _link_target(fd: Path) -> str | None:
+    try:
+        return os.readlink(fd)
+    except OSError:  # closed meanwhile (e.g. the descriptor listing the directory itself)
+        return None
 
 
 def test_truncate_to_a_checkpointed_count(tmp_path: Path) -> None:
@@ -243,7 +331,7 @@ def test_truncate_to_a_checkpointed_count(tmp_path: Path) -> None:
     assert len(Ledger(path, readonly=True)) == 4
     resumed.truncate_to(0)
     assert path.read_bytes() == b"" and len(resumed) == 0
-    with pytest.raises(LedgerError):
+    with pytest.raises(LedgerError, match="cannot truncate a ledger of 0 records to 1"):
         resumed.truncate_to(1)
     resumed.close()
 
@@ -262,10 +350,11 @@ def test_resume_after_crash_with_torn_tail_then_truncate(tmp_path: Path) -> None
 
 
 def test_in_memory_ledger() -> None:
+    assert Ledger().torn_tail is None
     ledger = _fill(Ledger())
     ledger.truncate_to(1)
     assert ledger.records == (RECORDS[0],) and ledger.path is None
-    with pytest.raises(LedgerError):
+    with pytest.raises(LedgerError, match="expected a CostRecord, got dict"):
         ledger.append({"mode": "root"})  # type: ignore[arg-type]
 
 
