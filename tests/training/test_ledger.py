@@ -305,7 +305,7 @@ def test_a_new_ledger_creates_its_directories_and_close_releases_the_file(tmp_pa
 def _open_descriptors_of(path: Path) -> int:
     """How many of this process's file descriptors point at ``path``."""
     fds = Path("/proc/self/fd")
-    return sum(1 for fd in fds.iterdir() if _link_target(fd) == str(path))
+    return sum(1 for fd in fds.iterdir() if _link_target(fd) == str(path.resolve()))
 
 
 def _link_target(fd: Path) -> str | None:
