@@ -428,6 +428,7 @@ def config_schema() -> None:
 
 
 def main() -> None:
+    from adaroll.policies.small import PolicyFileError
     from adaroll.registry import UnknownNameError
     from adaroll.snapshots.base import SnapshotError
 
@@ -435,7 +436,7 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
-    except (ConfigError, UnknownNameError, FileNotFoundError, SnapshotError) as exc:
+    except (ConfigError, UnknownNameError, FileNotFoundError, SnapshotError, PolicyFileError) as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
 

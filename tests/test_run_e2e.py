@@ -61,13 +61,19 @@ def test_quick_run_bills_every_configuration_completely(straight_run: Path) -> N
         assert rows[name]["selection_env_steps"] == rows["action"]["selection_env_steps"] > 0
     for name in ("base", "sft", "base_vanilla", "base_hybrid", "base_onestep", "sft_vanilla", "sft_hybrid"):
         assert rows[name]["selection_env_steps"] == 0, name
-    for name in ("action", "base_hybrid", "base_onestep", "action_hybrid", "sft_hybrid"):
-        assert rows[name]["scoring_samples"] > 0, name
+    scored = {name: json.loads((straight_run / "pivots" / f"{name}.json").read_text())["policy_samples"]
+              for name in ("stage1", "base_hybrid", "base_onestep", "action_hybrid", "sft_hybrid")}  # fmt: skip
+    assert rows["action"]["scoring_samples"] == rows["action_vanilla"]["scoring_samples"] == scored["stage1"] > 0
+    assert rows["action_hybrid"]["scoring_samples"] == scored["stage1"] + scored["action_hybrid"]
+    for name in ("base_hybrid", "base_onestep", "sft_hybrid"):
+        assert rows[name]["scoring_samples"] == scored[name] > 0, name
     assert rows["base_onestep"]["env_steps"] == 0 < rows["base_onestep"]["policy_samples"]
     for name in ("base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid", "sft_vanilla", "sft_hybrid"):
         assert rows[name]["env_steps"] > 0, name
         assert rows[name]["stopped_by"] in ("env_steps", "policy_samples"), name
-    assert rows["sft"]["train_samples"] > rows["base"]["train_samples"] > 0  # examples x epochs
+    sft = {name: json.loads((straight_run / "policies" / name / "done").read_text()) for name in ("base", "sft")}
+    assert rows["base"]["train_samples"] == sft["base"]["examples"] * sft["base"]["epochs"] > 0
+    assert rows["sft"]["train_samples"] == rows["base"]["train_samples"] + sft["sft"]["examples"] * sft["sft"]["epochs"]
     base = _weights(straight_run / "policies" / "base")
     trained = _weights(straight_run / "base_hybrid" / "state")
     assert any(not torch.equal(base[k], trained[k]) for k in base)

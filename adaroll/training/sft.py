@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-from tqdm import tqdm
 
 from adaroll.actions import Action, ActionMatcher
 from adaroll.policies.base import Context, Policy, SampledAction
+from adaroll.progress_bar import progress_bar
 
 STEP_MATCHER = ActionMatcher(text_mode="exact")
 """Step accuracy uses the paper's point/swipe/key rules but requires the exact typed text."""
@@ -88,7 +88,7 @@ def train_sft(
     if usable and epochs > 0:
         optimizer = torch.optim.AdamW(policy.parameters(), lr=lr, weight_decay=weight_decay)
         n_batches = math.ceil(len(usable) / batch_size)
-        bar = tqdm(total=epochs * n_batches, desc="sft", disable=not progress, leave=False)
+        bar = progress_bar(total=epochs * n_batches, desc="sft", disable=not progress, leave=False)
         try:
             for _ in range(epochs):
                 order = torch.randperm(len(usable), generator=gen).tolist()

@@ -343,10 +343,10 @@ class _Bar:
     """A tqdm bar over the phase's binding budget (iterations, env steps or samples)."""
 
     def __init__(self, name: str, budget: Any, start: int, *, enabled: bool) -> None:
-        from tqdm import tqdm
+        from adaroll.progress_bar import progress_bar
 
         self.total = budget.iterations
-        self.bar = tqdm(total=self.total, initial=start, desc=name, disable=not enabled,
+        self.bar = progress_bar(total=self.total, initial=start, desc=name, disable=not enabled,
                         unit="it", leave=False, dynamic_ncols=True)  # fmt: skip
 
     def update(self, iteration: int, totals: dict[str, Any]) -> None:
