@@ -13,9 +13,10 @@ from adaroll.experts import collect_experts
 from adaroll.rollout.collector import Collector
 from adaroll.rollout.jobs import Job
 from adaroll.snapshots.memory import MemorySnapshots
-from adaroll.training.scheduler import SCHEDULERS, Scheduler
+from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.trainer import Trainer
 from tests.fakes import GoPolicy, LineEnv, LineSuite
+from tests.training.runs import FixedJobs, killed_at
 
 SUITE = LineSuite()
 
@@ -88,17 +89,7 @@ def test_ledger_matches_collected_groups(tmp_path: Path, store) -> None:
 def test_resume_equals_uninterrupted(tmp_path: Path, store) -> None:
     straight = make_trainer(tmp_path / "a", store, "hybrid", iterations=6)
     straight.train()
-    first = make_trainer(tmp_path / "b", store, "hybrid", iterations=6)
-    plan = first.scheduler.plan
-
-    def crash_at_four(iteration: int):
-        if iteration == 4:
-            raise KeyboardInterrupt  # killed after iteration 3's state was saved
-        return plan(iteration)
-
-    first.scheduler.plan = crash_at_four  # type: ignore[method-assign]
-    with pytest.raises(KeyboardInterrupt):
-        first.train()
+    killed_at(make_trainer(tmp_path / "b", store, "hybrid", iterations=6), 4)  # after iteration 3's save
     resumed = make_trainer(tmp_path / "b", store, "hybrid", iterations=6, theta=5.0)
     resumed.train(resume=True)
     assert torch.equal(resumed.policy.theta, straight.policy.theta)
@@ -114,25 +105,6 @@ def test_resume_equals_uninterrupted(tmp_path: Path, store) -> None:
 
 
 # -- what each phase is billed -----------------------------------------------------------------
-class FixedJobs(Scheduler):
-    """The same jobs every iteration (to pin what the trainer bills for them)."""
-
-    def __init__(self, jobs: list[Job]) -> None:
-        self.jobs = jobs
-
-    def plan(self, iteration: int) -> list[Job]:
-        return list(self.jobs)
-
-    def route_counts(self) -> dict[str, int]:
-        return {}
-
-    def state_dict(self) -> dict:
-        return {}
-
-    def load_state_dict(self, state: dict) -> None:
-        pass
-
-
 def fixed_trainer(tmp: Path, store, jobs: list[Job], budget: BudgetConfig, **eval_) -> Trainer:
     policy = GoPolicy(0.0)
     cfg = TrainConfig(algorithm="hybrid", budget=budget, grpo=GRPOConfig(lr=0.2),
