@@ -15,24 +15,15 @@ import torch
 import transformers  # noqa: F401 - a missing `llm` extra must fail this module, not skip it
 
 from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, TrainConfig
-from adaroll.envs import get_suite, make_env_factory
-from adaroll.experts import collect_experts
+from adaroll.envs import make_env_factory
 from adaroll.policies.hf import HFPolicy
 from adaroll.rollout.jobs import Job
 from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.pipeline import sft_examples
-from adaroll.training.sft import train_sft
 from adaroll.training.trainer import Trainer
-from tests.training.runs import (
-    FixedJobs,
-    RecordingCollector,
-    assert_ledger_matches_groups,
-    assert_same_run,
-    killed_at,
-    recorded,
-)
+from tests.training import runs
 
-SUITE = get_suite("mobile", n_train=1, n_val=1, n_heldout=0, n_heldout_templates=0, n_pretrain=0)
+SUITE = runs.mobile_suite(n_train=1, n_val=1)
 MAKE_ENV = make_env_factory("mobile")
 HISTORY = 2
 ITERATIONS = 2
@@ -45,21 +36,15 @@ pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
 
 @pytest.fixture(scope="module")
 def store():
-    collection = collect_experts(MAKE_ENV, SUITE, SUITE.split("train"), progress=False)
-    assert collection.verified_rate == 1.0
-    return collection.store
+    return runs.verified_store(MAKE_ENV, SUITE)
 
 
 @pytest.fixture(scope="module")
 def start(tmp_path_factory: pytest.TempPathFactory, store) -> Path:
     """The random tiny model taught the expert's first action of the task (30 SFT steps): it
     then emits it on some samples only, so OneStep groups there carry a gradient."""
-    policy = HFPolicy(seed=0, **OPTIONS)
-    first = sft_examples(store, HISTORY)[:1]
-    train_sft(policy, first, epochs=30, batch_size=1, lr=5e-3, seed=0, progress=False)
-    path = tmp_path_factory.mktemp("hf-start")
-    policy.save(path)
-    return path
+    return runs.saved_clone(HFPolicy(seed=0, **OPTIONS), sft_examples(store, HISTORY)[:1],
+                       tmp_path_factory.mktemp("hf-start"), epochs=30, batch_size=1, lr=5e-3)  # fmt: skip
 
 
 def make_trainer(directory: Path, store, policy: HFPolicy) -> Trainer:
@@ -68,8 +53,8 @@ def make_trainer(directory: Path, store, policy: HFPolicy) -> Trainer:
     jobs = [Job("onestep", task, 8, checkpoint_id=first.id), Job("root", task, 4)]
     cfg = TrainConfig(algorithm="hybrid", budget=BudgetConfig(iterations=ITERATIONS),
                       grpo=GRPOConfig(lr=1e-3), eval=EvalConfig(k=1, every=None, final_splits=("val",)))  # fmt: skip
-    collector = RecordingCollector(policy, MAKE_ENV, store, MemorySnapshots(), history_window=HISTORY)
-    return Trainer("hf", directory, cfg, policy, FixedJobs(jobs), collector, MAKE_ENV,
+    collector = runs.RecordingCollector(policy, MAKE_ENV, store, MemorySnapshots(), history_window=HISTORY)
+    return Trainer("hf", directory, cfg, policy, runs.FixedJobs(jobs), collector, MAKE_ENV,
                    {"val": SUITE.split("val")}, seed=2, history_window=HISTORY, progress=False)  # fmt: skip
 
 
@@ -81,9 +66,9 @@ def straight(tmp_path_factory: pytest.TempPathFactory, store, start: Path) -> Tr
 
 
 def test_hf_policy_trains_on_onestep_and_root_groups(straight: Trainer, start: Path) -> None:
-    groups = recorded(straight)
+    groups = runs.recorded(straight)
     assert [g.job.kind for g in groups] == ["onestep", "root"] * ITERATIONS
-    assert_ledger_matches_groups(straight, groups)
+    runs.assert_ledger_matches_groups(straight, groups)
     assert any(len(set(g.rewards)) > 1 for g in groups if g.job.kind == "onestep")
     assert sum(g.cost.env_steps for g in groups if g.job.kind == "root") > 0
     assert straight.ledger.totals(mode="root").records == ITERATIONS
@@ -94,8 +79,8 @@ def test_hf_policy_trains_on_onestep_and_root_groups(straight: Trainer, start: P
 
 def test_hf_run_killed_after_iteration_1_resumes_to_the_uninterrupted_run(straight: Trainer, store, start: Path,
                                                                           tmp_path: Path) -> None:  # fmt: skip
-    killed_at(make_trainer(tmp_path, store, HFPolicy.load(start)), 2)
+    runs.killed_at(make_trainer(tmp_path, store, HFPolicy.load(start)), 2)
     resumed = make_trainer(tmp_path, store, HFPolicy(seed=7, **OPTIONS))  # other weights, replaced on resume
     resumed.train(resume=True)
-    assert [g.job.kind for g in recorded(resumed)] == ["onestep", "root"]  # iteration 2 only
-    assert_same_run(resumed, straight)
+    assert [g.job.kind for g in runs.recorded(resumed)] == ["onestep", "root"]  # iteration 2 only
+    runs.assert_same_run(resumed, straight)

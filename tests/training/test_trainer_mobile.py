@@ -19,15 +19,13 @@ from adaroll.config import (
     SchedulerConfig,
     TrainConfig,
 )
-from adaroll.envs import get_suite, make_env_factory
-from adaroll.experts import collect_experts
+from adaroll.envs import make_env_factory
 from adaroll.policies import make_policy
 from adaroll.policies.base import Policy
 from adaroll.policies.small import SmallPolicy
 from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.pipeline import sft_examples
 from adaroll.training.scheduler import SCHEDULERS
-from adaroll.training.sft import train_sft
 from adaroll.training.trainer import Trainer
 from tests.training.runs import (
     RecordingCollector,
@@ -35,10 +33,13 @@ from tests.training.runs import (
     assert_ledger_matches_groups,
     assert_same_run,
     killed_at,
+    mobile_suite,
     recorded,
+    saved_clone,
+    verified_store,
 )
 
-SUITE = get_suite("mobile", n_train=3, n_val=2, n_heldout=0, n_heldout_templates=0, n_pretrain=0)
+SUITE = mobile_suite(n_train=3, n_val=2)
 MAKE_ENV = make_env_factory("mobile")
 HISTORY = 2
 ITERATIONS = 3
@@ -50,9 +51,7 @@ pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
 
 @pytest.fixture(scope="module")
 def store():
-    collection = collect_experts(MAKE_ENV, SUITE, SUITE.split("train"), progress=False)
-    assert collection.verified_rate == 1.0
-    return collection.store
+    return verified_store(MAKE_ENV, SUITE)
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +60,8 @@ def base(tmp_path_factory: pytest.TempPathFactory, store) -> Path:
     pretrain pool): a fresh net never succeeds, so its groups would carry no gradient; this one
     succeeds on some rollouts of every task (about 25-60% here)."""
     policy = make_policy(PolicyConfig(history=HISTORY), seed=0, hints=SUITE.policy_hints())
-    train_sft(policy, sft_examples(store, HISTORY), epochs=12, batch_size=32, lr=3e-3, seed=0, progress=False)
-    path = tmp_path_factory.mktemp("base")
-    policy.save(path)
-    return path
+    return saved_clone(policy, sft_examples(store, HISTORY), tmp_path_factory.mktemp("base"),
+                       epochs=12, batch_size=32, lr=3e-3)  # fmt: skip
 
 
 def make_trainer(directory: Path, store, algorithm: str, policy: Policy) -> Trainer:
