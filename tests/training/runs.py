@@ -4,46 +4,17 @@ that a resumed run equals an uninterrupted one."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 import torch
 
-from adaroll.actions import Action
-from adaroll.checkpoints import CheckpointStore
-from adaroll.envs import get_suite
-from adaroll.envs.base import GUIEnv, TaskSuite
-from adaroll.experts import collect_experts
-from adaroll.policies.base import Context, Policy
 from adaroll.rollout.collector import Collector
 from adaroll.rollout.jobs import Group, Job
 from adaroll.training.ledger import Ledger
 from adaroll.training.scheduler import Scheduler
-from adaroll.training.sft import train_sft
 from adaroll.training.trainer import Trainer
-
-
-def mobile_suite(n_train: int, n_val: int) -> TaskSuite:
-    """The real mobile suite with tiny train and val splits and no others."""
-    return get_suite("mobile", n_train=n_train, n_val=n_val, n_heldout=0, n_heldout_templates=0, n_pretrain=0)
-
-
-def verified_store(make_env: Callable[[], GUIEnv], suite: TaskSuite) -> CheckpointStore:
-    """The checkpoints of the scripted experts on the suite's train split (all verified)."""
-    collection = collect_experts(make_env, suite, suite.split("train"), progress=False)
-    assert collection.verified_rate == 1.0
-    return collection.store
-
-
-def saved_clone(policy: Policy, examples: Sequence[tuple[Context, Action]], path: Path,
-                **sft: Any) -> Path:  # fmt: skip
-    """``policy`` behaviour-cloned on ``examples`` (``sft``: epochs, batch_size, lr), saved at
-    ``path``: a start policy every run of a test module loads afresh."""
-    train_sft(policy, examples, seed=0, progress=False, **sft)
-    policy.save(path)
-    return path
 
 
 class RecordingCollector(Collector):

@@ -14,18 +14,15 @@ import pytest
 import torch
 import transformers  # noqa: F401 - a missing `llm` extra must fail this module, not skip it
 
+from adaroll.checkpoints import Checkpoint, CheckpointStore
 from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, TrainConfig
-from adaroll.envs import make_env_factory
 from adaroll.policies.hf import HFPolicy
 from adaroll.rollout.jobs import Job
 from adaroll.snapshots.memory import MemorySnapshots
-from adaroll.training.pipeline import sft_examples
 from adaroll.training.trainer import Trainer
+from tests.real_mobile import HISTORY, MAKE_ENV, SUITE, examples, saved_clone
 from tests.training import runs
 
-SUITE = runs.mobile_suite(n_train=1, n_val=1)
-MAKE_ENV = make_env_factory("mobile")
-HISTORY = 2
 ITERATIONS = 2
 # Full fine-tuning: the tiny model's LoRA adapter cannot make its (frozen, random) output layer
 # peak on any token, so a LoRA policy never emits a valid action and its groups never differ.
@@ -34,23 +31,23 @@ OPTIONS = {"tiny": True, "lora": False, "max_new_tokens": 16, "history_len": HIS
 pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
 
 
-@pytest.fixture(scope="module")
-def store():
-    return runs.verified_store(MAKE_ENV, SUITE)
+def first(store: CheckpointStore) -> Checkpoint:
+    """The store's first checkpoint (the start of its first expert run)."""
+    return next(iter(store))
 
 
 @pytest.fixture(scope="module")
-def start(tmp_path_factory: pytest.TempPathFactory, store) -> Path:
-    """The random tiny model taught the expert's first action of the task (30 SFT steps): it
-    then emits it on some samples only, so OneStep groups there carry a gradient."""
-    return runs.saved_clone(HFPolicy(seed=0, **OPTIONS), sft_examples(store, HISTORY)[:1],
+def start(tmp_path_factory: pytest.TempPathFactory, mobile_store) -> Path:
+    """The random tiny model taught the expert's action at the first checkpoint, 30 SFT steps:
+    half way to imitating it, the model emits it on about half its samples, so the rewards of
+    a OneStep group there (a match with the expert's action) differ."""
+    return saved_clone(HFPolicy(seed=0, **OPTIONS), examples(CheckpointStore([first(mobile_store)])),
                        tmp_path_factory.mktemp("hf-start"), epochs=30, batch_size=1, lr=5e-3)  # fmt: skip
 
 
 def make_trainer(directory: Path, store, policy: HFPolicy) -> Trainer:
-    task = SUITE.split("train")[0]
-    first = store.for_task(task.id)[0]
-    jobs = [Job("onestep", task, 8, checkpoint_id=first.id), Job("root", task, 4)]
+    start = first(store)
+    jobs = [Job("onestep", start.task, 8, checkpoint_id=start.id), Job("root", start.task, 4)]
     cfg = TrainConfig(algorithm="hybrid", budget=BudgetConfig(iterations=ITERATIONS),
                       grpo=GRPOConfig(lr=1e-3), eval=EvalConfig(k=1, every=None, final_splits=("val",)))  # fmt: skip
     collector = runs.RecordingCollector(policy, MAKE_ENV, store, MemorySnapshots(), history_window=HISTORY)
@@ -59,8 +56,8 @@ def make_trainer(directory: Path, store, policy: HFPolicy) -> Trainer:
 
 
 @pytest.fixture(scope="module")
-def straight(tmp_path_factory: pytest.TempPathFactory, store, start: Path) -> Trainer:
-    trainer = make_trainer(tmp_path_factory.mktemp("hf-straight"), store, HFPolicy.load(start))
+def straight(tmp_path_factory: pytest.TempPathFactory, mobile_store, start: Path) -> Trainer:
+    trainer = make_trainer(tmp_path_factory.mktemp("hf-straight"), mobile_store, HFPolicy.load(start))
     trainer.train()
     return trainer
 
@@ -77,10 +74,10 @@ def test_hf_policy_trains_on_onestep_and_root_groups(straight: Trainer, start: P
     assert any(not torch.equal(before[k], after[k]) for k in before)
 
 
-def test_hf_run_killed_after_iteration_1_resumes_to_the_uninterrupted_run(straight: Trainer, store, start: Path,
+def test_hf_run_killed_after_iteration_1_resumes_to_the_uninterrupted_run(straight: Trainer, mobile_store, start: Path,
                                                                           tmp_path: Path) -> None:  # fmt: skip
-    runs.killed_at(make_trainer(tmp_path, store, HFPolicy.load(start)), 2)
-    resumed = make_trainer(tmp_path, store, HFPolicy(seed=7, **OPTIONS))  # other weights, replaced on resume
+    runs.killed_at(make_trainer(tmp_path, mobile_store, HFPolicy.load(start)), 2)
+    resumed = make_trainer(tmp_path, mobile_store, HFPolicy(seed=7, **OPTIONS))  # other weights, replaced on resume
     resumed.train(resume=True)
     assert [g.job.kind for g in runs.recorded(resumed)] == ["onestep", "root"]  # iteration 2 only
     runs.assert_same_run(resumed, straight)

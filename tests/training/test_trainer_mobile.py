@@ -11,57 +11,27 @@ from pathlib import Path
 import pytest
 import torch
 
-from adaroll.config import (
-    BudgetConfig,
-    EvalConfig,
-    GRPOConfig,
-    PolicyConfig,
-    SchedulerConfig,
-    TrainConfig,
-)
-from adaroll.envs import make_env_factory
-from adaroll.policies import make_policy
+from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, SchedulerConfig, TrainConfig
 from adaroll.policies.base import Policy
 from adaroll.policies.small import SmallPolicy
 from adaroll.snapshots.memory import MemorySnapshots
-from adaroll.training.pipeline import sft_examples
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.trainer import Trainer
+from tests.real_mobile import HISTORY, MAKE_ENV, SUITE, small_policy
 from tests.training.runs import (
     RecordingCollector,
     assert_equal_weights,
     assert_ledger_matches_groups,
     assert_same_run,
     killed_at,
-    mobile_suite,
     recorded,
-    saved_clone,
-    verified_store,
 )
 
-SUITE = mobile_suite(n_train=3, n_val=2)
-MAKE_ENV = make_env_factory("mobile")
-HISTORY = 2
 ITERATIONS = 3
 GROUP = 8
 PIVOTS_PER_ITERATION = 8
 
 pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
-
-
-@pytest.fixture(scope="module")
-def store():
-    return verified_store(MAKE_ENV, SUITE)
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory, store) -> Path:
-    """The start policy, behaviour-cloned on the train experts (as the pipeline's Base is on its
-    pretrain pool): a fresh net never succeeds, so its groups would carry no gradient; this one
-    succeeds on some rollouts of every task (about 25-60% here)."""
-    policy = make_policy(PolicyConfig(history=HISTORY), seed=0, hints=SUITE.policy_hints())
-    return saved_clone(policy, sft_examples(store, HISTORY), tmp_path_factory.mktemp("base"),
-                       epochs=12, batch_size=32, lr=3e-3)  # fmt: skip
 
 
 def make_trainer(directory: Path, store, algorithm: str, policy: Policy) -> Trainer:
@@ -80,19 +50,21 @@ def make_trainer(directory: Path, store, algorithm: str, policy: Policy) -> Trai
 
 
 @pytest.fixture(scope="module", params=["stage1", "vanilla", "hybrid", "onestep"])
-def straight(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, store, base) -> Trainer:
+def straight(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, mobile_store,
+             mobile_base: Path) -> Trainer:  # fmt: skip
     """An uninterrupted run of one algorithm from the cloned policy."""
-    trainer = make_trainer(tmp_path_factory.mktemp(request.param), store, request.param, SmallPolicy.load(base))
+    trainer = make_trainer(tmp_path_factory.mktemp(request.param), mobile_store, request.param,
+                           SmallPolicy.load(mobile_base))  # fmt: skip
     trainer.train()
     return trainer
 
 
-def test_training_changes_the_policy_and_bills_the_collected_groups(straight: Trainer, base: Path) -> None:
+def test_training_changes_the_policy_and_bills_the_collected_groups(straight: Trainer, mobile_base: Path) -> None:
     algorithm = straight.cfg.algorithm
     assert straight.iteration == ITERATIONS
     rows = [m for m in straight.metrics if m["kind"] == "iteration"]
     assert sum(r["groups_used"] for r in rows) > 0
-    start = SmallPolicy.load(base).state_dict()
+    start = SmallPolicy.load(mobile_base).state_dict()
     trained = straight.policy.state_dict()
     assert any(not torch.equal(start[k], trained[k]) for k in start)
     groups = recorded(straight)
@@ -113,13 +85,12 @@ def test_training_changes_the_policy_and_bills_the_collected_groups(straight: Tr
         assert (straight.dir / "best").exists() and straight.ledger.selection_cost().records == 3
 
 
-def test_killed_then_resumed_run_equals_the_uninterrupted_one(straight: Trainer, tmp_path: Path, store,
-                                                              base: Path) -> None:  # fmt: skip
+def test_killed_then_resumed_run_equals_the_uninterrupted_one(straight: Trainer, tmp_path: Path, mobile_store,
+                                                              mobile_base: Path) -> None:  # fmt: skip
     algorithm = straight.cfg.algorithm
-    killed_at(make_trainer(tmp_path, store, algorithm, SmallPolicy.load(base)), ITERATIONS)
+    killed_at(make_trainer(tmp_path, mobile_store, algorithm, SmallPolicy.load(mobile_base)), ITERATIONS)
     # a fresh process: other start weights, which the saved state must replace
-    other = make_policy(PolicyConfig(history=HISTORY), seed=99, hints=SUITE.policy_hints())
-    resumed = make_trainer(tmp_path, store, algorithm, other)
+    resumed = make_trainer(tmp_path, mobile_store, algorithm, small_policy(seed=99))
     resumed.train(resume=True)
     # the resumed process collected the last iteration only, the same jobs as the straight run
     redone, straight_jobs = [g.job for g in recorded(resumed)], [g.job for g in recorded(straight)]
