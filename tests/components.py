@@ -25,3 +25,32 @@ def require(ok: bool, why: str) -> None:
     if is_ci():
         pytest.fail(why)
     pytest.skip(why)
+
+
+def require_chromium() -> None:
+    """Chromium and the ``miniwob`` package, which the web env drives."""
+    from adaroll.envs.web.browser import BrowserUnavailableError, find_chromium
+
+    try:
+        find_chromium()
+        import miniwob  # noqa: F401
+    except (BrowserUnavailableError, ImportError) as exc:
+        require(False, f"web tests need Chromium and the miniwob package: {exc}")
+
+
+def require_criu_stack() -> None:
+    """What CRIU snapshots of live browsers need: root, Chromium + miniwob, a working CRIU."""
+    from adaroll.snapshots.criu_tool import CriuUnavailableError, check_criu
+
+    require(os.geteuid() == 0, "CRIU snapshots need root")
+    try:
+        from adaroll.envs.web.browser import find_chromium
+
+        find_chromium()
+        import miniwob  # noqa: F401
+    except Exception as exc:  # noqa: BLE001
+        require(False, f"needs Chromium and miniwob ({exc}); run scripts/install_system.sh")
+    try:
+        check_criu()
+    except CriuUnavailableError as exc:
+        require(False, f"needs CRIU: {exc}")

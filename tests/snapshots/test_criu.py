@@ -26,28 +26,13 @@ from adaroll.actions import Action
 from adaroll.envs.base import SUITES, TaskSpec
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SnapshotError
 from adaroll.snapshots.criu_tool import CriuUnavailableError, check_criu, find_criu
-from tests.components import require
+from tests.components import require, require_criu_stack
 
 pytestmark = [pytest.mark.criu, pytest.mark.web]
 
 TASK = TaskSpec("web", "login-user", 3)
 PREFIX_STEPS = 2
 N_BRANCHES = 4
-
-
-def _require_stack() -> None:
-    require(os.geteuid() == 0, "CRIU snapshots need root")
-    try:
-        from adaroll.envs.web.browser import find_chromium
-
-        find_chromium()
-        import miniwob  # noqa: F401
-    except Exception as exc:  # noqa: BLE001
-        require(False, f"needs Chromium and miniwob ({exc}); run scripts/install_system.sh")
-    try:
-        check_criu()
-    except CriuUnavailableError as exc:
-        require(False, f"needs CRIU: {exc}")
 
 
 def _processes_mentioning(text: str) -> list[int]:
@@ -112,7 +97,7 @@ def threads_before_backend() -> set[threading.Thread]:
 @pytest.fixture(scope="module")
 def stack(threads_before_backend):
     """(backend, original env, suite, ref, prefix): a snapshot taken mid-episode."""
-    _require_stack()
+    require_criu_stack()
     import adaroll.envs.web  # noqa: F401  (registers the env and suite)
     from adaroll.envs.web import WebEnv
     from adaroll.snapshots.criu import CriuSnapshots
@@ -355,7 +340,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 def test_controller_crash_leaves_nothing_behind():
     """A SIGKILLed controller: the janitor kills the original and restored browsers and
     removes the images and the pinned state directory; namespaces and mounts die with them."""
-    _require_stack()
+    require_criu_stack()
     import json
     import sys
     import time

@@ -4,7 +4,7 @@ place, or whose restored browser died, still comes back complete - the bad resto
 by replaying the checkpoint's prefix, counted in ``Cost.restore_fallbacks``, and the snapshot
 is rebuilt so the group's other restores use a good image again.
 
-Under CI (``CI=true``) missing CRIU/Chromium/root FAIL these tests (``_require_stack``)."""
+Under CI (``CI=true``) missing CRIU/Chromium/root FAIL these tests (``tests.components.require_criu_stack``)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import pytest
 from adaroll.envs.base import TaskSpec
 from adaroll.rollout.collector import Collector
 from adaroll.rollout.jobs import Job
+from tests.components import require_criu_stack
 from tests.fakes import TapPolicy
-from tests.snapshots.test_criu import _require_stack
 
 pytestmark = [pytest.mark.criu, pytest.mark.web]
 
@@ -30,7 +30,7 @@ STEP = 2  # the checkpoint after two expert steps (username typed)
 @pytest.fixture(scope="module")
 def rig():
     """(collector, checkpoint) over a CRIU backend with the expert's checkpoints of TASK."""
-    _require_stack()
+    require_criu_stack()
     from adaroll.envs.base import SUITES
     from adaroll.envs.web import WebEnv
     from adaroll.experts import collect_experts

@@ -8,21 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from adaroll.envs.web.browser import BrowserProcess, BrowserUnavailableError, find_chromium
-from tests.components import require
-
-
-def _require_chromium() -> None:
-    try:
-        find_chromium()
-        import miniwob  # noqa: F401
-    except (BrowserUnavailableError, ImportError) as exc:
-        require(False, f"web tests need Chromium and the miniwob package: {exc}")
+from adaroll.envs.web.browser import BrowserProcess
+from tests.components import require_chromium
 
 
 @pytest.fixture(scope="session")
 def browser():
-    _require_chromium()
+    require_chromium()
     proc = BrowserProcess.launch()
     yield proc
     proc.kill()
