@@ -1,0 +1,108 @@
+"""`adaroll run --quick` on the web env with CRIU snapshots, end to end in a subprocess: two
+MiniWoB++ templates in Chromium, tiny budgets. Every configuration is billed in summary.json,
+the Hybrid phase's Suffix starts are restored from real CRIU images (the thresholds are pinned
+so that every probed task goes to Suffix), and the run leaves nothing behind: no Chromium, CRIU
+or janitor process, no image or browser directory.
+
+Under CI a missing Chromium, CRIU or root fails this test (tests/components.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from adaroll.training.bill import BILL_KEYS
+from tests.components import require_criu_stack
+from tests.processes import left_behind, live_processes
+
+pytestmark = [pytest.mark.slow, pytest.mark.web, pytest.mark.criu]
+
+CONFIGS = ("base", "sft", "base_vanilla", "base_hybrid")
+GROUP = 4
+OVERRIDES = (
+    "env.name=web", "env.snapshot_backend=criu",
+    "env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 3, templates: [click-button, click-tab-2]}",
+    f"configurations=[{', '.join(CONFIGS)}]", "sft.epochs=4",
+    "rl.budget={iterations: 2}", "rl.eval.k=1", f"rl.grpo.group_size={GROUP}",
+    "rl.scheduler.tasks_per_iteration=2", "rl.scheduler.routing_probes=2",
+    # iteration 1 probes both tasks; p in [0, 1] routes each to Suffix for iteration 2
+    "rl.scheduler.tau_low=0", "rl.scheduler.tau_high=1",
+)  # fmt: skip
+TIMEOUT_S = 300
+"""The run takes well under a minute; the limit stays below pytest's (pyproject.toml)."""
+
+
+def _ledger(phase: Path) -> list[dict]:
+    return [json.loads(line) for line in (phase / "ledger.jsonl").read_text().splitlines() if line]
+
+
+def _ours(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith("adaroll-"))
+
+
+@pytest.fixture(scope="module")
+def web_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, dict[int, str], list[str]]]:
+    """(run directory, the run's TMPDIR, processes before the run, /dev/shm entries before)."""
+    require_criu_stack()
+    out = tmp_path_factory.mktemp("web-run") / "run"
+    # A TMPDIR of its own, to see what the run leaves there; short, because Chromium does not
+    # start under a TMPDIR path longer than about 27 characters (a pytest tmp_path is longer).
+    tmp = Path(tempfile.mkdtemp(prefix="adr-", dir="/tmp"))
+    before, shm = live_processes(), _ours(Path("/dev/shm"))
+    sets = [arg for override in OVERRIDES for arg in ("--set", override)]
+    try:
+        done = subprocess.run([sys.executable, "-m", "adaroll.cli", "run", "--quick", "--no-progress",
+                               "--out", str(out), *sets], capture_output=True, text=True, timeout=TIMEOUT_S,
+                              env={**os.environ, "TMPDIR": str(tmp)})  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert f"summary: {out / 'summary.json'}" in done.stdout
+        yield out, tmp, before, shm
+    finally:
+        shutil.rmtree(tmp)
+
+
+def test_web_run_bills_every_configuration(web_run) -> None:
+    out = web_run[0]
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert config["env"]["name"] == "web" and config["env"]["snapshot_backend"] == "criu"
+    rows = json.loads((out / "summary.json").read_text())["configurations"]
+    assert set(rows) == set(CONFIGS)
+    parts = ("env_steps", "replay_steps", "demo_env_steps", "selection_env_steps")
+    for name, row in rows.items():
+        assert set(BILL_KEYS) <= set(row), name
+        assert row["total_env_steps"] == sum(row[k] for k in parts) > 0, name
+    for name in ("base_vanilla", "base_hybrid"):
+        phase = [r for r in _ledger(out / name) if r["purpose"] in ("train", "routing")]
+        assert rows[name]["env_steps"] == sum(r.get("env_steps", 0) for r in phase) > 0, name
+        assert rows[name]["stopped_by"] == "iterations"
+
+
+def test_hybrid_suffix_starts_are_restored_from_criu_images(web_run) -> None:
+    out = web_run[0]
+    records = _ledger(out / "base_hybrid")
+    suffix = [r for r in records if r["mode"] == "suffix" and r["purpose"] == "train"]
+    assert len(suffix) == 2  # both tasks, iteration 2
+    assert all(r["iteration"] == 2 and r["restores"] == GROUP for r in suffix)
+    assert all(r.get("restore_fallbacks", 0) == 0 and r.get("faults", 0) == 0 for r in records)
+    assert sum(r["restore_seconds"] for r in suffix) > 0
+    done = json.loads((out / "base_hybrid" / "done.json").read_text())
+    assert done["faults"] == {"faults": 0, "restore_fallbacks": 0, "by": {}}
+    routes = [json.loads(line)["routes"] for line in (out / "base_hybrid" / "metrics.jsonl").read_text().splitlines()
+              if json.loads(line)["kind"] == "iteration"]  # fmt: skip
+    assert routes[0]["suffix"] == 2
+
+
+def test_web_run_leaves_nothing_behind(web_run) -> None:
+    _, tmp, before, shm = web_run
+    assert left_behind(before, "chromium", "criu", "_janitor.py") == {}
+    assert _ours(tmp) == []  # CRIU images and browser state directories
+    assert _ours(Path("/dev/shm")) == shm  # CRIU's kernel-feature caches
