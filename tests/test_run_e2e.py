@@ -18,7 +18,15 @@ from adaroll.config import PolicyConfig
 from adaroll.policies import load_policy
 from adaroll.training.bill import BILL_KEYS
 
-pytestmark = pytest.mark.slow
+RUN_TIMEOUT_S = 900
+"""Limit of one `adaroll run --quick` (about a minute on an idle 2-core machine)."""
+CLI_TIMEOUT_S = 300
+"""Limit of one shorter command (eval, report, one iteration, a refused run)."""
+PYTEST_TIMEOUT_S = 2 * RUN_TIMEOUT_S + 60
+"""pytest's limit covers a test's fixtures too: the shared run, then at most one more run or
+three shorter commands. Each subprocess reaches its own limit (and reports its output) first."""
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(PYTEST_TIMEOUT_S)]
 
 CMD = [sys.executable, "-m", "adaroll.cli", "run", "--quick", "--no-progress"]
 CONFIGS = ("base", "sft", "action", "base_vanilla", "base_hybrid", "base_onestep", "action_vanilla",
@@ -32,7 +40,7 @@ ON_TRAIN_DEMOS = ("sft", "action", "base_hybrid", "action_hybrid", "sft_vanilla"
 @pytest.fixture(scope="module")
 def straight_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("straight")
-    done = subprocess.run([*CMD, "--out", str(out)], capture_output=True, text=True, timeout=900)
+    done = subprocess.run([*CMD, "--out", str(out)], capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "report:" in done.stdout and "target = mean of Base->Vanilla" in done.stdout
     return out
@@ -97,7 +105,7 @@ def test_a_corrupt_pivot_file_is_scored_again(straight_run: Path, tmp_path: Path
     pivots = run / "pivots" / "base_hybrid.json"
     good = pivots.read_bytes()
     pivots.write_bytes(good[: len(good) // 2])  # torn, as by a full disk
-    done = subprocess.run([*CMD, "--out", str(run)], capture_output=True, text=True, timeout=900)
+    done = subprocess.run([*CMD, "--out", str(run)], capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"{pivots}: not a pivot set" in done.stdout
     assert pivots.read_bytes() == good
@@ -115,7 +123,7 @@ def test_a_different_config_for_a_run_directory_is_refused(straight_run: Path) -
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "adaroll.cli", *args], capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
+                          text=True, timeout=CLI_TIMEOUT_S)  # fmt: skip
 
 
 def test_eval_report_and_single_phase_commands(straight_run: Path, tmp_path: Path) -> None:
