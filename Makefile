@@ -32,7 +32,7 @@ typecheck: setup
 	$(VENV)/bin/mypy adaroll/algos adaroll/actions.py adaroll/training/ledger.py adaroll/config.py adaroll/experiments
 
 test: setup system lint typecheck
-	$(VENV)/bin/python -m pytest -q -ra --durations=15 tests
+	$(VENV)/bin/python -m pytest -q -rA --durations=15 tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

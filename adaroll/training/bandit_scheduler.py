@@ -1,6 +1,6 @@
 """Stage II with ``routing="bandit"`` (an option; the paper's thresholds are the default): start
 and horizon per task chosen by a discounted UCB over the *root success gained per unit of
-cost*, measured by counted root probes (issue 15's redesign of issue 9's bandit)."""
+cost*, measured by counted root probes (issue 12's redesign of issue 9's bandit)."""
 
 from __future__ import annotations
 

@@ -31,6 +31,7 @@ from adaroll.config import (
     ConfigurationName,
     RolloutConfig,
     RunConfig,
+    SchedulerConfig,
     TrainConfig,
     dump_config,
     load_config,
@@ -367,7 +368,18 @@ def _identity(cfg: RunConfig) -> RunConfig:
     default = RolloutConfig()
     keep = {key: getattr(default, key) for key in _EXECUTION_ONLY}
     rollout = cfg.rollout.model_copy(update=keep)
-    return cfg.model_copy(update={"rollout": rollout, "configurations": ()})
+    phases = {name: _read_settings_only(getattr(cfg, name)) for name in ("stage1", "rl")}
+    return cfg.model_copy(update={"rollout": rollout, "configurations": (), **phases})
+
+
+def _read_settings_only(phase: TrainConfig) -> TrainConfig:
+    """The phase with the bandit's settings at their defaults when the thresholds route (they
+    are never read then): changing an unread setting does not change the experiment."""
+    if phase.scheduler.routing == "bandit":
+        return phase  # the validator already pins the threshold-only settings
+    defaults = SchedulerConfig()
+    unread = {k: getattr(defaults, k) for k in SchedulerConfig.model_fields if k.startswith("bandit_")}
+    return phase.model_copy(update={"scheduler": phase.scheduler.model_copy(update=unread)})
 
 
 def _keep_earlier_rows(path: Path, results: dict[str, Any], curves: dict[str, Any]) -> None:
