@@ -72,8 +72,9 @@ def run(
         ),
     ] = None,
 ) -> None:
-    """The main job: the whole method end to end (experts -> Base -> SFT -> Stage I -> vanilla
-    and hybrid from Base and from Action), then the report. Resumes a killed run in OUT."""
+    """The main job: the whole method end to end (experts -> Base -> SFT -> Stage I -> Vanilla,
+    Hybrid and one-step-only from Base, Vanilla and Hybrid from Action and from SFT), every
+    configuration with its whole bill, then the report. Resumes a killed run in OUT."""
     import shutil
 
     from adaroll.report import write_report

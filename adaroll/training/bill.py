@@ -59,13 +59,13 @@ class Bill:
         return replace(self, demo_splits=self.demo_splits | frozenset(splits))
 
     @classmethod
-    def of_phase(cls, totals: Mapping[str, Any], scoring_samples: int = 0) -> Bill:
-        """A training phase's own bill from the trainer's totals (``done.json``) and the policy
-        samples that scored its pivots."""
+    def of_phase(cls, totals: Mapping[str, Any]) -> Bill:
+        """A training phase's own bill from the trainer's totals (``done.json``); the samples
+        that scored its pivots come before the phase (``Pipeline._phase_start``)."""
         return cls(env_steps=int(totals["env_steps"]), replay_steps=int(totals["replay_steps"]),
                    selection_env_steps=int(totals["selection_env_steps"]),
-                   policy_samples=int(totals["policy_samples"]) + scoring_samples,
-                   scoring_samples=scoring_samples, train_samples=int(totals["train_samples"]))  # fmt: skip
+                   policy_samples=int(totals["policy_samples"]),
+                   train_samples=int(totals["train_samples"]))  # fmt: skip
 
     def demo_env_steps(self, expert_steps: Mapping[str, int]) -> int:
         return sum(expert_steps[split] for split in sorted(self.demo_splits))

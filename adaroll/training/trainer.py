@@ -340,7 +340,8 @@ def _torch_bytes(obj: Any) -> bytes:
 
 
 class _Bar:
-    """A tqdm bar over the phase's binding budget (iterations, env steps or samples)."""
+    """A progress bar over the phase's iterations (its total when the budget caps them), with
+    the env steps and policy samples spent so far."""
 
     def __init__(self, name: str, budget: Any, start: int, *, enabled: bool) -> None:
         from adaroll.progress_bar import progress_bar
