@@ -35,6 +35,9 @@ class Checkpoint:
     expert_action: Action
     trajectory_length: int
     origin: str = "expert"
+    device: str | None = None
+    """The device profile the trajectory was recorded on (None: an env without profiles);
+    restoring on another profile is refused."""
 
     @property
     def id(self) -> str:
@@ -48,7 +51,8 @@ class Checkpoint:
                 "observation": self.observation.to_dict(),
                 "expert_action": self.expert_action.to_dict(),
                 "trajectory_length": self.trajectory_length,
-                **({} if self.origin == "expert" else {"origin": self.origin})}  # fmt: skip
+                **({} if self.origin == "expert" else {"origin": self.origin}),
+                **({} if self.device is None else {"device": self.device})}  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Checkpoint:
@@ -58,7 +62,7 @@ class Checkpoint:
         return cls(TaskSpec.from_id(d["task"]), d["step"], d["instruction"],
                    tuple(Action.from_dict(a) for a in d["history"]),
                    Observation.from_dict(d["observation"]), Action.from_dict(d["expert_action"]),
-                   d["trajectory_length"], d.get("origin", "expert"))  # fmt: skip
+                   d["trajectory_length"], d.get("origin", "expert"), d.get("device"))  # fmt: skip
 
 
 class CheckpointFileError(ValueError):
@@ -68,7 +72,8 @@ class CheckpointFileError(ValueError):
 
 
 _RECORD_FIELDS = frozenset({"task", "step", "instruction", "history", "observation",
-                            "expert_action", "trajectory_length", "origin"})  # fmt: skip
+                            "expert_action", "trajectory_length", "origin", "device"})  # fmt: skip
+_OPTIONAL_FIELDS = frozenset({"origin", "device"})
 _ELEMENT_FIELDS = frozenset({"id", "role", "text", "bounds", "flags"})
 
 
@@ -94,7 +99,7 @@ def validate_record(d: Any) -> None:
     well-formed elements (integer id, string role/text/flags, four finite bounds) and a positive
     integer screen size. Actions are validated by :meth:`Action.from_dict`."""
     _need(isinstance(d, dict), f"a record must be a JSON object, got {type(d).__name__}")
-    missing = sorted(_RECORD_FIELDS - {"origin"} - set(d))
+    missing = sorted(_RECORD_FIELDS - _OPTIONAL_FIELDS - set(d))
     _need(not missing, f"missing field(s) {missing}")
     unknown = sorted(set(d) - _RECORD_FIELDS)
     _need(not unknown, f"unknown field(s) {unknown}")
@@ -105,6 +110,7 @@ def validate_record(d: Any) -> None:
           f"step {d['step']} is not below trajectory_length {d['trajectory_length']}")  # fmt: skip
     _need(isinstance(d["instruction"], str), "instruction must be a string")
     _need(isinstance(d.get("origin", "expert"), str), "origin must be a string")
+    _need(isinstance(d.get("device", ""), str), "device must be a string")
     for name in ("history", "expert_action"):
         actions = d[name] if name == "history" else [d[name]]
         _need(isinstance(actions, list), f"{name} must be a list of actions")
@@ -150,13 +156,14 @@ class CheckpointStore:
         steps.sort(key=lambda c: c.step)
 
     def add_trajectory(
-        self, task: TaskSpec, instruction: str, observations: list[Observation], actions: list[Action]
+        self, task: TaskSpec, instruction: str, observations: list[Observation], actions: list[Action],
+        device: str | None = None,
     ) -> list[Checkpoint]:
-        """Checkpoints before every action of one verified trajectory."""
+        """Checkpoints before every action of one verified trajectory (recorded on ``device``)."""
         if len(observations) != len(actions):
             raise ValueError("need one observation before each action")
         made = [Checkpoint(task, t, instruction, tuple(actions[:t]), observations[t], actions[t],
-                           len(actions)) for t in range(len(actions))]  # fmt: skip
+                           len(actions), device=device) for t in range(len(actions))]  # fmt: skip
         for c in made:
             self.add(c)
         return made

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -142,11 +142,13 @@ def experiment(
         list[str],
         typer.Argument(
             help="Experiments to run: full, efficiency, routing, pivots, sensitivity, options, bandit-action, bandit-routing, "
-            "restore-cost, or all.",
+            "device, restore-cost, or all.",
             show_default=False,
         ),
     ],
-    env: Annotated[str, typer.Option(help="Environment profile: mobile or web.")] = "mobile",
+    env: Annotated[
+        str, typer.Option(help="Environment profile: mobile (the noisy phone), mobile-clean or web.")
+    ] = "mobile",
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0,1,2",
     quick: Annotated[
         bool, typer.Option(help="Tiny budgets (CI): same experiments, same outputs.")
@@ -314,22 +316,43 @@ def eval_cmd(
 EnvArg = Annotated[str, typer.Argument(help="Environment name (see `adaroll envs list`).")]
 TaskOpt = Annotated[str, typer.Option("--task", "-t", help="Task template name.")]
 SeedOpt = Annotated[int, typer.Option(help="Seed of the task's parameters.")]
+DeviceOpt = Annotated[
+    str | None,
+    typer.Option("--device", help="Mobile device profile: clean or noisy [noisy, as in runs]."),
+]
 
 
-def _task_env(env: str, task: str, seed: int):  # type: ignore[no-untyped-def]
+def _task_env(env: str, task: str, seed: int, device: str | None = None):  # type: ignore[no-untyped-def]
     from adaroll.envs import get_suite, make_env
     from adaroll.envs.base import TaskSpec
 
+    if device is not None and env != "mobile":
+        typer.echo(f"error: --device is a mobile option; the {env} env has no device profiles", err=True)
+        raise typer.Exit(2)
     try:
         suite = get_suite(env)
         if task not in suite.templates():
             raise KeyError(
                 f"unknown {env} task template {task!r}; see `adaroll envs list {env} --templates`"
             )
-        return make_env(env), suite, TaskSpec(env, task, seed)
+        options = {"device": device or "noisy"} if env == "mobile" else {}
+        return make_env(env, **options), suite, TaskSpec(env, task, seed)
     except KeyError as exc:
         typer.echo(f"error: {exc.args[0] if exc.args else exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _device_lines(instance: Any) -> list[str]:
+    """The env's device profile and its rate table (mobile), else nothing."""
+    profile = getattr(instance, "device", None)
+    if profile is None:
+        return []
+    from adaroll.envs.mobile.device import RATE_DOCS
+
+    lines = [f"device: {profile.name} (at most {profile.max_interruptions} interruptions per "
+             f"episode, step limit +{profile.extra_steps})"]  # fmt: skip
+    lines += [f"  {kind:<16} {rate:5.2f}  {RATE_DOCS[kind]}" for kind, rate in profile.rates().items()]
+    return lines
 
 
 @envs_app.command("list")
@@ -375,17 +398,21 @@ def envs_show(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Screenshot PNG [TASK-SEED.png].")
     ] = None,
+    device: DeviceOpt = None,
 ) -> None:
-    """Print a task's instruction and first screen's element list; write its screenshot."""
+    """Print a task's instruction and first screen's element list; write its screenshot. On
+    the mobile env, also the device profile's perturbation rates."""
     from adaroll.envs.preview import show_task
 
-    instance, _, spec = _task_env(env, task, seed)
+    instance, _, spec = _task_env(env, task, seed, device)
     try:
         instruction, elements, written = show_task(
             instance, spec, out or Path(f"{task}-{seed}.png")
         )
     finally:
         instance.close()
+    for line in _device_lines(instance):
+        typer.echo(line)
     typer.echo(f"task: {spec.id}\ninstruction: {instruction}\n{elements}")
     typer.echo(f"screenshot: {written}" if written else "screenshot: (this env does not render)")
 
@@ -399,19 +426,25 @@ def envs_play(
         Path | None,
         typer.Option("--out", "-o", help="GIF (.gif) or contact sheet (.png) [TASK-SEED.gif]."),
     ] = None,
+    device: DeviceOpt = None,
 ) -> None:
-    """Replay the scripted expert on a task and write its screens as a GIF or contact sheet."""
-    from adaroll.envs.preview import play_task
+    """Replay the scripted expert on a task and write its screens as a GIF or contact sheet.
+    On the mobile env each step says which interruption was on screen, and the end lists the
+    episode's perturbations."""
+    from adaroll.envs.preview import play_task, screen_notes
 
-    instance, suite, spec = _task_env(env, task, seed)
+    instance, suite, spec = _task_env(env, task, seed, device)
     out = out or Path(f"{task}-{seed}.gif")
     try:
         traj = play_task(instance, suite, spec, out)
+        notes = screen_notes(instance, traj)
     finally:
         instance.close()
     typer.echo(f"task: {spec.id}\ninstruction: {traj.instruction}")
     for i, action in enumerate(traj.actions):
-        typer.echo(f"  {i:2d}  {action.to_text()}")
+        typer.echo(f"  {i:2d}  {action.to_text()}{notes.get(i, '')}")
+    if "end" in notes:
+        typer.echo(notes["end"])
     typer.echo(f"{len(traj.actions)} expert steps, success={traj.success}; wrote {out}")
 
 

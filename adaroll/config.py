@@ -33,9 +33,16 @@ class EnvConfig(Frozen):
     snapshot_backend: str = "memory"
     """Registered snapshot backend used for Suffix starts: memory, replay or criu."""
     options: dict[str, Any] = Field(default_factory=dict)
-    """Keyword options passed to the environment factory."""
+    """Keyword options passed to the environment factory. The mobile env's ``device`` defaults
+    to ``noisy`` here (a phone that interrupts and drifts; ``clean`` is the stock phone)."""
     suite_options: dict[str, Any] = Field(default_factory=dict)
     """Keyword options passed to the task suite (split sizes, suite seed)."""
+
+    @model_validator(mode="after")
+    def _mobile_runs_on_the_noisy_device(self) -> EnvConfig:
+        if self.name == "mobile" and "device" not in self.options:
+            object.__setattr__(self, "options", {**self.options, "device": "noisy"})
+        return self
 
 
 class ExpertConfig(Frozen):
@@ -43,6 +50,11 @@ class ExpertConfig(Frozen):
     """scripted: the env's own solvers; remote: a model behind an OpenAI-compatible endpoint."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Remote expert options (base_url, model, api_key_env, ...; see docs/llm.md)."""
+    device: Literal["training", "clean"] = "training"
+    """Where the demonstrations come from: the training device (default) or the clean one,
+    i.e. recorded before the world changed. With ``clean`` on a noisy training device, the
+    checkpoints are the demonstrations' action prefixes replayed there (billed as demo env
+    steps), and SFT learns from the clean recordings."""
     train_coverage: float = Field(1.0, gt=0, le=1)
     """Share of train tasks whose verified demonstrations are kept (a random subset, fixed by
     the seed). Below 1 it plays the paper's situation where the expert fails on some tasks
@@ -386,6 +398,13 @@ class RunConfig(Frozen):
     only; Base is always trained, every configuration starts from it)."""
 
     @model_validator(mode="after")
+    def _clean_demos_need_profiles(self) -> RunConfig:
+        if self.expert.device == "clean" and self.env.name != "mobile":
+            raise ValueError(f"expert.device=clean needs an env with device profiles (mobile), "
+                             f"not {self.env.name!r}")  # fmt: skip
+        return self
+
+    @model_validator(mode="after")
     def _self_pool_is_local(self) -> RunConfig:
         # Ray workers hold their own copy of the checkpoint store, taken when they start: a
         # Suffix job from a checkpoint the learner added later would not find it there.
@@ -451,7 +470,13 @@ def load_config(
     try:
         # Merge onto the defaults, so that a partial section keeps the section's own defaults
         # (e.g. stage1's algorithm and budget) instead of the section class's generic ones.
-        return RunConfig.model_validate(_merge(RunConfig().model_dump(), data))
+        merged = _merge(RunConfig().model_dump(), data)
+        env = merged.get("env")
+        if isinstance(env, dict) and env.get("name") != "mobile" and isinstance(env.get("options"), dict):
+            given = data.get("env", {}).get("options", {}) if isinstance(data.get("env"), dict) else {}
+            if not isinstance(given, dict) or "device" not in given:
+                env["options"].pop("device", None)  # the mobile default, not an option of this env
+        return RunConfig.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_format_error(exc)) from None
     except RecursionError:

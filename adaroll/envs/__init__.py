@@ -65,7 +65,16 @@ def make_env_factory(name: str, **options: Any) -> Callable[[], GUIEnv]:
     error, raised here rather than by the first env built)."""
     _ensure(name)
     factory = ENVS.get(name)
-    check_options(f"{name} environment (env.options)", factory, options)
+    what = f"{name} environment (env.options)"
+    check_options(what, factory, options)
+    validate = getattr(factory, "validate_options", None)
+    if validate is not None:  # values too (e.g. a device profile), before any env is built
+        from adaroll.config import ConfigError
+
+        try:
+            validate(**options)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{what}: {exc}") from None
     return lambda: factory(**options)
 
 

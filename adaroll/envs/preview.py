@@ -112,6 +112,25 @@ def show_task(env: GUIEnv, task: TaskSpec, out: Path | None) -> tuple[str, str, 
     return info.get("instruction", env.instruction), obs.describe(), written
 
 
+def screen_notes(env: GUIEnv, traj: Trajectory) -> dict[Any, str]:
+    """For an env with device perturbations: per step, the interruption on screen before the
+    action ("   [ad: ...]"), and under ``"end"`` the episode's perturbation counts."""
+    if not hasattr(env, "perturbations"):
+        return {}
+    notes: dict[Any, str] = {}
+    env.reset(options={"task": traj.task})
+    for i, action in enumerate(traj.actions):
+        intr = env.interruption  # type: ignore[attr-defined]
+        if intr is not None:
+            title = next((e.text for e in env.observe().elements[::-1] if e.role in
+                          ("dialog", "image", "notification", "progress", "text")), "")  # fmt: skip
+            notes[i] = f"   [{intr.kind}: {title}]"
+        env.step(action)
+    counts = {k: n for k, n in env.perturbations().items() if n}  # type: ignore[attr-defined]
+    notes["end"] = "perturbations: " + (", ".join(f"{k}={n}" for k, n in counts.items()) or "none")
+    return notes
+
+
 def play_task(env: GUIEnv, suite: TaskSuite, task: TaskSpec, out: Path) -> Trajectory:
     """Record the expert on ``task`` and write a GIF (``.gif``) or contact sheet (``.png``)."""
     traj = record_expert(env, suite, task, frames=True)

@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from adaroll.experiments.claims import claims_table, promotion  # noqa: E402
-from adaroll.experiments.specs import VARIANTS, Experiment, Profile  # noqa: E402
+from adaroll.experiments.specs import PROFILES, VARIANTS, Experiment, Profile  # noqa: E402
 from adaroll.experiments.stats import (  # noqa: E402
     Censored,
     cost_to_reach,
@@ -91,7 +91,8 @@ def analyse(exp: Experiment, home: Path, profile: Profile, summaries: Summaries,
             seeds: Sequence[int], out: Path, quick: bool) -> Section:  # fmt: skip
     section = ANALYSES[exp.name](Inputs(exp, home, profile, summaries, seeds, out, quick))
     units = "" if exp.name == "restore-cost" else " Avg@4 and Pass@4 in percent."
-    header = (f"### {exp.title}: {profile.env}\n\n{len(seeds)} seeds ({', '.join(map(str, seeds))}); "
+    name = next((k for k, v in PROFILES.items() if v is profile), profile.env)
+    header = (f"### {exp.title}: {name}\n\n{len(seeds)} seeds ({', '.join(map(str, seeds))}); "
               f"mean ± standard deviation over seeds unless a column says otherwise.{units}\n\n")  # fmt: skip
     section.markdown = header + section.markdown + (f"\n{exp.note}\n" if exp.note else "")
     return section
@@ -113,12 +114,17 @@ def _save(fig: Any, path: Path) -> str:
 # -- Table 3 ------------------------------------------------------------------------------------
 @analysis("full")
 def full_method(x: Inputs) -> Section:
-    names = [n for n in ORDER if any(x.values("default", n, "val_avg4"))]
-    data = {n: {k: x.values("default", n, k) for k in (*SCORES, *BILL_KEYS)} for n in names}
+    markdown, data = _full_table(x, "default", "table3.png")
+    return Section(markdown, data)
+
+
+def _full_table(x: Inputs, variant: str, plot_name: str) -> tuple[str, dict[str, Any]]:
+    names = [n for n in ORDER if any(v is not None for v in x.values(variant, n, "val_avg4"))]
+    data = {n: {k: x.values(variant, n, k) for k in (*SCORES, *BILL_KEYS)} for n in names}
     rows = [[LABELS[n], *(fmt_pct(data[n][k]) for k in SCORES), fmt_count(data[n]["total_env_steps"]),
              fmt_count(data[n]["demo_env_steps"]), fmt_count(data[n]["selection_env_steps"]),
              fmt_count(data[n]["policy_samples"]), fmt_count(data[n]["train_samples"]),
-             fmt_censored(x.to_target("default", n))] for n in names]  # fmt: skip
+             fmt_censored(x.to_target(variant, n))] for n in names]  # fmt: skip
     table = _table(["configuration", "Train Avg@4", "Val Avg@4", "Held-Out Avg@4", "Held-Out Pass@4",
                     "total env steps", "of which demos", "of which selection", "policy samples",
                     "train samples", "total env steps to target (median)"], rows)  # fmt: skip
@@ -130,8 +136,8 @@ def full_method(x: Inputs) -> Section:
     ax.set_xticks([j + 0.2 for j in range(len(names))], [LABELS[n] for n in names], rotation=20, fontsize=8)
     ax.set_ylabel("Avg@4 (%)")
     ax.legend(fontsize=8)
-    plot = _save(fig, x.out / "table3.png")
-    runs = [x.summaries["default"][s]["configurations"] for s in x.seeds]
+    plot = _save(fig, x.out / plot_name)
+    runs = [x.summaries[variant][s]["configurations"] for s in x.seeds]
     claims, judged = claims_table(x.profile.env, runs)
     legend = ("Total env steps = training rollouts and probes + replays + the expert runs behind "
               "the demonstrations and checkpoints used + evaluations that selected something, "
@@ -141,7 +147,34 @@ def full_method(x: Inputs) -> Section:
                 f"runs\n\nPaired per-seed differences (ours minus theirs), 95% bootstrap interval of "
                 f"the mean; held / contradicted: the interval excludes zero in / against the paper's "
                 f"direction; inconclusive otherwise.\n\n{claims}\n")  # fmt: skip
-    return Section(markdown, {"rows": data, "claims": judged})
+    return markdown, {"rows": data, "claims": judged}
+
+
+# -- the device: clean or noisy phone, demonstrations from either ---------------------------------
+@analysis("device")
+def device(x: Inputs) -> Section:
+    parts, data = [], {}
+    for variant in x.exp.variants_for(x.profile):
+        experts = [_experts_summary(x.run_dir(variant, s)) for s in x.seeds]
+        label = "demonstrations from the training device" if variant == "default" else VARIANTS[variant].label
+        markdown, data[variant] = _full_table(x, variant, f"device-{variant}.png")
+        data[variant]["experts"] = experts
+        parts.append(f"#### {label}\n\n{_experts_table(experts)}\n\n{markdown}")
+    return Section("\n".join(parts), data)
+
+
+def _experts_summary(run: Path) -> dict[str, Any]:
+    train = json.loads((run / "experts" / "train" / "experts.json").read_text())
+    return {"verified_rate": train["verified_rate"], "env_steps": train["env_steps"],
+            **train.get("perturbations", {"by_kind": {}, "episode_share": 0.0})}  # fmt: skip
+
+
+def _experts_table(experts: Sequence[dict[str, Any]]) -> str:
+    kinds = sorted({k for e in experts for k in e["by_kind"]})
+    rows = [["expert success on train", fmt_pct([e["verified_rate"] for e in experts])],
+            ["expert runs with a perturbation", fmt_pct([e["episode_share"] for e in experts])]]  # fmt: skip
+    rows += [[f"perturbations: {k}", fmt_count([e["by_kind"].get(k, 0) for e in experts])] for k in kinds]
+    return _table(["expert runs (train split, per seed)", "value"], rows)
 
 
 # -- Figure 4 -----------------------------------------------------------------------------------

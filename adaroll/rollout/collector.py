@@ -298,6 +298,11 @@ class Collector:
             return ref
         env = self.make_env()
         try:
+            device = getattr(env, "device_name", None)
+            if checkpoint.device is not None and device is not None and checkpoint.device != device:
+                raise SnapshotError(f"checkpoint {checkpoint.id} was recorded on device profile "
+                                    f"{checkpoint.device!r}, this env runs {device!r}: collect the experts "
+                                    f"on this device, or set expert.device=clean to replay them here")  # fmt: skip
             obs = replay(env, checkpoint.task, checkpoint.history)
             if obs.element_tree_hash() != checkpoint.observation.element_tree_hash():
                 raise SnapshotError(f"replaying {checkpoint.id} did not reach the recorded state")

@@ -39,7 +39,7 @@ from adaroll.config import (
 from adaroll.envs import get_suite, make_env_factory
 from adaroll.envs.base import GUIEnv, TaskSpec, TaskSuite
 from adaroll.evaluation import evaluate_split
-from adaroll.experts import ExpertCollection, collect_experts, save_collection
+from adaroll.experts import ExpertCollection, collect_experts, replay_on_device, save_collection
 from adaroll.io import atomic_write_text, make_private_dir
 from adaroll.policies import load_policy, make_policy
 from adaroll.policies.base import Context, Policy
@@ -113,18 +113,54 @@ class Pipeline:
         if (directory / "experts.json").exists():
             return CheckpointStore.load(directory / "checkpoints.jsonl")
         make_private_dir(self.out)  # single-step commands (experts collect) start runs too
-        collection = collect_experts(self.make_env, self.expert_suite(), self.split(split),
+        collection = collect_experts(self.demo_env_factory(), self.expert_suite(), self.split(split),
                                      progress=self.progress)  # fmt: skip
         save_collection(collection, directory)
         self.say(f"experts[{split}]: {len(collection.verified)}/{len(collection.runs)} verified "
                  f"({collection.verified_rate:.0%}), {len(collection.store)} checkpoints")  # fmt: skip
         return collection.store
 
+    def demo_env_factory(self) -> Callable[[], GUIEnv]:
+        """Where the experts run: the training device, or the clean one (``expert.device``)."""
+        if self.cfg.expert.device == "clean":
+            return make_env_factory(self.cfg.env.name, **{**self.cfg.env.options, "device": "clean"})
+        return self.make_env
+
+    def demonstrations(self, split: str) -> CheckpointStore:
+        """The split's expert demonstrations as recorded (what SFT imitates)."""
+        key = f"{split}/recorded"
+        if key not in self._stores:
+            self._stores[key] = self._load_store(split)
+        return self._stores[key]
+
     def store(self, split: str) -> CheckpointStore:
-        """The split's checkpoints (collected or read once per pipeline)."""
+        """The split's checkpoints on the training device: the demonstrations, or with
+        ``expert.device=clean`` on a noisy device their action prefixes replayed there."""
         if split not in self._stores:
-            self._stores[split] = self._load_store(split)
+            store = self.demonstrations(split)
+            if self.cfg.expert.device == "clean" and self._training_device() != "clean":
+                store = self._replayed_demos(split, store)
+            self._stores[split] = store
         return self._stores[split]
+
+    def _training_device(self) -> str | None:
+        env = self.make_env()
+        try:
+            return getattr(env, "device_name", None)
+        finally:
+            env.close()
+
+    def _replayed_demos(self, split: str, demos: CheckpointStore) -> CheckpointStore:
+        directory = self.out / "experts" / split
+        path, bill = directory / "replayed.jsonl", directory / "replayed.json"
+        if bill.exists():
+            return CheckpointStore.load(path)
+        store, steps = replay_on_device(demos, self.make_env, progress=self.progress)
+        store.save(path)
+        atomic_write_text(bill, json.dumps({"env_steps": steps, "checkpoints": len(store)}))
+        self.say(f"experts[{split}]: clean demonstrations replayed on the training device, "
+                 f"{len(store)} checkpoints, {steps} env steps")  # fmt: skip
+        return store
 
     def _load_store(self, split: str) -> CheckpointStore:
         result = self.experts(split)
@@ -144,7 +180,7 @@ class Pipeline:
         seed_everything(self.cfg.seed, "sft", name)
         policy = start or make_policy(self.cfg.policy, seed=derive_seed(self.cfg.seed, "init"),
                                       hints=self.suite.policy_hints())  # fmt: skip
-        examples = sft_examples(self.store(split), self.cfg.policy.history)
+        examples = sft_examples(self.demonstrations(split), self.cfg.policy.history)
         stats = train_sft(policy, examples, epochs=self.cfg.sft.epochs,
                           batch_size=self.cfg.sft.batch_size, lr=self.cfg.sft.lr,
                           seed=derive_seed(self.cfg.seed, "sft", name), progress=self.progress)  # fmt: skip
@@ -310,8 +346,14 @@ class Pipeline:
         return start.with_demos("train").plus(Bill(policy_samples=scoring, scoring_samples=scoring))
 
     def expert_env_steps(self, split: str) -> int:
-        """Env steps of the split's expert runs (verified or not: every run was paid for)."""
-        return int(json.loads((self.out / "experts" / split / "experts.json").read_text())["env_steps"])
+        """Env steps of the split's expert runs (verified or not: every run was paid for), and
+        of replaying clean demonstrations on the training device when that was done."""
+        directory = self.out / "experts" / split
+        steps = int(json.loads((directory / "experts.json").read_text())["env_steps"])
+        replayed = directory / "replayed.json"
+        if replayed.exists():
+            steps += int(json.loads(replayed.read_text())["env_steps"])
+        return steps
 
     def sft_bill(self, name: str) -> Bill:
         """A behaviour-cloning step's own bill: demonstration steps x epochs training samples."""

@@ -22,7 +22,7 @@ from adaroll.experiments.specs import EXPERIMENTS, PROFILES, VARIANTS
 def test_every_variant_is_a_valid_config(profile, quick):
     for name in EXPERIMENTS.names():
         exp = EXPERIMENTS.get(name)
-        for variant in exp.variants:
+        for variant in exp.variants_for(PROFILES[profile]):
             cfg = load_config(None, overrides_for(PROFILES[profile], quick, Unit(variant, 3, exp.configurations_of(variant))))
             assert cfg.seed == 3
             assert set(cfg.configurations) == set(exp.configurations_of(variant))
@@ -38,7 +38,8 @@ def test_experiments_share_runs_and_union_their_configurations():
 
 def test_only_stage_overrides_share_the_base():
     assert not shares_base("default")
-    assert all(shares_base(v) for v in VARIANTS if v != "default")
+    assert not shares_base("clean-demos")  # other demonstrations: another Base
+    assert all(shares_base(v) for v in VARIANTS if v not in ("default", "clean-demos"))
 
 
 def test_copy_base_copies_a_finished_base_only(tmp_path: Path):
@@ -60,4 +61,7 @@ def test_copy_base_copies_a_finished_base_only(tmp_path: Path):
 def test_a_profile_skips_its_variants():
     web = {u.variant for u in plan_units(["pivots"], seeds=[0], profile=PROFILES["web"])}
     mobile = {u.variant for u in plan_units(["pivots"], seeds=[0], profile=PROFILES["mobile"])}
-    assert mobile - web == set(PROFILES["web"].skip) and "default" in web
+    assert mobile - web == set(PROFILES["web"].skip) - {"clean-demos"} and "default" in web
+    device = {p: {u.variant for u in plan_units(["device"], seeds=[0], profile=PROFILES[p])}
+              for p in ("mobile", "mobile-clean", "web")}  # fmt: skip
+    assert device == {"mobile": {"default", "clean-demos"}, "mobile-clean": {"default"}, "web": {"default"}}

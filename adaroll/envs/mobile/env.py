@@ -15,6 +15,9 @@ import numpy as np
 
 from adaroll.actions import Action, ActionKind
 from adaroll.envs.base import ENVS, GUIEnv, InvalidActionError, Observation, TaskSpec
+from adaroll.envs.mobile.device import DeviceProfile, resolve_profile
+from adaroll.envs.mobile.interruptions import Interruption, compose
+from adaroll.envs.mobile.perturb import DeviceState, advance, start
 from adaroll.envs.mobile.screen import View
 from adaroll.envs.mobile.state import Phone
 from adaroll.envs.mobile.system import execute, view_of
@@ -29,8 +32,11 @@ class MobileEnvConfig:
     """Attach a rendered screenshot (H x W x 3 uint8) to every observation; costs ~ms/step."""
     screenshot_size: tuple[int, int] = (540, 1200)
     """(width, height) of rendered screenshots in pixels; the logical screen is 1080 x 2400."""
+    device: Any = "clean"
+    """Device profile: ``clean``, ``noisy`` or a mapping of rates (see :mod:`.device`)."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "device", resolve_profile(self.device))
         w, h = self.screenshot_size
         if not (isinstance(w, int) and isinstance(h, int) and 54 <= w <= 4320 and 120 <= h <= 9600):
             raise ValueError(f"screenshot_size must be two ints (width 54..4320, height 120..9600), "
@@ -48,6 +54,8 @@ class EpisodeState:
     terminated: bool = False
     truncated: bool = False
     success: bool = False
+    device: DeviceState | None = None
+    """The noisy device's side of the episode (None on the clean device)."""
 
 
 def _resolve_task(task: Any, seed: int | None, rng: random.Random | None) -> TaskSpec:
@@ -74,12 +82,18 @@ class MobileEnv(GUIEnv):
 
     name = "mobile"
 
-    def __init__(self, *, screenshot: bool = False,
-                 screenshot_size: tuple[int, int] = (540, 1200)) -> None:  # fmt: skip
-        self.config = MobileEnvConfig(screenshot, tuple(screenshot_size))  # type: ignore[arg-type]
+    def __init__(self, *, screenshot: bool = False, screenshot_size: tuple[int, int] = (540, 1200),
+                 device: Any = "clean") -> None:  # fmt: skip
+        self.config = MobileEnvConfig(screenshot, tuple(screenshot_size), device)  # type: ignore[arg-type]
         self._state: EpisodeState | None = None
+        self._composed: tuple[Any, ...] = (None, None, None)
         self._rng: random.Random | None = None  # made on first use: seeding costs microseconds
         self._checked: tuple[Any, bool] = (None, False)
+
+    @staticmethod
+    def validate_options(**options: Any) -> None:
+        """Raise ValueError for a bad option value (a device profile's name or rate)."""
+        MobileEnvConfig(**options)
 
     # -- Gymnasium API ------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None,
@@ -91,9 +105,14 @@ class MobileEnv(GUIEnv):
             self._rng = random.Random(0)
         spec = _resolve_task(task, seed, self._rng)
         inst = instantiate(spec)
-        self._state = EpisodeState(inst, inst.phone)
+        profile = self.config.device
+        if profile.clean:
+            self._state = EpisodeState(inst, inst.phone)
+        else:
+            phone, device = start(profile, spec.id, inst.phone)
+            self._state = EpisodeState(inst, phone, device=device)
         self._checked = (None, False)
-        info = {"instruction": inst.instruction, "task": spec.id, "max_steps": inst.max_steps,
+        info = {"instruction": inst.instruction, "task": spec.id, "max_steps": self.max_steps,
                 "expert_steps": inst.expert_steps}  # fmt: skip
         return self.observe(), info
 
@@ -107,17 +126,23 @@ class MobileEnv(GUIEnv):
             raise InvalidActionError(
                 f"MobileEnv.step expects an adaroll.actions.Action, got {type(action).__name__}"
                 " (parse text with adaroll.actions.parse_action)")  # fmt: skip
-        phone = execute(st.phone, action)
         steps = st.steps + 1
+        device = st.device
+        if device is None:
+            phone = execute(st.phone, action)
+        else:
+            phone, device = advance(device, st.phone, action, steps)
         inst = st.task
         if action.kind is ActionKind.DONE:
             success = inst.verify(phone.apps, action.text)
             terminated = True
         else:
             success = terminated = self._check(inst, phone)
-        truncated = not terminated and steps >= inst.max_steps
-        self._state = EpisodeState(inst, phone, steps, terminated, truncated, success)
-        info = {"success": success, "steps": steps}
+        truncated = not terminated and steps >= self.max_steps
+        self._state = EpisodeState(inst, phone, steps, terminated, truncated, success, device)
+        info: dict[str, Any] = {"success": success, "steps": steps}
+        if device is not None and (terminated or truncated):
+            info["perturbations"] = device.perturbations()
         return self.observe(), (1.0 if success else 0.0), terminated, truncated, info
 
     def _check(self, inst: TaskInstance, phone: Phone) -> bool:
@@ -161,7 +186,37 @@ class MobileEnv(GUIEnv):
 
     @property
     def view(self) -> View:
-        return view_of(self.state.phone)
+        """What the screen shows: the app's view, under the interruption on top (if any)."""
+        st = self.state
+        base = view_of(st.phone)
+        intr = None if st.device is None else st.device.interruption
+        if intr is None:
+            return base
+        cached_base, cached_intr, view = self._composed
+        if cached_base is not base or cached_intr is not intr:
+            view = compose(base, intr)
+            self._composed = (base, intr, view)
+        return view
+
+    @property
+    def device(self) -> DeviceProfile:
+        return self.config.device
+
+    @property
+    def device_name(self) -> str:
+        """The device profile's name; checkpoints record it and restores check it."""
+        return self.config.device.name
+
+    @property
+    def interruption(self) -> Interruption | None:
+        """The interruption on screen (dialog, ad, banner, loading, sign-in), if any."""
+        device = self.state.device
+        return None if device is None else device.interruption
+
+    def perturbations(self) -> dict[str, int]:
+        """Perturbations of each kind so far in this episode (all zero on the clean device)."""
+        device = self.state.device
+        return {} if device is None else device.perturbations()
 
     @property
     def task_instance(self) -> TaskInstance:
@@ -177,7 +232,8 @@ class MobileEnv(GUIEnv):
 
     @property
     def max_steps(self) -> int:
-        return self.state.task.max_steps
+        """The task's step limit, plus the device's allowance for dismissing interruptions."""
+        return self.state.task.max_steps + self.config.device.extra_steps
 
     @property
     def steps_taken(self) -> int:
@@ -190,8 +246,10 @@ class MobileEnv(GUIEnv):
 
     def branch(self, state: EpisodeState) -> MobileEnv:
         """A new env in ``state`` (same config); it shares only immutable data with others."""
+        self._check_device(state)
         env = MobileEnv.__new__(MobileEnv)
         env.config = self.config
+        env._composed = (None, None, None)
         env._state = state
         env._rng = None
         env._checked = (None, False)
@@ -201,5 +259,13 @@ class MobileEnv(GUIEnv):
         """Restore ``state`` in place (this env's episode continues from there)."""
         if not isinstance(state, EpisodeState):
             raise TypeError(f"expected an EpisodeState, got {type(state).__name__}")
+        self._check_device(state)
         self._state = state
         self._checked = (None, False)
+
+    def _check_device(self, state: EpisodeState) -> None:
+        made_on = "clean" if state.device is None else state.device.profile.name
+        profile = self.config.device
+        if (state.device is None) != profile.clean or (state.device is not None and state.device.profile != profile):
+            raise ValueError(f"this snapshot of {state.task.spec.id} was made on device profile {made_on!r}; "
+                             f"this env runs {profile.name!r}: states do not move between devices")

@@ -16,6 +16,7 @@ from typing import Any
 
 from adaroll.actions import Action
 from adaroll.envs.base import Observation, UIElement
+from adaroll.envs.mobile.device import LABEL_VARIANTS
 
 W, H = 1080, 2400
 SCREEN_SIZE = (W, H)
@@ -123,9 +124,12 @@ class ViewBuilder:
     and lists end at the keyboard; hidden keyed widgets are reported off-screen as "keyboard".
     """
 
-    __slots__ = ("_items", "keys", "offscreen", "scroll", "outside", "submit", "keyboard")
+    __slots__ = ("_items", "keys", "offscreen", "scroll", "outside", "submit", "keyboard",
+                 "kb_top", "labels", "fab_left")  # fmt: skip
 
-    def __init__(self, keyboard: bool = False) -> None:
+    def __init__(self, keyboard: bool = False, layout: Any = None) -> None:
+        """``layout``: a noisy device's :class:`~.device.DeviceLayout` (keyboard height, label
+        variant), or None for the stock layout."""
         self._items: list[tuple[Any, ...]] = []
         self.keys: dict[str, int] = {}
         self.offscreen: dict[str, str] = {}
@@ -133,14 +137,20 @@ class ViewBuilder:
         self.outside: Handler | None = None
         self.submit: Handler | None = None
         self.keyboard = keyboard
+        self.kb_top = KB_TOP if layout is None or layout.keyboard_top is None else layout.keyboard_top
+        variant_b = layout is not None and layout.variant_b
+        self.labels: dict[str, str] | None = LABEL_VARIANTS if variant_b else None
+        self.fab_left = variant_b
 
     def add(self, role: str, text: str, box: tuple[int, int, int, int], key: str | None = None,
             tap: Handler | None = None, long: Handler | None = None, bits: int = 0,
             enabled: bool = True) -> None:  # fmt: skip
-        if self.keyboard and box[3] > KB_TOP and role != "keyboard":
+        if self.keyboard and box[3] > self.kb_top and role != "keyboard":
             if key is not None:
                 self.offscreen[key] = "keyboard"
             return
+        if self.labels is not None and role == "button":
+            text = self.labels.get(text, text)
         if not enabled:
             tap = long = None
         elif tap is not None or long is not None:
@@ -158,7 +168,7 @@ class ViewBuilder:
         visible are shown (clipped), the others are reported off-screen. Pass the same
         ``rows`` object again (see :func:`memo`) and the layout is reused."""
         if self.keyboard:
-            bottom = min(bottom, KB_TOP)
+            bottom = min(bottom, self.kb_top)
         entries, offscreen, self.scroll = _layout(rows, top, bottom, scroll, label)
         items, keys = self._items, self.keys
         base = len(items)

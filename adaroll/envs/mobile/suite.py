@@ -25,6 +25,7 @@ from adaroll.envs.base import SUITES, GUIEnv, TaskSpec, TaskSuite
 from adaroll.envs.mobile.apps import APP_NAMES
 from adaroll.envs.mobile.env import MobileEnv
 from adaroll.envs.mobile.expert import Expert
+from adaroll.envs.mobile.interruptions import clear_action
 from adaroll.envs.mobile.tasks import TEMPLATES, TaskInstance, get_template, instantiate
 
 SPLITS = ("pretrain", "train", "val", "heldout", "heldout-templates")
@@ -127,8 +128,13 @@ class MobileTaskSuite(TaskSuite):
 
     def expert_action(self, env: GUIEnv) -> Action:
         """The scripted expert's next action from ``env``'s current state (any state its own
-        trajectory passes through)."""
+        trajectory passes through). On a noisy device it first deals with the interruption on
+        screen, as a person would (:func:`~.interruptions.clear_action`)."""
         if not isinstance(env, MobileEnv):
             raise TypeError(f"the mobile expert drives a MobileEnv, got {type(env).__name__}")
         inst = env.task_instance
-        return inst.template.expert(Expert(env.phone), inst.params)
+        intr = env.interruption
+        if intr is None:
+            return inst.template.expert(Expert(env.phone), inst.params)
+        planned = inst.template.expert(Expert(env.phone), inst.params) if not intr.modal else None
+        return clear_action(intr, planned)

@@ -19,7 +19,6 @@ from adaroll.actions import Action, ActionKind
 from adaroll.envs.base import InvalidActionError
 from adaroll.envs.mobile.apps import APP_NAMES, APPS, find_app
 from adaroll.envs.mobile.screen import (
-    KB_TOP,
     STATUS_BOTTOM,
     SWIPE_PX,
     H,
@@ -66,14 +65,15 @@ def status_text(phone: Phone) -> str:
 
 def _build(phone: Phone) -> View:
     top = phone.top
-    b = ViewBuilder(keyboard=top is not None and top.focus is not None)
+    layout = phone.apps.layout
+    b = ViewBuilder(keyboard=top is not None and top.focus is not None, layout=layout)
     b.add("status_bar", status_text(phone), (0, 0, W, STATUS_BOTTOM))
     if top is None:
-        _launcher(b)
+        _launcher(b, APP_NAMES if layout is None or layout.launcher is None else layout.launcher)
     else:
         APPS[top.app].view(phone, top, b)
     if b.keyboard:
-        b.add("keyboard", "Keyboard", (0, KB_TOP, W, H))
+        b.add("keyboard", "Keyboard", (0, b.kb_top, W, H))
     return b.build()
 
 
@@ -85,9 +85,9 @@ def _open(name: str):
 _OPENERS = {name: _open(name) for name in APP_NAMES}
 
 
-def _launcher(b: ViewBuilder) -> None:
+def _launcher(b: ViewBuilder, order: tuple[str, ...]) -> None:
     b.add("text", LAUNCHER_DATE, (60, 220, 1020, 380))
-    for i, name in enumerate(APP_NAMES):
+    for i, name in enumerate(order):
         x, y = 60 + (i % 3) * 350, 600 + (i // 3) * 380
         b.add("icon", name, (x, y, x + 260, y + 300), f"app:{name}", _OPENERS[name])
 

@@ -109,8 +109,10 @@ def tabs(b: ViewBuilder, labels: Sequence[str], current: str,
 
 
 def fab(b: ViewBuilder, label: str, tap: Handler, key: str = "fab") -> None:
-    """Floating action button, bottom right (hidden by the keyboard)."""
-    b.add("button", label, (760, 2160, 1040, 2320), key, tap)
+    """Floating action button, bottom right (bottom left in a layout's B variant; hidden by
+    the keyboard)."""
+    box = (40, 2160, 320, 2320) if b.fab_left else (760, 2160, 1040, 2320)
+    b.add("button", label, box, key, tap)
 
 
 def text_field(b: ViewBuilder, route: Route, name: str, hint: str,

@@ -23,6 +23,9 @@ class Apps:
     shop: Any
     mail: Any
     files: Any
+    layout: Any = None
+    """How the device's screens drift from the stock layout (a noisy device's
+    :class:`~.device.DeviceLayout`; None on the clean one)."""
 
 
 def make_world(rng: Random) -> Apps:

@@ -6,7 +6,7 @@ import pytest
 
 from adaroll.config import ConfigError
 from adaroll.envs import get_suite, make_env, make_env_factory
-from adaroll.envs.base import ENVS, SUITES
+from adaroll.envs.base import ENVS, SUITES, run_expert
 from adaroll.envs.mobile import TEMPLATES, MobileEnv, MobileTaskSuite, difficulty
 from adaroll.registry import UnknownNameError
 
@@ -60,3 +60,17 @@ def test_difficulty_signal() -> None:
     assert values["shop.buy"] > values["settings.wifi"]
     info = s.template_info("shop.buy")
     assert info["difficulty"] == values["shop.buy"] and "Shop" in info["apps"]
+
+
+def test_pools_of_two_hundred_tasks_per_split_are_disjoint_and_solvable() -> None:
+    s = MobileTaskSuite(n_train=200, n_val=200, n_heldout=200)
+    splits = {name: s.split(name) for name in ("train", "val", "heldout")}
+    assert {name: len(set(tasks)) for name, tasks in splits.items()} == {"train": 200, "val": 200, "heldout": 200}
+    assert not set(splits["train"]) & set(splits["val"]) and not set(splits["val"]) & set(splits["heldout"])
+    assert not set(splits["train"]) & set(splits["heldout"])
+    env = MobileEnv(device="noisy")
+    solved = 0
+    for task in splits["val"]:
+        actions, ok = run_expert(env, s, task)
+        solved += ok
+    assert solved == 200

@@ -9,7 +9,7 @@ from typing import Any
 
 from adaroll.envs.mobile import data
 from adaroll.envs.mobile.apps.base import App
-from adaroll.envs.mobile.screen import APPBAR_BOTTOM, KB_TOP, H, ViewBuilder, W, memo
+from adaroll.envs.mobile.screen import APPBAR_BOTTOM, H, ViewBuilder, W, memo
 from adaroll.envs.mobile.state import Phone, Route, next_uid
 from adaroll.envs.mobile.widgets import (
     appbar,
@@ -116,7 +116,7 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         return
     if screen == "thread":
         appbar(b, route.arg)
-        bar_top = KB_TOP - 170 if b.keyboard else H - 190
+        bar_top = b.kb_top - 170 if b.keyboard else H - 190
         thread = st.thread(route.arg)
         msgs = thread.messages if thread is not None else ()
         fit = (bar_top - APPBAR_BOTTOM - 20) // MSG_H
