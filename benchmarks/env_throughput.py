@@ -1,7 +1,8 @@
 """Mobile env throughput on one core: env steps/s, snapshot and restore times (element-list
 observations), and the separate cost of screenshots.
 
-    .venv/bin/python benchmarks/env_throughput.py [--seeds 4] [--repeat 5] [--cpu N]
+    .venv/bin/python benchmarks/env_throughput.py [--seeds 4] [--repeat 5] [--cpu N] [--shots 200]
+        [--smoke]
 
 Workloads: ``expert`` replays the verified expert trajectories of every template (actions that
 navigate, type and change app data: each step builds a new screen); ``random`` replays episodes
@@ -12,7 +13,8 @@ other processes leave it alone; the machine this was written on is shared), "mea
 pass. The 1-minute load average is printed with the results. Snapshots are timed at
 every state of the expert trajectories, both at the env level (``get_state``/``branch``, what
 the memory backend stores and calls) and through the ``memory`` snapshot backend, whose
-``save`` also hashes the element list for the ref. The last line is JSON.
+``save`` also hashes the element list for the ref. ``--smoke`` (CI) runs 4 templates x 1 seed,
+1 pass and 5 screenshots per size. The last line is JSON.
 """
 
 from __future__ import annotations
@@ -81,12 +83,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="passes over the workloads")
     ap.add_argument("--cpu", type=int, default=None, help="pin to this CPU (default: first allowed)")
     ap.add_argument("--shots", type=int, default=200, help="screenshots to time per size")
+    ap.add_argument("--smoke", action="store_true", help="4 templates x 1 seed, 1 pass, 5 shots (CI)")
     args = ap.parse_args()
+    if args.smoke:
+        args.seeds, args.repeat, args.shots = 1, 1, 5
     cpu = args.cpu if args.cpu is not None else min(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {cpu})
 
     env, suite = MobileEnv(), MobileTaskSuite()
-    tasks = [TaskSpec("mobile", t, s) for t in sorted(TEMPLATES) for s in range(args.seeds)]
+    templates = sorted(TEMPLATES)[: 4 if args.smoke else None]
+    tasks = [TaskSpec("mobile", t, s) for t in templates for s in range(args.seeds)]
     trajectories = []
     for task in tasks:  # also warms the instance cache (the expert runs once per instance)
         actions, ok = run_expert(env, suite, task)
@@ -161,7 +167,7 @@ def main() -> None:
     elements = [len(env.branch(s).observe().elements) for s in states]
     result = {
         "cpu": cpu, "python": platform.python_version(),
-        "templates": len(TEMPLATES), "tasks": len(tasks), "expert_steps": n_expert,
+        "templates": len(templates), "tasks": len(tasks), "expert_steps": n_expert,
         "load_avg_1min": round(os.getloadavg()[0], 2), "random_steps": len(pool),
         "steps_per_s_expert_best": round(expert_best), "steps_per_s_expert_mean": round(expert_mean),
         "steps_per_s_random_best": round(random_best), "steps_per_s_random_mean": round(random_mean),
@@ -172,7 +178,7 @@ def main() -> None:
         "screenshot": shots,
         "elements_per_screen": {"median": statistics.median(elements), "max": max(elements)},
     }  # fmt: skip
-    print(f"mobile env, 1 core (cpu {cpu}), {len(TEMPLATES)} templates x {args.seeds} seeds, "
+    print(f"mobile env, 1 core (cpu {cpu}), {len(templates)} templates x {args.seeds} seeds, "
           f"{n_expert} expert steps x {args.repeat} passes")
     print(f"load average (1 min) {result['load_avg_1min']} on {os.cpu_count()} CPUs")
     print(f"env steps/s, element lists, expert workload: best {expert_best:,.0f}   mean {expert_mean:,.0f}")

@@ -2,7 +2,7 @@
 single-process collector with per-job batching (the default) and cross-job batching.
 
     .venv/bin/python benchmarks/ray_scaling.py [--env mobile|web] [--tasks 16] [--group 8]
-        [--workers 1,2] [--repeat 3] [--policy DIR]
+        [--workers 1,2] [--repeat 3] [--policy DIR] [--smoke]
 
 Workload: one fixed batch of Root jobs (``--tasks`` train tasks x ``--group`` episodes), as a
 vanilla GRPO iteration collects them, sampled from a small policy (a fresh one unless
@@ -16,6 +16,8 @@ many cores two busy processes actually get, 2.0 = two idle cores) are printed be
 Torch runs one thread in this process by default (``--threads``), as in each 1-CPU Ray
 worker, so that "local" and "ray x1" compare one core with one core.
 ``--env web`` needs Chromium (``make system``); it is skipped with a message when missing.
+``--smoke`` (CI) times 2 tasks x 2 episodes, workers 1 and 2, 1 round; CI smoke-tests the mobile
+env only (``--smoke --env web`` works but takes about a minute on 2 cores, mostly browser starts).
 The last line is JSON.
 """
 
@@ -78,7 +80,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1,
                     help="torch threads of this process (Ray gives each 1-CPU worker one)")
+    ap.add_argument("--smoke", action="store_true", help="2 tasks x 2 episodes, workers 1,2, 1 round (CI)")
     args = ap.parse_args()
+    if args.smoke:
+        args.tasks, args.group, args.workers, args.repeat = 2, 2, "1,2", 1
     torch.set_num_threads(args.threads)
 
     if args.env == "web":

@@ -20,8 +20,11 @@ Goals (issue 4): restore <= 0.3 s per branch, flat in prefix length, >= 5x faste
 Figures are printed as they come; the last line is one JSON object with all of them. The
 machine is shared: the load average is printed with the figures.
 
-Usage: ``python benchmarks/restore_latency.py [--restores 10] [--tasks book-flight,choose-date]``
-(root, Chromium and ``scripts/install_criu.sh`` needed).
+Usage: ``python benchmarks/restore_latency.py [--restores 10] [--tasks book-flight,choose-date]
+[--prefix 10] [--replays 3] [--concurrent 1,4,8] [--flatness 1,5,10] [--smoke]`` (root, Chromium
+and ``scripts/install_criu.sh`` needed). ``--smoke`` (CI) runs book-flight alone with a 2-step
+prefix, 1 replay of each kind, 1 restore, 1 and 2 concurrent restores, and flatness at prefixes
+1 and 2 with 1 restore each.
 """
 
 from __future__ import annotations
@@ -95,8 +98,8 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def bench_task(backend: Any, template: str, prefix_len: int, restores: int,
-               replays: int) -> dict[str, Any]:  # fmt: skip
+def bench_task(backend: Any, template: str, prefix_len: int, restores: int, replays: int,
+               concurrent: list[int]) -> dict[str, Any]:  # fmt: skip
     from adaroll.envs.web import WebEnv
 
     suite = SUITES.get("web")()
@@ -132,7 +135,7 @@ def bench_task(backend: Any, template: str, prefix_len: int, restores: int,
         out["save_s"] = round(time.perf_counter() - t0, 4)
         out["dump_s"] = ref.meta["dump_seconds"]
         out["image_mb"] = round(ref.meta["image_bytes"] / 2**20, 1)
-        state_mb = sum(size for rel, size in _manifest(ref).items() if rel.startswith("state/"))
+        state_mb = sum(size for rel, size in _manifest_sizes(ref).items() if rel.startswith("state/"))
         out["state_copy_mb"] = round(state_mb / 2**20, 2)
         print(f"  snapshot: save {out['save_s']:.3f} s (criu dump {out['dump_s']:.3f} s), image "
               f"{out['image_mb']} MB (of which browser state {out['state_copy_mb']} MB)",
@@ -160,13 +163,13 @@ def bench_task(backend: Any, template: str, prefix_len: int, restores: int,
               f"{rp['verify']['median'] * 1000:.1f} ms  (load {load()})", flush=True)  # fmt: skip
 
         out["concurrent"] = {}
-        for n in (1, 4, 8):
+        for n in concurrent:
             t0 = time.perf_counter()
             with ThreadPoolExecutor(n) as pool:
                 branches = list(pool.map(lambda _: backend.restore(ref), range(n)))
             wall = time.perf_counter() - t0
             entry: dict[str, Any] = {"wall_s": round(wall, 4), "per_branch_s": round(wall / n, 4)}
-            if n in (1, 8):
+            if n in (1, max(concurrent)):
                 time.sleep(0.5)  # let the branches settle before reading memory
                 pss = [tree_pss_kb(b.browser.pid) / 1024 for b in branches]
                 entry["pss_mb_per_branch"] = round(statistics.mean(pss), 1)
@@ -188,8 +191,13 @@ def bench_task(backend: Any, template: str, prefix_len: int, restores: int,
     return out
 
 
-def _manifest(ref: Any) -> dict[str, int]:
-    return json.loads(Path(ref.meta["image_dir"], "manifest.json").read_text())
+def _manifest_sizes(ref: Any) -> dict[str, int]:
+    """Relative path -> size (bytes) of every file of the snapshot's image and copied state.
+
+    The manifest maps each path to ``[size, mtime_ns]`` (:func:`adaroll.snapshots.criu._manifest`;
+    images written before the mtime was recorded hold the size alone)."""
+    manifest = json.loads(Path(ref.meta["image_dir"], "manifest.json").read_text())
+    return {rel: entry if isinstance(entry, int) else entry[0] for rel, entry in manifest.items()}
 
 
 def bench_flatness(backend: Any, template: str, lengths: list[int], restores: int) -> dict[str, Any]:
@@ -226,7 +234,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--restores", type=int, default=10)
     parser.add_argument("--replays", type=int, default=3)
     parser.add_argument("--flatness", default="1,5,10", help="prefix lengths ('' to skip)")
+    parser.add_argument("--concurrent", default="1,4,8", help="concurrent restore counts")
+    parser.add_argument("--smoke", action="store_true",
+                        help="book-flight, prefix 2, 1 replay/restore, 1,2 concurrent, flatness 1,2 (CI)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.tasks, args.prefix, args.restores, args.replays = "book-flight", 2, 1, 1
+        args.concurrent, args.flatness = "1,2", "1,2"
+    concurrent = [int(v) for v in args.concurrent.split(",")]
 
     import adaroll.envs.web  # noqa: F401  (registers the env and suite)
     from adaroll.snapshots.criu import CriuSnapshots
@@ -244,11 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for template in [t for t in args.tasks.split(",") if t]:
             results["tasks"].append(bench_task(backend, template, args.prefix, args.restores,
-                                               args.replays))  # fmt: skip
+                                               args.replays, concurrent))  # fmt: skip
         if args.flatness:
             lengths = [int(v) for v in args.flatness.split(",")]
-            results["flatness"] = bench_flatness(backend, "book-flight", lengths,
-                                                 max(3, args.restores // 2))  # fmt: skip
+            flat_restores = 1 if args.smoke else max(3, args.restores // 2)
+            results["flatness"] = bench_flatness(backend, "book-flight", lengths, flat_restores)
     finally:
         backend.close()
     medians = [t["restore_s"]["median"] for t in results["tasks"]]

@@ -2,14 +2,15 @@
 on the ``train`` and ``heldout`` splits by rolling it out in the env (the pipeline's *Base*).
 
     .venv/bin/python benchmarks/small_policy_sft.py [--pretrain 200] [--epochs 2,4,6]
-        [--dim 64] [--lr 3e-3] [--batch-size 64] [--k 4] [--threads 2] [--seed 0]
+        [--dim 64] [--lr 3e-3] [--batch-size 64] [--k 4] [--threads 2] [--seed 0] [--smoke]
 
 Experts run on the pretrain tasks (verified successes only) and on the train tasks (for step
 accuracy: share of expert steps where the greedy action matches the expert's, exact typed
 text). After each epoch listed in ``--epochs`` (one training run, evaluated along the way) it
 prints: mean NLL, step accuracy on pretrain (fit) and train (generalisation to new instances)
 expert steps, Avg@k / Pass@k of sampled rollouts (temperature 1, as the pipeline evaluates)
-on train and heldout, and greedy success. The last line is JSON.
+on train and heldout, and greedy success. ``--smoke`` (CI) trains on 8 pretrain tasks for 1 epoch
+and evaluates Avg@2 / Pass@2 on 2 train and 2 heldout tasks. The last line is JSON.
 """
 
 from __future__ import annotations
@@ -93,12 +94,17 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--options", default="{}", help="extra SmallPolicyConfig fields as JSON")
+    ap.add_argument("--smoke", action="store_true",
+                    help="8 pretrain tasks, 1 epoch, k=2 on 2 train + 2 heldout tasks (CI)")
     args = ap.parse_args()
+    if args.smoke:
+        args.pretrain, args.epochs, args.k = 8, "1", 2
     torch.set_num_threads(args.threads)
     marks = sorted({int(e) for e in args.epochs.split(",")})
 
+    sizes = {"n_train": 2, "n_heldout": 2} if args.smoke else {}
     suite = (
-        get_suite(args.env, n_pretrain=args.pretrain)
+        get_suite(args.env, n_pretrain=args.pretrain, **sizes)
         if args.env == "mobile"
         else get_suite(args.env)
     )
@@ -152,7 +158,9 @@ def main() -> None:
     stats = train_sft(policy, pretrain, epochs=max(marks), batch_size=args.batch_size, lr=args.lr,
                       seed=args.seed, progress=False, on_epoch=evaluate)  # fmt: skip
     print(json.dumps({"benchmark": "small_policy_sft", "env": args.env, "pretrain_tasks": args.pretrain,
-                      "pretrain_steps": len(pretrain), "skipped": stats["skipped"], "dim": cfg.dim,
+                      "pretrain_steps": len(pretrain), "train_steps": len(train_steps), "k": args.k,
+                      **{f"{name}_tasks": len(tasks) for name, tasks in splits.items()},
+                      "skipped": stats["skipped"], "dim": cfg.dim,
                       "lr": args.lr, "batch_size": args.batch_size, "threads": args.threads,
                       "rows": rows}))  # fmt: skip
 

@@ -13,7 +13,8 @@ save and restore latency (median / p95 over ``--n`` repetitions) and env steps/s
 branch (``--steps`` random-but-fixed actions; for forkserver each step is a pipe round trip).
 Prints a table, then one JSON line with every figure.
 
-Usage: ``python benchmarks/snapshot_backends.py [--n 30] [--steps 30]``
+Usage: ``python benchmarks/snapshot_backends.py [--n 30] [--steps 30] [--smoke]``; ``--smoke``
+(CI) runs every backend with ``--n 2 --steps 5``.
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=30)
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--smoke", action="store_true", help="--n 2 --steps 5 (CI)")
     args = ap.parse_args()
+    if args.smoke:
+        args.n, args.steps = 2, 5
     suite = get_suite("mobile")
     task, expert = None, []
     for spec in suite.split("train"):

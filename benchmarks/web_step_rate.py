@@ -17,8 +17,9 @@ of each replayed sequence is reported per configuration: both envs should accept
 Note the envs' different step semantics: WebEnv waits for pending short timers after every
 action (its settle policy) and reloads the page on reset; the Selenium env does neither.
 
-Usage: ``python benchmarks/web_step_rate.py [--seeds 5] [--tasks ...]``; prints a table and a
-final JSON line.
+Usage: ``python benchmarks/web_step_rate.py [--seeds 5] [--tasks ...] [--skip-selenium] [--smoke]``;
+prints a table and a final JSON line. ``--smoke`` (CI) runs click-button and enter-text with 1
+seed each in every configuration.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from adaroll.envs.web.experts import run_expert_episode  # noqa: E402
 
 DEFAULT_TASKS = ["click-button", "click-link", "click-checkboxes", "click-tab-2", "enter-text",
                  "enter-password", "login-user", "email-inbox", "search-engine", "social-media"]  # fmt: skip
+SMOKE_TASKS = ["click-button", "enter-text"]
 SELENIUM_KEYS = {"enter": "<Enter>", "backspace": "<Backspace>", "tab": "<Tab>",
                  "escape": "<Escape>", "delete": "<Delete>", "space": "<Space>",
                  "up": "<ArrowUp>", "down": "<ArrowDown>", "left": "<ArrowLeft>",
@@ -164,7 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--tasks", nargs="*", default=DEFAULT_TASKS)
     parser.add_argument("--skip-selenium", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help=f"{' + '.join(SMOKE_TASKS)}, 1 seed (CI)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.seeds, args.tasks = 1, SMOKE_TASKS
     seeds = list(range(args.seeds))
     browser = BrowserProcess.launch()
     results: dict[str, dict] = {}

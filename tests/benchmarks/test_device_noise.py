@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "device_noise.py"
-
-
-def test_smoke_run_prints_expert_success_rates_and_step_rates() -> None:
-    out = subprocess.run([sys.executable, str(SCRIPT), "--smoke"], capture_output=True, text=True,
-                         check=True, timeout=120)  # fmt: skip
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+def test_smoke_run_prints_expert_success_rates_and_step_rates(smoke) -> None:
+    result = smoke("device_noise.py", 120)
     assert result["episodes"] == 4 and result["expert_success"] == 1.0
     assert set(result["perturbations_by_kind"]) >= {"system_dialog", "ad", "banner", "loading"}
     assert 0 <= result["perturbed_episode_share"] <= 1
