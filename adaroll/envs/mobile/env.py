@@ -214,7 +214,7 @@ class MobileEnv(GUIEnv):
         return None if device is None else device.interruption
 
     def perturbations(self) -> dict[str, int]:
-        """Perturbations of each kind so far in this episode (all zero on the clean device)."""
+        """Perturbations of each kind so far in this episode (empty on the clean device)."""
         device = self.state.device
         return {} if device is None else device.perturbations()
 
