@@ -21,7 +21,7 @@ from adaroll.experiments.claims import PAPER
 from adaroll.experiments.stats import fmt_interval
 from adaroll.io import atomic_write_text
 
-ORDER = ("full", "efficiency", "routing", "pivots", "sensitivity", "options", "bandit-action",
+ORDER = ("full", "device", "efficiency", "routing", "pivots", "sensitivity", "options", "bandit-action",
          "bandit-routing", "restore-cost")
 
 
@@ -155,11 +155,17 @@ def side_by_side(found: dict[str, dict[str, tuple[Path, dict[str, Any]]]]) -> st
     for profile, exps in sorted(found.items()):
         if profile.endswith("-quick"):
             continue
-        paper = PAPER.get(profile, {})
-        for claim in exps.get("full", (None, {}))[1].get("claims", []):
+        env = profile.split("-")[0]  # mobile-clean, mobile-clean40-<commit>: the mobile env
+        paper = PAPER.get(env, {})
+        judged = [(profile, c) for c in exps.get("full", (None, {}))[1].get("claims", [])]
+        device = exps.get("device", (None, {}))[1]
+        for variant in ("default", "clean-demos"):
+            where = profile if variant == "default" else f"{profile}, clean demos"
+            judged += [(f"{where} (device)", c) for c in device.get(variant, {}).get("claims", [])]
+        for where, claim in judged:
             scale, unit = {"total_env_steps": (1.0, " env steps"),
                            "train_samples": (1.0, " samples")}.get(claim["metric"], (100.0, " pts"))  # fmt: skip
-            lines.append(f"| {profile} | {claim['text']} | {paper.get(claim['key'], '-')} | "
+            lines.append(f"| {where} | {claim['text']} | {paper.get(claim['key'], '-')} | "
                          f"{fmt_interval(claim['interval'], scale=scale, unit=unit)} | {claim['seeds']} | "
                          f"{claim['verdict']} |")  # fmt: skip
         if "routing" in exps:
@@ -168,14 +174,14 @@ def side_by_side(found: dict[str, dict[str, tuple[Path, dict[str, Any]]]]) -> st
                 root = shares.get(name, {}).get("root", [])
                 if root:
                     lines.append(f"| {profile} | Root share, first -> last iteration ({name}, mean over "
-                                 f"seeds) | {ROUTING.get(profile, '-')} | {_pct(root[0])} -> {_pct(root[-1])} "
+                                 f"seeds) | {ROUTING.get(env, '-')} | {_pct(root[0])} -> {_pct(root[-1])} "
                                  "| | descriptive |")  # fmt: skip
         if "restore-cost" in exps:
             per_seed = exps["restore-cost"][1]["per_seed"]
             for name in (k for k in ("memory", "criu") if k in per_seed[0]):
                 fractions = [1 - e[name] / e["replay"] for e in per_seed]
                 lines.append(f"| {profile} | restore time saved vs replay, 10-step prefix ({name}) | "
-                             f"{RESTORE.get(profile, '-')} | {_pct(sum(fractions) / len(fractions))} | "
+                             f"{RESTORE.get(env, '-')} | {_pct(sum(fractions) / len(fractions))} | "
                              f"{len(fractions)} | descriptive |")  # fmt: skip
     if len(lines) == 2:
         return ""
