@@ -9,10 +9,12 @@ stopped and a second experiment on the same variant reuses what the first traine
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -144,6 +146,22 @@ def _args(
     return str(unit.directory(home)), overrides_for(profile, quick, unit), base
 
 
+def die_with_parent(runner: int) -> None:
+    """Make this worker process end when the runner that started it dies (Linux). A worker that
+    trained on after its runner was killed would hold its run's lock and a core while the user
+    restarts the command, and finish a run nobody reads."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: the worker ends when the pool's pipe closes
+        return
+    if os.getppid() != runner:  # the runner died before prctl took effect
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 def _train_all(units: Sequence[Unit], home: Path, profile: Profile, quick: bool, jobs: int,
                on_done: Callable[[Unit, dict[str, Any]], None]) -> None:  # fmt: skip
     if jobs == 1 or len(units) <= 1:
@@ -151,7 +169,8 @@ def _train_all(units: Sequence[Unit], home: Path, profile: Profile, quick: bool,
             on_done(unit, train_unit(*_args(unit, home, profile, quick)))
         return
     # spawn: a fork of a process holding torch threads and browser sockets is not safe
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
+                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:  # fmt: skip
         pending: dict[Future[dict[str, Any]], Unit] = {
             pool.submit(train_unit, *_args(u, home, profile, quick)): u for u in units
         }
