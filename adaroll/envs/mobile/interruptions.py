@@ -140,8 +140,6 @@ def react(intr: Interruption, action: Action) -> tuple[bool, bool]:
         box = dismiss_box(intr)
         if box is not None and _inside(box, action):
             return True, False
-        if intr.kind == "banner" and _inside(BANNER_BOX, action):
-            return False, False  # the banner takes the tap even when it cannot be dismissed
         return False, not intr.modal
     if kind is ActionKind.KEY and action.key in ("back", "escape"):
         if intr.kind == "system_dialog" or (intr.kind == "ad" and intr.timer == 0):
