@@ -154,3 +154,25 @@ def test_bad_configs_fail_clearly(tmp_path: Path, args: list[str], message: str)
     assert done.returncode != 0
     assert message in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_clean_demonstrations_replayed_on_the_noisy_device_are_billed_to_what_uses_them(tmp_path: Path) -> None:
+    out = tmp_path / "clean-demos"
+    done = subprocess.run([*CMD, "--out", str(out), "--set", "expert.device=clean",
+                           "--set", "configurations=[sft, base_hybrid, sft_vanilla]"],
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT_S)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads((out / "summary.json").read_text())["configurations"]
+    train = out / "experts" / "train"
+    demos = {split: json.loads((out / "experts" / split / "experts.json").read_text())["env_steps"]
+             for split in ("pretrain", "train")}  # fmt: skip
+    replayed = json.loads((train / "replayed.json").read_text())["env_steps"]
+    assert replayed > 0
+    assert json.loads((train / "experts.json").read_text())["perturbations"]["episode_share"] == 0  # clean device
+    recorded = [json.loads(line)["device"] for line in (train / "checkpoints.jsonl").read_text().splitlines()]
+    on_device = [json.loads(line)["device"] for line in (train / "replayed.jsonl").read_text().splitlines()]
+    assert set(recorded) == {"clean"} and set(on_device) == {"noisy"}
+    # SFT imitates the recordings; the pivot phase restores the replayed checkpoints and pays for them.
+    for name in ("sft", "sft_vanilla"):
+        assert rows[name]["demo_env_steps"] == demos["pretrain"] + demos["train"], name
+    assert rows["base_hybrid"]["demo_env_steps"] == demos["pretrain"] + demos["train"] + replayed

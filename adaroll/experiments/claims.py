@@ -63,6 +63,12 @@ CLAIMS = (
           "base_hybrid", "base_onestep", "heldout_avg4", +1),
     Claim("sft_hybrid_vs_vanilla", "Held-Out Avg@4: SFT->Hybrid above SFT->Vanilla",
           "sft_hybrid", "sft_vanilla", "heldout_avg4", +1),
+    Claim("base_hybrid_vs_base_vanilla", "Held-Out Avg@4: Base->Hybrid above Base->Vanilla",
+          "base_hybrid", "base_vanilla", "heldout_avg4", +1),
+    Claim("base_hybrid_vs_sft", "Held-Out Avg@4: Base->Hybrid (RL from Base) above SFT",
+          "base_hybrid", "sft", "heldout_avg4", +1),
+    Claim("rl_after_sft", "Held-Out Avg@4: SFT->Vanilla (RL after imitation) above SFT",
+          "sft_vanilla", "sft", "heldout_avg4", +1),
     # No cost-to-target claim from SFT: SFT alone starts above Base->Vanilla's target.
 )  # fmt: skip
 

@@ -68,6 +68,10 @@ RUN_FORMAT = 2
 """Version of a run directory's accounting; 2: complete bills (demonstrations, selection,
 replays, scoring) and a `val` split. A directory of another format is refused, never mixed."""
 FINAL_SPLITS = ("train", "val", "heldout")
+REPLAYED = "train-replayed"
+"""The demonstration "split" of the env steps that replayed clean train demonstrations on the
+training device (``expert.device=clean``): billed to the configurations that use the checkpoints
+(pivots, Stage I, Hybrid, OneStep), not to SFT, which imitates the recordings themselves."""
 TARGET_EVALS = 3
 """The target is the mean of this many last `val` evaluations of Base->Vanilla."""
 
@@ -295,7 +299,8 @@ class Pipeline:
         wanted = set(self.cfg.configurations)
         self.experts("pretrain")
         self.experts("train")
-        expert_steps = {split: self.expert_env_steps(split) for split in ("pretrain", "train")}
+        self.store("train")  # replays clean demonstrations on the training device if configured
+        expert_steps = {split: self.expert_env_steps(split) for split in ("pretrain", "train", REPLAYED)}
         self.sft_policy("base", None, "pretrain")
         bills = {"base": self.sft_bill("base").with_demos("pretrain")}
         results: dict[str, dict[str, Any]] = {}
@@ -343,17 +348,16 @@ class Pipeline:
         if phase.algorithm == "vanilla":
             return start
         scoring = self.pivots(name, policy, phase).policy_samples
-        return start.with_demos("train").plus(Bill(policy_samples=scoring, scoring_samples=scoring))
+        return start.with_demos("train", REPLAYED).plus(Bill(policy_samples=scoring, scoring_samples=scoring))
 
     def expert_env_steps(self, split: str) -> int:
-        """Env steps of the split's expert runs (verified or not: every run was paid for), and
-        of replaying clean demonstrations on the training device when that was done."""
-        directory = self.out / "experts" / split
-        steps = int(json.loads((directory / "experts.json").read_text())["env_steps"])
-        replayed = directory / "replayed.json"
-        if replayed.exists():
-            steps += int(json.loads(replayed.read_text())["env_steps"])
-        return steps
+        """Env steps of the split's expert runs (verified or not: every run was paid for); for
+        :data:`REPLAYED`, of replaying the clean train demonstrations on the training device
+        (0 when that was not done)."""
+        if split == REPLAYED:
+            path = self.out / "experts" / "train" / "replayed.json"
+            return int(json.loads(path.read_text())["env_steps"]) if path.exists() else 0
+        return int(json.loads((self.out / "experts" / split / "experts.json").read_text())["env_steps"])
 
     def sft_bill(self, name: str) -> Bill:
         """A behaviour-cloning step's own bill: demonstration steps x epochs training samples."""
