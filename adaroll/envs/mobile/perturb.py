@@ -79,7 +79,7 @@ def start(profile: DeviceProfile, task_id: str, phone: Phone) -> tuple[Phone, De
     if device.counts != _NO_COUNTS:
         layout = DeviceLayout(launcher, keyboard_top, variant_b)
         phone = Phone(replace(phone.apps, layout=layout), phone.stack)
-    return phone, _arrive(device, phone, phone, 0)
+    return phone, _arrive(device, phone, phone, 0, opened=False)
 
 
 def advance(device: DeviceState, phone: Phone, action: Action, steps: int) -> tuple[Phone, DeviceState]:
@@ -96,10 +96,11 @@ def advance(device: DeviceState, phone: Phone, action: Action, steps: int) -> tu
             execute(phone, action)  # the same InvalidActionError as without the interruption
         intr = None if dismissed else tick(intr)
         device = replace(device, interruption=intr)
-    if phone is not before and _opened(before, phone):
+    opened = phone is not before and _opened(before, phone)
+    if opened:
         phone, device = _restore_scroll(device, phone, steps)
     if device.interruption is None:
-        device = _arrive(device, before, phone, steps)
+        device = _arrive(device, before, phone, steps, opened)
     return phone, device
 
 
@@ -127,8 +128,9 @@ def _restore_scroll(device: DeviceState, phone: Phone, steps: int) -> tuple[Phon
     return phone.update_top(scroll=offset), device.counted("scroll_offset")
 
 
-def _arrive(device: DeviceState, before: Phone, phone: Phone, steps: int) -> DeviceState:
-    """The interruption arriving after step ``steps``, if any (at most one on screen)."""
+def _arrive(device: DeviceState, before: Phone, phone: Phone, steps: int, opened: bool) -> DeviceState:
+    """The interruption arriving after step ``steps``, if any (at most one on screen); ``opened``:
+    the step opened a screen."""
     profile = device.profile
     if device.interruptions >= profile.max_interruptions:
         return device
@@ -137,7 +139,7 @@ def _arrive(device: DeviceState, before: Phone, phone: Phone, steps: int) -> Dev
     state = 0 if top is None else screen_hash(top.app, top.screen)
     key = device.key
     intr = None
-    if steps and _opened(before, phone):
+    if opened:
         launched = before.top is None or before.top.app != app
         value = draw(key, steps, "session_expiry", state)
         if launched and app in ACCOUNT_APPS and happens(profile.session_expiry, value):
