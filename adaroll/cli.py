@@ -363,6 +363,7 @@ def envs_list(
     ] = False,
 ) -> None:
     """Environments, their task templates and split sizes."""
+    from adaroll.config import ConfigError
     from adaroll.envs import get_suite, load_all
 
     for name, problem in load_all().items():
@@ -371,7 +372,11 @@ def envs_list(
         if problem:
             typer.echo(f"{name}: unavailable ({problem})")
             continue
-        suite = get_suite(name)
+        try:
+            suite = get_suite(name)
+        except ConfigError as exc:  # an env configured by its options (gymnasium: the adapter)
+            typer.echo(f"{name}: {exc}")
+            continue
         sizes = []
         for split in ("pretrain", "train", "val", "heldout", "heldout-templates"):
             try:

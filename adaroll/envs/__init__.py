@@ -8,10 +8,14 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from adaroll.envs.as_gymnasium import register_gymnasium_ids
 from adaroll.envs.base import ENVS, SUITES, GUIEnv, TaskSuite
 from adaroll.registry import UnknownNameError
 
-BUILTIN = {"mobile": "adaroll.envs.mobile", "web": "adaroll.envs.web"}
+BUILTIN = {"mobile": "adaroll.envs.mobile", "web": "adaroll.envs.web",
+           "gymnasium": "adaroll.envs.gymnasium", "browsergym": "adaroll.envs.browsergym"}  # fmt: skip
+
+register_gymnasium_ids()  # gymnasium.make("adaroll/Mobile-v0", ...): adaroll/envs/as_gymnasium.py
 
 
 def _ensure(name: str) -> None:
@@ -82,17 +86,19 @@ def make_env(name: str, **options: Any) -> GUIEnv:
     return make_env_factory(name, **options)()
 
 
-def get_suite(name: str, **options: Any) -> TaskSuite:
+def get_suite(name: str, env_options: dict[str, Any] | None = None, **options: Any) -> TaskSuite:
     """The task suite of env ``name``; an unknown or invalid option raises
-    :class:`~adaroll.config.ConfigError` naming it."""
+    :class:`~adaroll.config.ConfigError` naming it. A suite class with ``takes_env_options``
+    (e.g. ``gymnasium``, whose adapter is an env option) gets ``env_options`` first."""
     from adaroll.config import ConfigError
 
     _ensure(name)
     cls = SUITES.get(name)
     what = f"{name} task suite (env.suite_options)"
     check_options(what, cls, options)
+    first = (dict(env_options or {}),) if getattr(cls, "takes_env_options", False) else ()
     try:
-        suite: TaskSuite = cls(**options)
+        suite: TaskSuite = cls(*first, **options)
     except ConfigError:
         raise
     except (TypeError, ValueError) as exc:

@@ -92,7 +92,8 @@ class Pipeline:
     @property
     def suite(self) -> TaskSuite:
         if self._suite is None:
-            self._suite = get_suite(self.cfg.env.name, **self.cfg.env.suite_options)
+            self._suite = get_suite(self.cfg.env.name, dict(self.cfg.env.options),
+                                    **self.cfg.env.suite_options)  # fmt: skip
         return self._suite
 
     def make_env(self) -> GUIEnv:
