@@ -1,0 +1,73 @@
+"""`adaroll run --quick` on a third-party Gymnasium env, end to end in a subprocess: Gymnasium's
+FrozenLake through the shipped adapter (docs/envs.md), tiny budgets. The BFS expert's
+demonstrations are verified, every configuration is billed, and the Hybrid phase's Suffix starts
+are restored from memory snapshots (the thresholds are pinned so that probed tasks go to Suffix)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from adaroll.training.bill import BILL_KEYS
+
+pytestmark = [pytest.mark.slow]
+
+CONFIGS = ("base", "sft", "base_vanilla", "base_hybrid")
+GROUP = 4
+OVERRIDES = (
+    "env.name=gymnasium", "env.options={id: FrozenLake-v1, adapter: frozen_lake}",
+    "env.suite_options={n_pretrain: 24, n_train: 2, n_heldout: 4, n_heldout_templates: 2}",
+    f"configurations=[{', '.join(CONFIGS)}]", "sft.epochs=4",
+    "rl.budget={iterations: 2}", "rl.eval.k=1", f"rl.grpo.group_size={GROUP}",
+    "rl.scheduler.tasks_per_iteration=2", "rl.scheduler.routing_probes=2",
+    # iteration 1 probes both tasks; p in [0, 1] routes each to Suffix for iteration 2
+    "rl.scheduler.tau_low=0", "rl.scheduler.tau_high=1",
+)  # fmt: skip
+TIMEOUT_S = 300
+"""The run takes seconds on an idle machine; the limit stays below pytest's."""
+
+
+def _ledger(phase: Path) -> list[dict]:
+    return [json.loads(line) for line in (phase / "ledger.jsonl").read_text().splitlines() if line]
+
+
+@pytest.fixture(scope="module")
+def lake_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("gymnasium-run") / "run"
+    sets = [arg for override in OVERRIDES for arg in ("--set", override)]
+    done = subprocess.run([sys.executable, "-m", "adaroll.cli", "run", "--quick", "--no-progress", "--out", str(out),
+                           *sets], capture_output=True, text=True, timeout=TIMEOUT_S)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"summary: {out / 'summary.json'}" in done.stdout
+    return out
+
+
+def test_the_gymnasium_run_bills_every_configuration_on_verified_demonstrations(lake_run: Path) -> None:
+    config = yaml.safe_load((lake_run / "config.yaml").read_text())
+    assert config["env"]["name"] == "gymnasium" and config["env"]["snapshot_backend"] == "memory"
+    assert config["env"]["options"] == {"id": "FrozenLake-v1", "adapter": "frozen_lake"}
+    for split, n in (("pretrain", 24), ("train", 2)):
+        experts = json.loads((lake_run / "experts" / split / "experts.json").read_text())
+        assert experts["tasks"] == experts["verified"] == n, split
+    first = json.loads((lake_run / "experts" / "train" / "trajectories.jsonl").read_text().splitlines()[0])
+    assert first["task"].startswith("gymnasium:lake-") and first["action"]["kind"] == "key"
+    rows = json.loads((lake_run / "summary.json").read_text())["configurations"]
+    assert set(rows) == set(CONFIGS)
+    parts = ("env_steps", "replay_steps", "demo_env_steps", "selection_env_steps")
+    for name, row in rows.items():
+        assert set(BILL_KEYS) <= set(row), name
+        assert row["total_env_steps"] == sum(row[k] for k in parts) > 0, name
+    for name in ("base_vanilla", "base_hybrid"):
+        assert rows[name]["env_steps"] > 0 and rows[name]["stopped_by"] == "iterations", name
+
+
+def test_hybrid_suffix_starts_are_restored_from_memory_snapshots(lake_run: Path) -> None:
+    records = _ledger(lake_run / "base_hybrid")
+    suffix = [r for r in records if r["mode"] == "suffix" and r["purpose"] == "train"]
+    assert len(suffix) == 2 and all(r["iteration"] == 2 and r["restores"] == GROUP for r in suffix)
+    assert all(r.get("restore_fallbacks", 0) == 0 and r.get("faults", 0) == 0 for r in records)
