@@ -8,10 +8,12 @@ Text format (one action per string, surrounding whitespace ignored)::
     tap(0.43, 0.71)            click(x, y) is accepted as an alias of tap
     double_tap(0.43, 0.71)
     long_press(0.43, 0.71)
+    hover(0.43, 0.71)          web only: move the pointer there without pressing
     swipe(up)                  finger moves up (content scrolls down); also down/left/right
     swipe(0.5, 0.8, 0.5, 0.2)  from (x1, y1) to (x2, y2); scroll(...) and drag(...) are aliases
     type("hello \\"world\\"")    JSON string literal
     key(back)                  one of KEYS
+    key(ctrl+a)                web only: a chord, MODIFIERS joined by "+" to a key or letter
     open_app("Contacts")
     wait()
     done()                     or done("answer text") to finish with an answer
@@ -39,14 +41,20 @@ class ActionKind(StrEnum):
     OPEN_APP = "open_app"
     WAIT = "wait"
     DONE = "done"
+    HOVER = "hover"
+    """Web only: the pointer moves to (x, y) and stays (opens menus that react to the mouse)."""
 
 
-POINT_KINDS = frozenset({ActionKind.TAP, ActionKind.DOUBLE_TAP, ActionKind.LONG_PRESS})
+POINT_KINDS = frozenset({ActionKind.TAP, ActionKind.DOUBLE_TAP, ActionKind.LONG_PRESS,
+                         ActionKind.HOVER})  # fmt: skip
 DIRECTIONS = ("up", "down", "left", "right")
 KEYS = (
     "back", "home", "enter", "recent", "tab", "escape", "backspace", "delete", "space",
     "up", "down", "left", "right", "page_up", "page_down", "volume_up", "volume_down",
 )  # fmt: skip
+MODIFIERS = ("ctrl", "alt", "shift", "meta")
+"""Chord modifiers, in the canonical order of a chord's text (``ctrl+shift+z``)."""
+_CHORD_KEY = re.compile(r"[a-z0-9]")
 ALIASES = {"click": ActionKind.TAP, "scroll": ActionKind.SWIPE, "drag": ActionKind.SWIPE,
            "answer": ActionKind.DONE}  # fmt: skip
 
@@ -60,10 +68,18 @@ ACTION_DOCS: dict[ActionKind, tuple[str, str]] = {
         "to another",
     ),
     ActionKind.TYPE: ('type("text")', "type text into the focused field (JSON string literal)"),
-    ActionKind.KEY: ("key(name)", "press a key: " + ", ".join(KEYS)),
+    ActionKind.KEY: (
+        "key(name)",
+        "press a key: " + ", ".join(KEYS) + "; web only: a chord of " + "/".join(MODIFIERS)
+        + " with a key or letter joined by '+', e.g. key(ctrl+a) selects all text of a field",
+    ),
     ActionKind.OPEN_APP: ('open_app("name")', "open an app by its name"),
     ActionKind.WAIT: ("wait()", "do nothing for one step"),
     ActionKind.DONE: ('done() | done("answer")', "finish the task, optionally with an answer"),
+    ActionKind.HOVER: (
+        "hover(x, y)",
+        "web only: move the mouse pointer to (x, y) without pressing (opens hover menus)",
+    ),
 }
 
 
@@ -73,6 +89,28 @@ class ActionParseError(ValueError):
 
 class ActionError(ValueError):
     """An Action was constructed with invalid fields (bad kind/coordinate/key/...)."""
+
+
+def key_error(key: object) -> str | None:
+    """Why ``key`` is not a valid key name or chord (None when it is one)."""
+    if key in KEYS:
+        return None
+    valid = f"valid keys: {', '.join(KEYS)}, or a chord such as ctrl+a"
+    if not isinstance(key, str) or "+" not in key:
+        return f"unknown key {key!r}; {valid}"
+    *mods, base = key.split("+")
+    if not set(mods) <= set(MODIFIERS) or len(set(mods)) != len(mods):
+        return f"key chord {key!r}: modifiers must be distinct and from {', '.join(MODIFIERS)}"
+    if mods != sorted(mods, key=MODIFIERS.index):
+        return f"key chord {key!r}: write modifiers in the order {'+'.join(MODIFIERS)}"
+    if base not in KEYS and not _CHORD_KEY.fullmatch(base):
+        return f"key chord {key!r}: {base!r} is neither a key name nor a letter/digit; {valid}"
+    return None
+
+
+def is_chord(key: str | None) -> bool:
+    """``key`` is a modifier chord (``ctrl+a``), not a plain key name."""
+    return key is not None and "+" in key
 
 
 def _check_coord(name: str, value: float | None) -> None:
@@ -141,8 +179,9 @@ class Action:
                 raise ActionError("type needs a text string")
             return ("text",)
         if kind is ActionKind.KEY:
-            if self.key not in KEYS:
-                raise ActionError(f"unknown key {self.key!r}; valid keys: {', '.join(KEYS)}")
+            error = key_error(self.key)
+            if error is not None:
+                raise ActionError(error)
             return ("key",)
         if kind is ActionKind.OPEN_APP:
             if not isinstance(self.app, str) or not self.app.strip():
@@ -158,6 +197,10 @@ class Action:
     @classmethod
     def tap(cls, x: float, y: float) -> Action:
         return cls(ActionKind.TAP, x=x, y=y)
+
+    @classmethod
+    def hover(cls, x: float, y: float) -> Action:
+        return cls(ActionKind.HOVER, x=x, y=y)
 
     @classmethod
     def swipe(cls, direction: str) -> Action:
@@ -252,6 +295,7 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 MAX_ACTION_TEXT = 4096
+_CHORD_TEXT = re.compile(r"\s*[A-Za-z0-9_]+(?:\s*\+\s*[A-Za-z0-9_]+)+\s*")
 
 
 def _tokenize_args(body: str) -> list[tuple[str, str]]:
@@ -312,6 +356,12 @@ def parse_action(text: str) -> Action:
     except ValueError:
         valid = ", ".join([k.value for k in ActionKind] + sorted(ALIASES))
         raise ActionParseError(f"unknown action {name!r}; valid actions: {valid}") from None
+    if kind is ActionKind.KEY and _CHORD_TEXT.fullmatch(body):
+        # key(ctrl+a): "+" is no argument token; the chord is read as one name
+        try:
+            return Action(kind, key="+".join(p.strip() for p in body.split("+")).lower())
+        except ActionError as exc:
+            raise ActionParseError(str(exc)) from None
     args = _tokenize_args(body)
     try:
         if kind in POINT_KINDS:

@@ -52,10 +52,12 @@ any_action: st.SearchStrategy[Action] = st.one_of(
     point(ActionKind.TAP),
     point(ActionKind.DOUBLE_TAP),
     point(ActionKind.LONG_PRESS),
+    point(ActionKind.HOVER),
     st.sampled_from(DIRECTIONS).map(Action.swipe),
     coord_swipes(),
     texts.map(Action.type_text),
     st.sampled_from(KEYS).map(Action.press),
+    st.sampled_from(["ctrl+a", "shift+tab", "ctrl+shift+z", "alt+left", "meta+9"]).map(Action.press),
     apps.map(lambda a: Action(ActionKind.OPEN_APP, app=a)),
     st.just(Action(ActionKind.WAIT)),
     st.just(Action.done()),
@@ -131,6 +133,10 @@ def test_from_dict_rejects_unknown_fields() -> None:
         ('type("a\\nb\\u00e9")', Action.type_text("a\nb\u00e9")),
         ("key(back)", Action.press("back")),
         ('key("Enter")', Action.press("enter")),
+        ("key(ctrl+a)", Action.press("ctrl+a")),
+        ("key( Ctrl + Shift + Z )", Action.press("ctrl+shift+z")),
+        ('key("shift+tab")', Action.press("shift+tab")),
+        ("hover(0.25, 0.75)", Action.hover(0.25, 0.75)),
         ('open_app("Contacts")', Action(ActionKind.OPEN_APP, app="Contacts")),
         ("wait()", Action(ActionKind.WAIT)),
         ("done()", Action.done()),
@@ -174,6 +180,14 @@ def test_parse_examples(text: str, expected: Action) -> None:
         "key()",
         'open_app("")',
         "wait(1)",
+        "key(shift+ctrl+a)",
+        "key(ctrl+ctrl+a)",
+        "key(hyper+a)",
+        "key(ctrl+ab)",
+        "key(ctrl+)",
+        "key(a)",
+        "hover(0.5)",
+        "hover(1.5, 0.5)",
         "done(42)",
         "__import__('os')",
         "tap(0.5, 0.5); key(back)",
@@ -190,6 +204,19 @@ def test_parse_rejects_non_strings() -> None:
         parse_action(b"tap(0.5, 0.5)")  # type: ignore[arg-type]
     with pytest.raises(ActionParseError):
         parse_action(None)  # type: ignore[arg-type]
+
+
+def test_key_chords_name_what_is_wrong() -> None:
+    with pytest.raises(ActionParseError, match="in the order ctrl\\+alt\\+shift\\+meta"):
+        parse_action("key(shift+ctrl+a)")
+    with pytest.raises(ActionParseError, match="'ab' is neither a key name nor a letter"):
+        parse_action("key(ctrl+ab)")
+    with pytest.raises(ActionError, match="modifiers must be distinct and from ctrl"):
+        Action.press("super+a")
+    assert PAPER_MATCHER(Action.press("ctrl+a"), Action.press("ctrl+a"))
+    assert not PAPER_MATCHER(Action.press("ctrl+a"), Action.press("backspace"))
+    assert PAPER_MATCHER(Action.hover(0.5, 0.5), Action.hover(0.53, 0.5))
+    assert not PAPER_MATCHER(Action.hover(0.5, 0.5), Action.tap(0.5, 0.5))
 
 
 def test_parse_error_is_a_value_error_with_a_clear_message() -> None:

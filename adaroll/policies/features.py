@@ -53,7 +53,10 @@ from adaroll.actions import DIRECTIONS, POINT_KINDS, Action, ActionKind
 from adaroll.envs.base import ELEMENT_FLAGS, UIElement
 from adaroll.policies.base import Context
 
-ACTION_KINDS: tuple[ActionKind, ...] = tuple(ActionKind)
+ACTION_KINDS: tuple[ActionKind, ...] = tuple(k for k in ActionKind if k is not ActionKind.HOVER)
+"""Kinds with a one-hot slot in the history features. ``hover`` (web only, added later) has none:
+a slot would widen the network's input and change every seeded initialisation; a hover in the
+history still shows its point and its ``hover`` token."""
 CANDIDATE_SOURCES = ("quoted", "ngram", "element", "app", "part", "number")
 NUMBERS = tuple(str(i) for i in range(13))
 """Candidates of source ``number`` (answers to counting questions)."""
@@ -429,7 +432,8 @@ def _history_rows(history: Sequence[Action], k: int, spec: FeatureSpec) -> tuple
             continue
         a = recent[slot - offset]
         row = rows[slot]
-        row[ACTION_KINDS.index(a.kind)] = 1.0
+        if a.kind in ACTION_KINDS:
+            row[ACTION_KINDS.index(a.kind)] = 1.0
         base = len(ACTION_KINDS)
         if a.x is not None and a.y is not None:
             row[base], row[base + 1], row[base + 2] = a.x, a.y, 1.0

@@ -3,7 +3,8 @@
 ``execute`` is a pure function ``(phone, action) -> phone``: taps are hit-tested against the
 element bounds of the current view (top-most reactive element wins; a tap on nothing does
 nothing), vertical swipes scroll the screen's list, ``type`` appends to the focused field,
-keys navigate. Unknown app names raise :class:`InvalidActionError`.
+keys navigate. Unknown app names, `hover` and key chords (`ctrl+a`, web only) raise
+:class:`InvalidActionError`.
 
 Keys: back/escape = hide keyboard, else close dialog, else leave the screen; home = launcher;
 enter = submit the focused field (search, send) or hide the keyboard; backspace/delete =
@@ -15,7 +16,7 @@ long-press action acts as a tap (as on Android).
 
 from __future__ import annotations
 
-from adaroll.actions import Action, ActionKind
+from adaroll.actions import Action, ActionKind, is_chord
 from adaroll.envs.base import InvalidActionError
 from adaroll.envs.mobile.apps import APP_NAMES, APPS, find_app
 from adaroll.envs.mobile.screen import (
@@ -147,7 +148,13 @@ def execute(phone: Phone, action: Action) -> Phone:
     if kind is ActionKind.TYPE:
         return _type(phone, action.text or "")
     if kind is ActionKind.KEY:
+        if is_chord(action.key):
+            raise InvalidActionError(f"key({action.key}): the phone has no keyboard chords "
+                                     "(they are web only); use backspace to delete text")  # fmt: skip
         return _key(phone, action)
+    if kind is ActionKind.HOVER:
+        raise InvalidActionError("hover is web only: a touch screen has no pointer to hover "
+                                 "with; use tap, long_press or swipe")  # fmt: skip
     if kind is ActionKind.OPEN_APP:
         app = find_app(action.app or "")
         if app is None:

@@ -90,7 +90,9 @@ CHROMIUM_FLAGS = (
     "--in-process-gpu",
     "--password-store=basic",
     "--mute-audio",
-    "--hide-scrollbars",
+    # no --hide-scrollbars: stock MiniWoB++ (the miniwob package's Selenium env) draws them,
+    # and a scrollbar narrows its scroll container - without one, layouts (email-inbox's list)
+    # differ and coordinates that solve a task here miss in the stock env
     "--disable-smooth-scrolling",
     "--force-device-scale-factor=1",
     "--force-color-profile=srgb",

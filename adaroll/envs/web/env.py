@@ -22,7 +22,14 @@ next renders - which made outcomes depend on timing).
 * ``type(text)`` - ``Input.insertText`` into the focused text field; when the focused element is
   not a text field (e.g. a date/time input, a select) each character is sent as key events;
 * ``key(k)`` - key down/up events for enter, tab, escape, backspace, delete, space, arrows,
-  page up/down; the phone keys (back, home, recent, volume) are invalid here;
+  page up/down; the phone keys (back, home, recent, volume) are invalid here. A chord
+  (``key(ctrl+a)``) holds its modifiers down around the key, with the DevTools ``modifiers``
+  bits set on every event, so the page sees ``ctrlKey`` etc. and Chromium runs its editing
+  shortcuts: ``ctrl+a`` selects all text of the focused field (then ``type`` replaces it and
+  ``backspace`` deletes it);
+* ``hover(x, y)`` - the pointer moves to (x, y) and stays there (it is not parked): the page
+  gets ``mousemove``/``mouseover``/``mouseenter``, which open menus such as click-menu's
+  nested ones; CSS ``:hover`` styles stay removed (see above);
 * ``wait()`` - sleep ``wait_seconds``; ``done()`` - ends the episode (success only if the task
   already rewarded it); ``open_app`` is invalid.
 
@@ -58,7 +65,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from adaroll.actions import Action, ActionKind
+from adaroll.actions import KEYS, Action, ActionKind
 from adaroll.envs.base import (
     ENVS,
     EnvFault,
@@ -98,6 +105,14 @@ KEY_EVENTS: dict[str, tuple[str, str, int, str]] = {
     "right": ("ArrowRight", "ArrowRight", 39, ""),
     "page_up": ("PageUp", "PageUp", 33, ""),
     "page_down": ("PageDown", "PageDown", 34, ""),
+}
+
+# chord modifier -> (DOM key, DOM code, Windows virtual key code, DevTools modifier bit)
+MODIFIER_EVENTS: dict[str, tuple[str, str, int, int]] = {
+    "alt": ("Alt", "AltLeft", 18, 1),
+    "ctrl": ("Control", "ControlLeft", 17, 2),
+    "meta": ("Meta", "MetaLeft", 91, 4),
+    "shift": ("Shift", "ShiftLeft", 16, 8),
 }
 
 PRELUDE_TEMPLATE = r"""
@@ -621,15 +636,35 @@ class WebEnv(GUIEnv):
         self._mouse("mouseReleased", x, y, button="left", buttons=0, clickCount=count)
 
     def _key(self, name: str) -> None:
-        key, code, vk, text = KEY_EVENTS[name]
+        *mods, base = name.split("+")
+        if base in KEY_EVENTS:
+            key, code, vk, text = KEY_EVENTS[base]
+        else:  # a chord's letter or digit (validated by Action)
+            code = f"Key{base.upper()}" if base.isalpha() else f"Digit{base}"
+            key, vk, text = base, ord(base.upper()), base
+        held = 0
+        for mod in mods:  # modifiers go down first, each event carrying those already held
+            mkey, mcode, mvk, bit = MODIFIER_EVENTS[mod]
+            held |= bit
+            self.cdp.call("Input.dispatchKeyEvent", {"type": "rawKeyDown", "key": mkey, "code": mcode,
+                                                     "windowsVirtualKeyCode": mvk, "modifiers": held})  # fmt: skip
+        if held & ~MODIFIER_EVENTS["shift"][3]:
+            text = ""  # ctrl/alt/meta chords type nothing: the browser runs them as shortcuts
+        elif held and text.isalpha():
+            text = key = text.upper()
         down: dict[str, Any] = {"type": "keyDown" if text else "rawKeyDown", "key": key,
-                                "code": code, "windowsVirtualKeyCode": vk}  # fmt: skip
+                                "code": code, "windowsVirtualKeyCode": vk, "modifiers": held}  # fmt: skip
         if text:
             down["text"] = text
             down["unmodifiedText"] = text
         self.cdp.call("Input.dispatchKeyEvent", down)
         self.cdp.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code,
-                                                 "windowsVirtualKeyCode": vk})  # fmt: skip
+                                                 "windowsVirtualKeyCode": vk, "modifiers": held})  # fmt: skip
+        for mod in reversed(mods):
+            mkey, mcode, mvk, bit = MODIFIER_EVENTS[mod]
+            held &= ~bit
+            self.cdp.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": mkey, "code": mcode,
+                                                     "windowsVirtualKeyCode": mvk, "modifiers": held})  # fmt: skip
 
     def _type_chars(self, text: str) -> None:
         for ch in text:
@@ -674,11 +709,15 @@ class WebEnv(GUIEnv):
                 self._type_chars(action.text)
         elif kind is ActionKind.KEY:
             assert action.key is not None
-            if action.key not in KEY_EVENTS:
+            base = action.key.rpartition("+")[2]
+            if base in KEYS and base not in KEY_EVENTS:
                 raise InvalidActionError(
                     f"key {action.key!r} has no meaning in a web page; valid: {', '.join(KEY_EVENTS)}"
+                    ", or a chord such as ctrl+a"
                 )
             self._key(action.key)
+        elif kind is ActionKind.HOVER:
+            self._mouse("mouseMoved", *self._px(action.x, action.y), button="none", buttons=0)
         elif kind is ActionKind.WAIT:
             time.sleep(self.config.wait_seconds)
         elif kind is ActionKind.OPEN_APP:

@@ -16,7 +16,7 @@ Metadata per task: ``curated`` (AdaRoll trains/evaluates on it and has a verifie
 expert), ``max_steps`` (the step limit of an episode), ``expert_steps`` (the expert's mean
 solution length), ``heldout_template`` (curated, but kept out of training: the
 ``heldout-templates`` split), ``tags`` (skills: text, picker, scroll, dialog, tabs, slider,
-multi) and ``multi_step`` (the expert needs more than one action).
+hover, multi) and ``multi_step`` (the expert needs more than one action).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ _CURATED: dict[str, tuple[int, float, bool, tuple[str, ...], str]] = {
     "choose-list": (10, 2.8, False, ("picker", "text", "multi"), "pick from a select, submit"),
     "navigate-tree": (10, 1.2, False, ("multi",), "expand folders to click a file"),
     "search-engine": (12, 4.8, False, ("text", "multi"), "search, page, open the n-th result"),
-    "social-media": (8, 3.1, False, ("scroll", "multi"), "click an action on a user's post"),
+    "social-media": (8, 2.4, False, ("scroll", "multi"), "click an action on a user's post"),
     "social-media-some": (20, 8.5, True, ("scroll", "multi"), "act on several posts, submit"),
     "email-inbox": (16, 3.7, False, ("scroll", "text", "multi"), "reply/forward/delete/star"),
     "email-inbox-delete": (8, 1.0, False, (), "delete a given email"),
@@ -99,6 +99,38 @@ _CURATED: dict[str, tuple[int, float, bool, tuple[str, ...], str]] = {
         ("text", "picker", "scroll", "multi"),
         "search flights by city/date, book the cheapest/shortest",
     ),
+    "book-flight-nodelay": (30, 14.1, False, ("text", "picker", "scroll", "multi"),
+                            "book-flight without autocomplete delay"),  # fmt: skip
+    "choose-date-easy": (8, 3.0, False, ("picker", "multi"), "choose-date, a date in the shown month"),
+    "choose-date-medium": (8, 3.5, False, ("picker", "multi"), "choose-date, a date a few months away"),
+    "choose-date-nodelay": (20, 8.2, False, ("picker", "multi"), "choose-date, no animation"),
+    "use-autocomplete-nodelay": (10, 4.0, False, ("text", "picker", "multi"),
+                                 "use-autocomplete without delay"),  # fmt: skip
+    "click-collapsible-nodelay": (6, 2.0, False, ("multi",), "click-collapsible, no animation"),
+    "click-collapsible-2-nodelay": (10, 2.0, False, ("multi",), "click-collapsible-2, no animation"),
+    "click-tab-2-easy": (5, 1.0, False, ("tabs",), "click-tab-2 with one tab"),
+    "click-tab-2-medium": (6, 1.0, False, ("tabs",), "click-tab-2, or the empty tab if no link"),
+    "click-tab-2-hard": (10, 1.6, False, ("tabs", "multi"), "click-tab-2 with 2-6 tabs"),
+    "click-test": (5, 1.0, False, (), "click the only button"),
+    "click-test-transfer": (5, 1.0, True, (), "click the named one of two buttons"),
+    "click-checkboxes-large": (26, 9.7, False, ("multi",), "click-checkboxes, many boxes"),
+    "click-menu": (6, 2.1, False, ("hover", "multi"), "hover through nested menus, click a leaf"),
+    "click-menu-2": (6, 2.4, False, ("hover", "multi"), "open a menu, find an item by label/icon"),
+    "click-color": (5, 1.0, False, (), "click the box of a named colour"),
+    "unicode-test": (5, 1.0, False, (), "click a button with a non-ASCII label"),
+    "enter-text-dynamic": (8, 3.0, False, ("text", "multi"), "type a random text and submit"),
+    "use-spinner": (22, 7.1, False, ("multi",), "step a spinner to a value, submit"),
+    "form-sequence-3": (8, 3.5, False, ("picker", "multi"), "custom dropdown, then a button"),
+    "multi-orderings": (14, 7.0, False, ("text", "multi"), "fill a form with shuffled rows"),
+    "multi-layouts": (14, 7.0, True, ("text", "multi"), "fill a form in one of five layouts"),
+    "social-media-all": (26, 9.3, True, ("scroll", "multi"), "act on all posts of a user"),
+    "email-inbox-forward": (14, 5.0, False, ("text", "multi"), "forward an email"),
+    "email-inbox-important": (8, 1.0, False, (), "star an email"),
+    "email-inbox-noscroll": (12, 2.2, False, ("text", "multi"), "email-inbox, short inbox"),
+    "email-inbox-star-reply": (12, 2.2, True, ("text", "multi"), "star or reply to an email"),
+    "email-inbox-nl-turk": (12, 3.2, False, ("text", "multi"), "email-inbox, crowd-written goals"),
+    "email-inbox-forward-nl-turk": (12, 5.2, False, ("text", "multi"),
+                                    "forward an email, crowd-written goals"),  # fmt: skip
 }
 
 

@@ -9,6 +9,10 @@ Splits (task instances are ``TaskSpec("web", template, seed)``):
   registry), with the held-out seeds;
 * ``pretrain`` - the training templates with a third, disjoint seed range
   (``PRETRAIN_SEED_BASE + i``), for supervised warm-up data that must not overlap ``train``.
+
+Seeds from ``EXPERT_CHECK_SEED_BASE`` on are in no split: the scripted experts are checked on
+them (``tests/envs/web/test_experts.py``; a larger sweep: ``python -m adaroll.envs.web.experts
+--first-seed 400000 --seeds 20``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from adaroll.envs.web.miniwob import all_tasks, curated_tasks, get_task
 HELDOUT_SEED_BASE = 100_000
 PRETRAIN_SEED_BASE = 200_000
 VAL_SEED_BASE = 300_000
+EXPERT_CHECK_SEED_BASE = 400_000
+"""Seeds ``EXPERT_CHECK_SEED_BASE + i`` belong to no split: the expert checks run on them
+(instances nothing was developed, trained or selected on)."""
 SPLITS = ("train", "val", "heldout", "heldout-templates", "pretrain")
 
 

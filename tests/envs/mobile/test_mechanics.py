@@ -144,6 +144,10 @@ def test_bad_actions_give_clear_errors(env: MobileEnv) -> None:
         env.step(Action(ActionKind.OPEN_APP, app="Camera"))
     with pytest.raises(InvalidActionError, match="expects an adaroll.actions.Action"):
         env.step("tap(0.5, 0.5)")  # type: ignore[arg-type]
+    with pytest.raises(InvalidActionError, match="hover is web only"):
+        env.step(Action.hover(0.5, 0.5))
+    with pytest.raises(InvalidActionError, match=r"key\(ctrl\+a\): the phone has no keyboard chords"):
+        env.step(Action.press("ctrl+a"))
     assert env.steps_taken == 0  # rejected actions cost nothing
     with pytest.raises(KeyError, match="unknown mobile task template 'nope'"):
         env.reset(options={"task": spec("nope", 0)})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adaroll.config import ConfigError
-from adaroll.envs.web.suite import MiniWoBSuite
+from adaroll.envs.web.suite import EXPERT_CHECK_SEED_BASE, MiniWoBSuite
 
 SPLITS = ("pretrain", "train", "val", "heldout", "heldout-templates")
 
@@ -20,3 +20,9 @@ def test_val_holds_new_seeds_of_the_train_templates() -> None:
     assert len(MiniWoBSuite(eval_seeds=2, val_seeds=5).split("val")) == 5 * len(suite.train_templates())
     with pytest.raises(ConfigError, match="val_seeds must be a non-negative int"):
         MiniWoBSuite(val_seeds=-1)
+
+
+def test_expert_check_seeds_are_in_no_split() -> None:
+    suite = MiniWoBSuite(train_seeds=64, eval_seeds=64, pretrain_seeds=64)
+    seeds = {t.seed for name in SPLITS for t in suite.split(name)}
+    assert max(seeds) < EXPERT_CHECK_SEED_BASE  # every split's seed range ends below it
