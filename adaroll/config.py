@@ -31,7 +31,8 @@ class EnvConfig(Frozen):
     name: str = "mobile"
     """Registered environment name (`adaroll envs list`)."""
     snapshot_backend: str = "memory"
-    """Registered snapshot backend used for Suffix starts: memory, replay or criu."""
+    """Registered snapshot backend used for Suffix starts: memory, replay, forkserver or criu
+    (docs/envs.md says which works for which env)."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Keyword options passed to the environment factory. The mobile env's ``device`` defaults
     to ``noisy`` here (a phone that interrupts and drifts; ``clean`` is the stock phone)."""

@@ -11,8 +11,7 @@ from adaroll.actions import Action, ActionKind
 from adaroll.envs.base import InvalidActionError, Observation, TaskSpec, UIElement
 from adaroll.envs.gymnasium.adapter import ADAPTERS, GymAdapter
 
-MOVES = {"left": (0, 0, -1), "down": (1, 1, 0), "right": (2, 0, 1), "up": (3, -1, 0)}
-"""key name -> (FrozenLake's action number, row step, column step)."""
+MOVES = {"left": (0, 0, -1), "down": (1, 1, 0), "right": (2, 0, 1), "up": (3, -1, 0)}  # action, dy, dx
 TILES = {b"S": "start", b"F": "ice", b"H": "hole", b"G": "goal"}
 
 
@@ -38,7 +37,7 @@ class FrozenLakeAdapter(GymAdapter):
         return int(task.template.rpartition("x")[2]) ** 2
 
     def instruction(self, env: Any, task: TaskSpec) -> str:
-        return "Walk from the start to the goal over the ice without stepping into a hole."
+        return "Walk from the start to the goal over the ice without falling into a hole."
 
     def observation(self, env: Any, raw: Any) -> Observation:  # one element per tile
         lake = env.unwrapped  # read the state itself (not `raw`), so that restores are checked
