@@ -204,10 +204,10 @@ class GymnasiumEnv(GUIEnv):
 
     def _env_for(self, task: TaskSpec) -> Any:
         """The env for ``task``: the current one, unless its ``make`` arguments differ."""
-        kwargs = {**self.config.make_options, **self.adapter.make_kwargs(task)}
-        if self._env is None or kwargs != self._made_with:
+        self._task = task  # errors from here on name it
+        kwargs = {**self.config.make_options, **self._adapter_call("make_kwargs", lambda: self.adapter.make_kwargs(task))}
+        if self._env is None or not _equal(kwargs, self._made_with):
             self.close()
-            self._task = task
             self._env = self._guard("make", lambda: gymnasium.make(self.config.id, **kwargs))
             self._made_with = kwargs
         return self._env
@@ -281,12 +281,19 @@ class StatefulGymnasiumEnv(GymnasiumEnv):
             raise TypeError(f"expected a GymEpisodeState, got {type(state).__name__}")
         self._raise_fault()
         env = self._env_for(state.task)
-        self._task = state.task
         self._guard("reset", lambda: env.reset(seed=state.task.seed))
         self._adapter_call("set_state", lambda: self.adapter.set_state(env, copy.deepcopy(state.env_state)))
         _sync_time_limits(env, state.steps)
         self._instruction, self._steps, self._ended = state.instruction, state.steps, state.ended
         self._set_observation(copy.deepcopy(state.raw))
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """``a == b`` for make arguments that may hold arrays (whose ``==`` is elementwise)."""
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def _sync_time_limits(env: Any, steps: int) -> None:
