@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,web,llm,ray
+EXTRAS ?= dev,web,llm,ray,browsergym
 OUT ?= runs/main
 
 .PHONY: setup system run test lint typecheck clean

@@ -54,3 +54,14 @@ def require_criu_stack() -> None:
         check_criu()
     except CriuUnavailableError as exc:
         require(False, f"needs CRIU: {exc}")
+
+
+def require_browsergym() -> None:
+    """Chromium, miniwob and BrowserGym (``browsergym-core`` + ``browsergym-miniwob``, the
+    ``browsergym`` extra), which the browsergym env drives."""
+    require_chromium()
+    try:
+        import browsergym.core  # noqa: F401
+        import browsergym.miniwob  # noqa: F401
+    except ImportError as exc:
+        require(False, f"browsergym tests need the browsergym extra (pip install -e '.[browsergym]'): {exc}")

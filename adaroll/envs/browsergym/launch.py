@@ -1,0 +1,161 @@
+"""Starting BrowserGym tasks on Debian's Chromium, and resolving BrowserGym task ids.
+
+How BrowserGym launches browsers (``browsergym-core`` 0.14): every ``BrowserEnv.reset`` calls
+``chromium.launch(...)`` twice on one process-wide Playwright object - once for the task's
+page (taking ``pw_chromium_kwargs``) and once for its chat window (``Chat``, which takes no
+launch options at all). Passing ``executable_path`` through ``pw_chromium_kwargs`` would
+therefore still leave the chat asking Playwright for its own browser download, which does not
+exist here. ``browsergym.core`` exposes the shared Playwright object through
+``_set_global_playwright``; :func:`install_playwright` puts a thin wrapper there whose
+``chromium.launch`` adds ``executable_path`` (Debian's Chromium, found by
+:func:`adaroll.envs.web.browser.find_chromium`) to every launch. Nothing in site-packages
+is changed, and Playwright's own browser download is never needed.
+
+MiniWoB++ pages come from the installed ``miniwob`` package: BrowserGym's MiniWoB tasks read
+``MINIWOB_URL`` (the ``file://`` URL of its ``html/miniwob/`` folder, with a trailing slash),
+which :func:`configure_miniwob_url` sets unless the user already did.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import threading
+from typing import Any
+
+BENCHMARK_PACKAGES = {
+    "miniwob": "browsergym.miniwob",
+    "webarena": "browsergym.webarena",
+    "visualwebarena": "browsergym.visualwebarena",
+    "workarena": "browsergym.workarena",
+    "assistantbench": "browsergym.assistantbench",
+}
+"""Task-id prefix (``miniwob`` in ``miniwob.click-test-2``) -> the package that registers those
+tasks with Gymnasium when imported (each is its own ``browsergym-*`` distribution)."""
+
+GYM_PREFIX = "browsergym/"
+
+_lock = threading.Lock()
+_installed: Any = None
+
+
+class BrowserGymUnavailableError(RuntimeError):
+    """``browsergym-core`` (or a benchmark package) is not installed."""
+
+
+class _ChromiumAt:
+    """Playwright's ``BrowserType`` with a fixed executable for every launch."""
+
+    def __init__(self, real: Any, executable: str) -> None:
+        self._real = real
+        self.executable = executable
+
+    def launch(self, **kwargs: Any) -> Any:
+        kwargs.setdefault("executable_path", self.executable)
+        return self._real.launch(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+class _PlaywrightAt:
+    """A started Playwright whose ``chromium`` launches ``executable``."""
+
+    def __init__(self, real: Any, executable: str) -> None:
+        self._real = real
+        self.chromium = _ChromiumAt(real.chromium, executable)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+def import_browsergym_core() -> Any:
+    try:
+        return importlib.import_module("browsergym.core")
+    except ImportError as exc:
+        raise BrowserGymUnavailableError(
+            f"the browsergym environment needs browsergym-core: pip install -e '.[browsergym]' ({exc})"
+        ) from None
+
+
+def install_playwright(executable: str | None = None) -> str:
+    """Make BrowserGym launch Debian's Chromium (or ``executable``) in this process; returns the
+    executable's path. Idempotent; a second call with another executable is an error, because
+    the Playwright object is shared by every BrowserGym env of the process."""
+    from adaroll.envs.web.browser import find_chromium
+
+    path = find_chromium(executable)
+    global _installed
+    with _lock:
+        if _installed is not None:
+            if _installed.chromium.executable != path:
+                raise ValueError(f"BrowserGym already launches {_installed.chromium.executable} "
+                                 f"in this process; cannot switch to {path}")  # fmt: skip
+            return path
+        core = import_browsergym_core()
+        import playwright.sync_api
+
+        real = playwright.sync_api.sync_playwright().start()
+        _installed = _PlaywrightAt(real, path)
+        core._set_global_playwright(_installed)
+    return path
+
+
+def configure_miniwob_url() -> str:
+    """Point BrowserGym's MiniWoB tasks at the installed ``miniwob`` package's pages (kept when
+    ``MINIWOB_URL`` is already set, e.g. to an HTTP server)."""
+    from adaroll.envs.web.miniwob import miniwob_html_dir
+
+    if not os.environ.get("MINIWOB_URL"):
+        os.environ["MINIWOB_URL"] = miniwob_html_dir().as_uri() + "/"
+    return os.environ["MINIWOB_URL"]
+
+
+def benchmark_of(task_name: str) -> str:
+    """``miniwob`` for ``miniwob.click-test-2`` (a BrowserGym task name without ``browsergym/``)."""
+    return task_name.split(".", 1)[0]
+
+
+def normalise_task_name(name: str) -> str:
+    """``browsergym/miniwob.click-test-2`` or ``miniwob.click-test-2`` -> ``miniwob.click-test-2``."""
+    name = name.strip()
+    if name.startswith(GYM_PREFIX):
+        name = name[len(GYM_PREFIX):]
+    return name
+
+
+def registered_tasks(benchmark: str) -> list[str]:
+    """Task names (without ``browsergym/``) that ``benchmark``'s package registers."""
+    import gymnasium
+
+    prefix = f"{GYM_PREFIX}{benchmark}."
+    return sorted(k[len(GYM_PREFIX):] for k in gymnasium.registry if k.startswith(prefix))
+
+
+def resolve_task(name: str) -> str:
+    """The Gymnasium id of BrowserGym task ``name`` after importing its benchmark package, or a
+    ValueError naming the environment, the task and what exists."""
+    name = normalise_task_name(name)
+    bench = benchmark_of(name)
+    if "." not in name or bench not in BENCHMARK_PACKAGES:
+        raise ValueError(f"browsergym environment: task {name!r} is not BENCHMARK.TASK with a "
+                         f"benchmark of {', '.join(BENCHMARK_PACKAGES)}")  # fmt: skip
+    import_browsergym_core()
+    module = BENCHMARK_PACKAGES[bench]
+    if bench == "miniwob":
+        configure_miniwob_url()
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        raise BrowserGymUnavailableError(
+            f"browsergym environment: task {name!r} needs the {module} package "
+            f"(pip install browsergym-{bench}): {exc}"
+        ) from None
+    known = registered_tasks(bench)
+    if name not in known:
+        close = difflib.get_close_matches(name, known, n=3)
+        hint = f"did you mean {', '.join(close)}?" if close else f"e.g. {', '.join(known[:6])}"
+        raise ValueError(f"browsergym environment: unknown task {name!r}; {module} registers "
+                         f"{len(known)} tasks, {hint}")  # fmt: skip
+    return GYM_PREFIX + name
