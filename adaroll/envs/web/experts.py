@@ -56,22 +56,30 @@ HELPERS_JS = r"""
     }
     return (rr - l >= 1 && b - t >= 1) ? [l, t, rr, b] : null;
   };
-  // a point (CSS px) inside el's visible box where el (or a descendant) is the hit element
+  // a point (CSS px) inside el's visible box where el (or a descendant) is the hit element:
+  // the requested one (fx, fy) if it hits, else the first of a grid that hits with a pixel to
+  // spare on every side (a tap is rounded, and an element overlapping el may start right
+  // there), else the first of the grid that hits at all
+  X.hits = (el, x, y) => {
+    const h = document.elementFromPoint(x, y);
+    return !!h && (h === el || el.contains(h));
+  };
   X.hit = (el, fx, fy) => {
     if (!X.shown(el)) return null;
     const b = X.box(el);
     if (!b) return null;
-    const pts = [];
-    if (fx !== undefined) pts.push([fx, fy]);
-    pts.push([0.5, 0.5]);
+    const at = ([u, v]) => [b[0] + (b[2] - b[0]) * u, b[1] + (b[3] - b[1]) * v];
+    if (fx !== undefined) {
+      const [x, y] = at([fx, fy]);
+      if (X.hits(el, x, y)) return [x, y];
+    }
+    const pts = [[0.5, 0.5]];
     for (const u of [0.3, 0.7, 0.15, 0.85]) for (const v of [0.5, 0.3, 0.7, 0.15, 0.85]) pts.push([u, v]);
     for (const v of [0.3, 0.7]) pts.push([0.5, v]);
-    for (const [u, v] of pts) {
-      const x = b[0] + (b[2] - b[0]) * u, y = b[1] + (b[3] - b[1]) * v;
-      const h = document.elementFromPoint(x, y);
-      if (h && (h === el || el.contains(h))) return [x, y];
-    }
-    return null;
+    const spare = ([x, y]) => [[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]]
+      .every(([dx, dy]) => X.hits(el, x + dx, y + dy));
+    const robust = pts.map(at).find(spare);
+    return robust || pts.map(at).find(([x, y]) => X.hits(el, x, y)) || null;
   };
   X.scrollParent = (el) => {
     for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
@@ -549,6 +557,65 @@ def _multi_layouts(p: Page) -> Action:
         if action is not None:
             return action
     return p.act_on("X.all('#area button, #area .final, #area .ui-submit').pop()")
+
+
+# -- reading the page -------------------------------------------------------------------------------
+
+
+@expert("find-word")
+def _find_word(p: Page) -> Action:
+    m = re.search(r"Find the (\d+)\w\w word in the paragraph", p.utterance)
+    assert m is not None
+    words = p.js("X.q('#area p').textContent.trim().split(/\\s+/)")
+    word = re.sub(r"[^a-zA-Z0-9]", "", words[int(m.group(1)) - 1])  # the task ignores punctuation
+    return _fill_then(p, [(_sel("#answer-input"), word)], _sel("#subbtn"))
+
+
+@expert("text-transform")
+def _text_transform(p: Page) -> Action:
+    text = p.js("X.all('#captcha span').map(s => s.textContent).join('')")
+    return _fill_then(p, [(_sel("#tt"), text)], _sel("#subbtn"))
+
+
+@expert("read-table")
+def _read_table(p: Page) -> Action:
+    m = re.search(r"Enter the value of (.+) into the text field", p.utterance)
+    assert m is not None
+    value = p.js(f"X.text(X.all('#tab tr').find(r => X.text(r.cells[0]) === "
+                 f"{json.dumps(m.group(1))}).cells[1])")  # fmt: skip
+    return _fill_then(p, [(_sel("#tt"), value)], _sel("#subbtn"))
+
+
+@expert("simple-arithmetic")
+def _simple_arithmetic(p: Page) -> Action:
+    m = re.fullmatch(r"(-?\d+) ([-+x]) (-?\d+) =", p.js("X.text(X.q('#math-problem'))"))
+    assert m is not None
+    a, op, b = int(m.group(1)), m.group(2), int(m.group(3))
+    answer = a + b if op == "+" else a - b if op == "-" else a * b
+    return _fill_then(p, [(_sel("#math-answer"), str(answer))], _sel("#subbtn"))
+
+
+@expert("odd-or-even")
+def _odd_or_even(p: Page) -> Action:
+    rows = p.js("X.all('#numbers .row').map(r => [parseInt(X.text(X.q('.display-number', r))), "
+                "X.q('button.selected', r) ? X.text(X.q('button.selected', r)) : null])")  # fmt: skip
+    for i, (number, selected) in enumerate(rows):
+        want = "Odd" if number % 2 else "Even"
+        if selected != want:
+            return p.act_on(f"X.q('button.{want.lower()}', X.all('#numbers .row')[{i}])")
+    return p.act_on(_sel("#submit"))
+
+
+@expert("click-shades")
+def _click_shades(p: Page) -> Action:
+    m = re.search(r"Select all the shades of (\w+)", p.utterance)
+    assert m is not None
+    spans = p.js("X.all('#area span').map(s => [s.getAttribute('data-color'), "
+                 "s.classList.contains('selected')])")  # fmt: skip
+    for i, (color, selected) in enumerate(spans):
+        if selected != (color == m.group(1)):
+            return p.act_on(f"X.all('#area span')[{i}]")
+    return p.act_on(_sel("#area button"))
 
 
 # -- date picker ---------------------------------------------------------------------------------

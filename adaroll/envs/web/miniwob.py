@@ -131,6 +131,12 @@ _CURATED: dict[str, tuple[int, float, bool, tuple[str, ...], str]] = {
     "email-inbox-nl-turk": (12, 3.2, False, ("text", "multi"), "email-inbox, crowd-written goals"),
     "email-inbox-forward-nl-turk": (12, 5.2, False, ("text", "multi"),
                                     "forward an email, crowd-written goals"),  # fmt: skip
+    "find-word": (8, 3.0, False, ("text", "multi"), "type the n-th word of a paragraph, submit"),
+    "text-transform": (8, 3.0, False, ("text", "multi"), "type a distorted captcha text, submit"),
+    "read-table": (8, 3.0, False, ("text", "multi"), "type a value read from a table, submit"),
+    "simple-arithmetic": (8, 3.0, False, ("text", "multi"), "type the result of a sum, submit"),
+    "odd-or-even": (8, 4.0, False, ("multi",), "mark each number odd or even, submit"),
+    "click-shades": (14, 5.5, False, ("multi",), "select every shade of a colour, submit"),
 }
 
 
