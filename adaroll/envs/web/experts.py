@@ -360,11 +360,18 @@ def _click_checkboxes(p: Page) -> Action:
     m = re.match(r"Select (.*) and click Submit\.", p.utterance)
     assert m is not None
     wanted = [] if m.group(1) == "nothing" else [w.strip() for w in m.group(1).split(",")]
-    boxes = p.js("X.all('#area input[type=checkbox]').map(i => [X.text(i.parentElement), i.checked])")
-    for i, (name, checked) in enumerate(boxes):
-        if checked != (name in wanted):
-            return p.act_on(f"X.all('#area input[type=checkbox]')[{i}]")
-    return p.act_on(_sel("#subbtn"))
+    return _toggle_then(p, "#area input[type=checkbox]", "[X.text(e.parentElement), e.checked]",
+                        lambda name: name in wanted, _sel("#subbtn"))  # fmt: skip
+
+
+def _toggle_then(p: Page, css: str, read_js: str, want: Callable[[Any], bool], submit_js: str) -> Action:
+    """Tap the first of the elements ``css`` whose on/off state is not ``want(label)``, else
+    submit; ``read_js`` maps an element ``e`` to ``[label, on]``."""
+    items = f"X.all({json.dumps(css)})"
+    for i, (label, on) in enumerate(p.js(f"{items}.map(e => {read_js})")):
+        if on != want(label):
+            return p.act_on(f"{items}[{i}]")
+    return p.act_on(submit_js)
 
 
 @expert("choose-list")
@@ -610,12 +617,8 @@ def _odd_or_even(p: Page) -> Action:
 def _click_shades(p: Page) -> Action:
     m = re.search(r"Select all the shades of (\w+)", p.utterance)
     assert m is not None
-    spans = p.js("X.all('#area span').map(s => [s.getAttribute('data-color'), "
-                 "s.classList.contains('selected')])")  # fmt: skip
-    for i, (color, selected) in enumerate(spans):
-        if selected != (color == m.group(1)):
-            return p.act_on(f"X.all('#area span')[{i}]")
-    return p.act_on(_sel("#area button"))
+    return _toggle_then(p, "#area span", "[e.getAttribute('data-color'), e.classList.contains('selected')]",
+                        lambda color: color == m.group(1), _sel("#area button"))  # fmt: skip
 
 
 # -- date picker ---------------------------------------------------------------------------------
