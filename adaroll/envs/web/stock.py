@@ -2,8 +2,7 @@
 
 The reference for fidelity: an action sequence that solves a task in :class:`WebEnv` should
 solve it in the environment the MiniWoB++ authors ship (``gymnasium.make("miniwob/<task>-v1")``)
-and vice versa. Used by the fidelity test (``tests/envs/web/test_stock_fidelity.py``) and by
-``benchmarks/web_step_rate.py``.
+and vice versa. Used by the fidelity test (``tests/envs/web/test_stock_fidelity.py``).
 
 Actions map one to one, in CSS pixels of the 160 x 210 task area:
 
