@@ -11,15 +11,24 @@ Same tasks, same seeds, same action sequences, side by side in one run:
      screenshot per observation), Debian's chromedriver;
    * ``selenium-dom``       - the same without screenshots (``record_screenshots=False``).
 
+3. the untrained-policy workload (``collector``): Root groups (``--group`` episodes each) of a
+   freshly initialised small policy on every curated training template (``--collector-seeds``
+   seeds each), collected by the real :class:`~adaroll.rollout.collector.Collector` with
+   ``--parallel-jobs`` jobs at once, after one warm-up group that starts the browsers. It
+   reports env steps per second of collection time (``collector_steps_per_s``: resets, policy
+   calls and steps together) and how many resets reused the loaded page.
+
 Actions map one to one: ``tap`` -> ``CLICK_COORDS``, ``type`` -> ``TYPE_TEXT``, ``key`` ->
 ``PRESS_KEY``, ``swipe(up/down)`` -> ``SCROLL_DOWN/UP_COORDS`` (scroll amount matched). Success
 of each replayed sequence is reported per configuration: both envs should accept them.
 Note the envs' different step semantics: WebEnv waits for pending short timers after every
 action (its settle policy) and reloads the page on reset; the Selenium env does neither.
 
-Usage: ``python benchmarks/web_step_rate.py [--seeds 5] [--tasks ...] [--skip-selenium] [--smoke]``;
-prints a table and a final JSON line. ``--smoke`` (CI) runs click-button and enter-text with 1
-seed each in every configuration.
+Usage: ``python benchmarks/web_step_rate.py [--seeds 5] [--tasks ...] [--skip-selenium]
+[--collector-seeds 2] [--group 8] [--parallel-jobs 4] [--skip-collector] [--smoke]``; prints a
+table and a final JSON line with the load average at start and end. ``--smoke`` (CI) runs
+click-button and enter-text with 1 seed each in every configuration, and the collector on those
+two templates with groups of 2.
 """
 
 from __future__ import annotations
@@ -161,15 +170,59 @@ def run_selenium(sequences: dict[tuple[str, int], list[Action]], *, screenshots:
     return _summary(step_times, reset_times, failed, len(sequences))
 
 
+def run_collector(templates: list[str], seeds: int, group: int, parallel_jobs: int) -> dict:
+    """Root groups of an untrained small policy through the real collector (see above)."""
+    from adaroll.checkpoints import CheckpointStore
+    from adaroll.config import PolicyConfig
+    from adaroll.envs import make_env_factory
+    from adaroll.policies import make_policy
+    from adaroll.rollout.collector import Collector
+    from adaroll.rollout.jobs import Job
+    from adaroll.snapshots.memory import MemorySnapshots
+
+    jobs = [Job("root", TaskSpec("web", name, seed), group) for name in templates for seed in range(seeds)]
+    cfg = PolicyConfig()
+    policy = make_policy(cfg, seed=0)
+    collector = Collector(policy, make_env_factory("web"), CheckpointStore(), MemorySnapshots(),
+                          history_window=cfg.history, parallel_jobs=parallel_jobs)  # fmt: skip
+    try:
+        warmup = [Job("root", TaskSpec("web", templates[0], 10_000 + k), group) for k in range(parallel_jobs)]
+        collector.collect(warmup, seed=1)  # browsers started, caches warm
+        began = time.perf_counter()
+        groups = collector.collect(jobs, seed=0)
+        seconds = time.perf_counter() - began
+        resets = {"loaded": 0, "reused": 0, "reuse_refused": 0}
+        for env in collector._idle:
+            for key in resets:
+                resets[key] += getattr(env, "reset_counts", {}).get(key, 0)
+    finally:
+        collector.close()
+    steps = sum(g.cost.env_steps for g in groups)
+    return {"jobs": len(jobs), "group": group, "parallel_jobs": parallel_jobs, "env_steps": steps,
+            "episodes": sum(len(g.rewards) for g in groups), "seconds": round(seconds, 3),
+            "steps_per_s": steps / seconds, "success": sum(sum(g.rewards) for g in groups) / max(1, sum(len(g.rewards) for g in groups)),
+            "resets_incl_warmup": resets}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--tasks", nargs="*", default=DEFAULT_TASKS)
     parser.add_argument("--skip-selenium", action="store_true")
+    parser.add_argument("--collector-seeds", type=int, default=2,
+                        help="untrained-policy workload: Root jobs per curated training template")
+    parser.add_argument("--group", type=int, default=8, help="episodes per Root group")
+    parser.add_argument("--parallel-jobs", type=int, default=4, help="Collector(parallel_jobs=...)")
+    parser.add_argument("--skip-collector", action="store_true")
     parser.add_argument("--smoke", action="store_true", help=f"{' + '.join(SMOKE_TASKS)}, 1 seed (CI)")
     args = parser.parse_args(argv)
+    from adaroll.envs.web.suite import MiniWoBSuite
+
+    templates = MiniWoBSuite().train_templates()
     if args.smoke:
         args.seeds, args.tasks = 1, SMOKE_TASKS
+        templates, args.collector_seeds, args.group, args.parallel_jobs = SMOKE_TASKS, 1, 2, 2
+    load_start = os.getloadavg()[0]
     seeds = list(range(args.seeds))
     browser = BrowserProcess.launch()
     results: dict[str, dict] = {}
@@ -188,14 +241,25 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_selenium:
         results["selenium"] = run_selenium(sequences, screenshots=True)
         results["selenium-dom"] = run_selenium(sequences, screenshots=False)
+    if not args.skip_collector:
+        results["collector"] = run_collector(templates, args.collector_seeds, args.group, args.parallel_jobs)
     print(f"{'config':20s} {'steps/s':>8s} {'med step ms':>11s} {'reset ms':>9s} "
           f"{'episodes/s':>10s} {'success':>8s}")  # fmt: skip
     for name, r in results.items():
+        if name == "collector":
+            print(f"collector (untrained policy, Root groups): {r['steps_per_s']:.1f} env steps/s, "
+                  f"{r['env_steps']} steps in {r['seconds']:.1f} s, {r['jobs']} jobs x {r['group']}, "
+                  f"{r['parallel_jobs']} at once, resets {r['resets_incl_warmup']}")  # fmt: skip
+            continue
         print(f"{name:20s} {r['steps_per_s']:8.1f} {r['median_step_ms']:11.1f} "
               f"{r['mean_reset_ms']:9.1f} {r['episodes_per_s']:10.2f} {r['success']:8.2f}"
               + (f"  failed: {' '.join(r['failed'])}" if r["failed"] else ""))  # fmt: skip
     summary: dict[str, Any] = {"benchmark": "web_step_rate", "tasks": args.tasks,
-                               "seeds": args.seeds, "results": results}  # fmt: skip
+                               "seeds": args.seeds, "results": results,
+                               "load_avg_start": round(load_start, 2)}  # fmt: skip
+    summary["env_steps_per_s"] = results["adaroll"]["steps_per_s"]
+    if "collector" in results:
+        summary["collector_steps_per_s"] = results["collector"]["steps_per_s"]
     if "selenium" in results:
         summary["step_speedup_vs_selenium"] = (
             results["adaroll"]["steps_per_s"] / results["selenium"]["steps_per_s"]
@@ -206,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         summary["screenshot_step_speedup_vs_selenium"] = (
             results["adaroll+screenshot"]["steps_per_s"] / results["selenium"]["steps_per_s"]
         )
+    summary["load_avg_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(summary))
     return 0
 

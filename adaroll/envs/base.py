@@ -123,6 +123,10 @@ class GUIEnv(ABC):
     max_live: int = 256
     """How many instances batch evaluation keeps alive at once (a browser costs ~170 MB and a
     core to start; the embedded simulator almost nothing)."""
+    concurrent_calls: bool = False
+    """True when the env's calls mostly wait on another process (a browser), so that the rollout
+    layer may call several instances at once from threads (each instance from one thread at a
+    time); envs that compute in this process keep False (threads would only add overhead)."""
 
     @abstractmethod
     def reset(
@@ -154,6 +158,11 @@ class GUIEnv(ABC):
     @property
     @abstractmethod
     def steps_taken(self) -> int: ...
+
+    def warm_for(self, task: TaskSpec) -> bool:
+        """True when a reset to ``task`` is cheaper on this instance than on a fresh one (e.g.
+        its page already holds the task's template); the collector reuses such envs first."""
+        return False
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release processes/files the env holds."""

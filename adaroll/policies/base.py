@@ -90,6 +90,17 @@ class Policy(ABC):
         if isinstance(generator, torch.Generator):
             generator.manual_seed(seed)
 
+    def sampling_state(self) -> Any | None:
+        """Everything besides the weights and the contexts that the next samples depend on, or
+        None when the policy cannot say (the default). With it the local collector runs several
+        jobs at once, each sampling from its own seed's state, so a job's group is the same as
+        when collected alone."""
+        return None
+
+    def set_sampling_state(self, state: Any) -> None:
+        """Restore a :meth:`sampling_state`."""
+        raise NotImplementedError(f"{type(self).__name__} has no sampling state to restore")
+
     def train(self, mode: bool = True) -> None:  # noqa: B027 - optional hook
         """Switch dropout etc.; no-op by default."""
 

@@ -646,6 +646,13 @@ class SmallPolicy(Policy):
     def set_rng_state(self, state: torch.Tensor) -> None:
         self.generator.set_state(state)
 
+    def sampling_state(self) -> torch.Tensor:
+        """Sampling draws only from the policy's own generator."""
+        return self.rng_state()
+
+    def set_sampling_state(self, state: Any) -> None:
+        self.set_rng_state(state)
+
     @staticmethod
     def _file(path: Path | str) -> Path:
         """A directory (existing, or a path without suffix) holds ``WEIGHTS_FILE``."""

@@ -20,6 +20,15 @@ in the group's cost (it was spent) and ``Cost.faults`` counts them; after ``max_
 failed attempts of one group :class:`~adaroll.rollout.jobs.RolloutFailed` is raised.
 :attr:`Collector.stats` keeps running totals (faults, timeouts, replaced envs, fallbacks).
 
+Parallel jobs. With ``parallel_jobs > 1``, a policy that can hand over its sampling state
+(:meth:`~adaroll.policies.base.Policy.sampling_state`) and envs that take calls from threads
+(:attr:`~adaroll.envs.base.GUIEnv.concurrent_calls`: browsers), up to that many Root jobs run at
+once, each in its own thread with its own envs; every policy call swaps the job's own sampling
+state in (one call at a time), so each group is still exactly the group the job gives alone -
+the browsers of one job work (or sleep through a ``long_press``) while another job's wait.
+Other jobs, and Root jobs otherwise, run one after another. Within a job, envs that take calls
+from threads are reset and stepped at once (:mod:`adaroll.rollout.concurrent`).
+
 Snapshot restores are verified (:func:`~adaroll.snapshots.fallback.restore_verified`); a
 branch that fails is replaced by replaying the checkpoint's prefix, counted in
 ``Cost.restore_fallbacks``, and the checkpoint's snapshot is rebuilt before its next use.
@@ -28,18 +37,21 @@ branch that fails is replaced by replaying the checkpoint's prefix, counted in
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Any, Protocol
 
 import torch
 
 from adaroll.actions import PAPER_MATCHER, Action, ActionMatcher
 from adaroll.checkpoints import Checkpoint, CheckpointStore
 from adaroll.envs.base import EnvFault, EnvTimeout, GUIEnv, Observation, replay
-from adaroll.policies.base import Context, Policy
-from adaroll.rollout.episodes import Episode, run_episodes
+from adaroll.policies.base import Context, Policy, SampledAction
+from adaroll.rollout.concurrent import call_each
+from adaroll.rollout.episodes import Episode, Sampler, run_episodes
 from adaroll.rollout.jobs import Cost, Decision, Group, Job, RolloutFailed, close_quietly
 from adaroll.seeding import derive_seed
 from adaroll.snapshots.base import SnapshotBackend, SnapshotError, SnapshotRef
@@ -98,9 +110,12 @@ class Collector:
         matcher: ActionMatcher = PAPER_MATCHER,
         batch_across_jobs: bool = False,
         max_retries: int = 3,
+        parallel_jobs: int = 1,
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        if parallel_jobs < 1:
+            raise ValueError(f"parallel_jobs must be >= 1, got {parallel_jobs}")
         self.policy = policy
         self.make_env = make_env
         self.checkpoints = checkpoints
@@ -109,6 +124,14 @@ class Collector:
         self.matcher = matcher
         self.batch_across_jobs = batch_across_jobs
         self.max_retries = max_retries
+        self.parallel_jobs = parallel_jobs
+        """Root jobs collected at once (see "Parallel jobs" in the module docstring)."""
+        self._lock = threading.Lock()
+        """Guards the idle pool and the stats against parallel jobs."""
+        self._sampling = threading.Lock()
+        """One policy call at a time (parallel jobs swap their sampling states in and out)."""
+        self._concurrent_envs: bool | None = None
+        """Whether the env kind takes calls from threads (None: no env made yet)."""
         self.stats = {"faults": 0, "timeouts": 0, "replaced_envs": 0, "restore_fallbacks": 0}
         """Running totals since construction (the ledger holds the per-group counts)."""
         self._refs: dict[str, SnapshotRef] = {}
@@ -129,9 +152,38 @@ class Collector:
                 self.policy.reseed(after_collect_seed(seed))
             return groups
         base = collection_seed(seed)
-        groups = [self.collect_job(job, job_seed(base, j)) for j, job in enumerate(jobs)]
+        seeds = [job_seed(base, j) for j in range(len(jobs))]
+        roots = [j for j, job in enumerate(jobs) if job.kind == "root"]
+        if len(roots) < 2 or not self._jobs_in_parallel():
+            roots = []
+        collected: list[Group | None] = [None] * len(jobs)
+        for j, job in enumerate(jobs):
+            if j not in roots:
+                collected[j] = self.collect_job(job, seeds[j])
+        if roots:
+            with ThreadPoolExecutor(self.parallel_jobs, thread_name_prefix="adaroll-job") as pool:
+                lanes = {j: pool.submit(self._collect_root_in_lane, jobs[j], seeds[j]) for j in roots}
+                wait(lanes.values())
+            for j, lane in lanes.items():
+                collected[j] = lane.result()
         self.policy.reseed(after_collect_seed(base))
-        return groups
+        return [g for g in collected if g is not None]
+
+    def _jobs_in_parallel(self) -> bool:
+        """Parallel jobs need a policy that can hand over its sampling state and envs that
+        take calls from threads (a first env is made to find out, and kept idle)."""
+        if self.parallel_jobs < 2 or self.policy.sampling_state() is None:
+            return False
+        if self._concurrent_envs is None:
+            env = self.make_env()
+            self._concurrent_envs = bool(getattr(env, "concurrent_calls", False))
+            self._release(env, reuse=True)
+        return self._concurrent_envs
+
+    def _collect_root_in_lane(self, job: Job, seed: int) -> Group:
+        """A Root job while others run: sampled from its own seed's sampling state."""
+        lane = _Lane(self.policy, self._sampling, seed)
+        return self._with_retries([job], lane.restart, lane)[0]
 
     def collect_job(self, job: Job, seed: int) -> Group:
         """One job on its own, its samples fixed by ``seed`` (what a Ray worker runs)."""
@@ -173,15 +225,18 @@ class Collector:
         return [g for g in groups if g is not None]
 
     # -- Suffix / Root: episodes to the end, reward = task verifier -----------------------------
-    def _with_retries(self, jobs: Sequence[Job], before_attempt: Callable[[], None]) -> list[Group]:
+    def _with_retries(
+        self, jobs: Sequence[Job], before_attempt: Callable[[], None], sampler: Sampler | None = None
+    ) -> list[Group]:
         """Collect rollout groups, re-running each group an env fault touched (see the module
-        docstring); ``before_attempt`` runs before every attempt (per-job mode: reseed)."""
+        docstring); ``before_attempt`` runs before every attempt (per-job mode: reseed).
+        ``sampler``: what samples the actions (default: the policy)."""
         done: list[Group | None] = [None] * len(jobs)
         spent = [Cost() for _ in jobs]  # what the failed attempts of each job cost
         pending = list(range(len(jobs)))
         while pending:
             before_attempt()
-            attempt = self._rollouts([jobs[i] for i in pending])
+            attempt = self._rollouts([jobs[i] for i in pending], sampler or self.policy)
             still: list[int] = []
             for i, (group, fault) in zip(pending, attempt, strict=True):
                 if fault is None:
@@ -190,8 +245,7 @@ class Collector:
                     continue
                 spent[i].add(group.cost)
                 spent[i].faults += 1
-                self.stats["faults"] += 1
-                self.stats["timeouts"] += isinstance(fault, EnvTimeout)
+                self._count(faults=1, timeouts=int(isinstance(fault, EnvTimeout)))
                 job = jobs[i]
                 if spent[i].faults > self.max_retries:
                     raise RolloutFailed(f"{job.kind} group for {job.task.id} failed on "
@@ -202,7 +256,7 @@ class Collector:
             pending = still
         return [g for g in done if g is not None]
 
-    def _rollouts(self, jobs: Sequence[Job]) -> list[tuple[Group, EnvFault | None]]:
+    def _rollouts(self, jobs: Sequence[Job], sampler: Sampler) -> list[tuple[Group, EnvFault | None]]:
         """One attempt: every job's group, and the first env fault that hit it (None: the
         group is complete). Every env is closed at the end - broken ones included."""
         envs: list[GUIEnv] = []
@@ -214,18 +268,16 @@ class Collector:
         finished = False
         try:
             for j, job in enumerate(jobs):
-                for _ in range(job.group_size):
-                    try:
-                        env, start = self._start(job, costs[j])
-                    except EnvFault as exc:  # _start closed the broken env
-                        faults[j] = exc
-                        self.stats["replaced_envs"] += 1
-                        break
+                if job.kind == "root":
+                    started, faults[j] = self._start_roots(job)
+                else:
+                    started, faults[j] = self._start_branches(job, costs[j])
+                for env, start in started:
                     envs.append(env)
                     starts.append(start)
                     owners.append(j)
             run = [k for k, owner in enumerate(owners) if faults[owner] is None]
-            episodes = run_episodes(self.policy, [envs[k] for k in run], [starts[k] for k in run],
+            episodes = run_episodes(sampler, [envs[k] for k in run], [starts[k] for k in run],
                                     self.history_window)  # fmt: skip
             finished = True
         finally:
@@ -241,27 +293,96 @@ class Collector:
             group.cost.invalid_samples += episode.invalid_samples
             if episode.fault is not None:
                 faults[owner] = faults[owner] or episode.fault
-                self.stats["replaced_envs"] += 1
+                self._count(replaced_envs=1)
                 continue
             group.decisions.append(episode.decisions)
             group.rewards.append(1.0 if episode.success else 0.0)
         return list(zip(groups, faults, strict=True))
 
+    def _count(self, **counts: int) -> None:
+        with self._lock:
+            for name, n in counts.items():
+                self.stats[name] += n
+
     def _release(self, env: GUIEnv, *, reuse: bool) -> None:
-        if reuse and getattr(env, "fault", None) is None and len(self._idle) < env.max_live:
-            self._idle.append(env)
-        else:
+        with self._lock:
+            keep = (reuse and getattr(env, "fault", None) is None
+                    and len(self._idle) < env.max_live * self.parallel_jobs)  # fmt: skip
+            if keep:
+                self._idle.append(env)
+        if not keep:
             close_quietly(env)
 
-    def _start(self, job: Job, cost: Cost) -> tuple[GUIEnv, Start]:
-        if job.kind == "root":
-            env = self._idle.pop() if self._idle else self.make_env()
-            try:
-                obs, info = env.reset(options={"task": job.task})
-            except BaseException:
+    def _take_idle(self, job: Job, n: int) -> list[GUIEnv | None]:
+        """Up to ``n`` idle envs, those for which a reset to the job's task is cheap first
+        (:meth:`~adaroll.envs.base.GUIEnv.warm_for`); None for each env still to make."""
+        with self._lock:
+            self._idle.sort(key=lambda env: env.warm_for(job.task))  # warm ones last: popped first
+            taken: list[GUIEnv | None] = [self._idle.pop() for _ in range(min(n, len(self._idle)))]
+        return taken + [None] * (n - len(taken))
+
+    def _return_idle(self, envs: Sequence[GUIEnv | None]) -> None:
+        with self._lock:
+            self._idle.extend(env for env in envs if env is not None)
+
+    def _start_roots(self, job: Job) -> tuple[list[tuple[GUIEnv, Start]], EnvFault | None]:
+        """Reset ``group_size`` envs (idle ones first, else new ones) to the job's task: at once
+        from threads when the envs allow it, else one after another up to the first fault.
+        Returns the started envs and the first fault (a faulted env is closed; the others are
+        returned, to be released with the attempt)."""
+        envs = self._take_idle(job, job.group_size)
+        try:
+            if envs[0] is None:  # the first env tells whether its kind takes calls from threads
+                envs[0] = self.make_env()
+        except BaseException:
+            self._return_idle(envs)
+            raise
+        if getattr(envs[0], "concurrent_calls", False):
+            outcomes = call_each(lambda env: self._reset_root(job, env), envs, concurrent=True)
+        else:
+            outcomes = []
+            for k, env in enumerate(envs):
+                outcomes.append(self._reset_root(job, env))
+                if isinstance(outcomes[-1], BaseException):
+                    self._return_idle(envs[k + 1 :])
+                    break
+        started = [o for o in outcomes if not isinstance(o, BaseException)]
+        errors = [o for o in outcomes if isinstance(o, BaseException)]
+        faults = [e for e in errors if isinstance(e, EnvFault)]
+        if len(faults) < len(errors):  # not an env fault (a bug, an interrupt): clean up, raise
+            for env, _ in started:
                 close_quietly(env)
-                raise
-            return env, (str(info.get("instruction", env.instruction)), (), obs)
+            raise next(e for e in errors if not isinstance(e, EnvFault))
+        self._count(replaced_envs=len(faults))
+        return started, (faults[0] if faults else None)
+
+    def _reset_root(self, job: Job, env: GUIEnv | None) -> tuple[GUIEnv, Start] | BaseException:
+        """Reset one env (a new one when None) to the job's task; what it raised comes back as
+        the value (a fault or error closes the env)."""
+        try:
+            env = env if env is not None else self.make_env()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
+            return exc
+        try:
+            obs, info = env.reset(options={"task": job.task})
+        except BaseException as exc:  # noqa: BLE001 - as above
+            close_quietly(env)
+            return exc
+        return env, (str(info.get("instruction", env.instruction)), (), obs)
+
+    def _start_branches(self, job: Job, cost: Cost) -> tuple[list[tuple[GUIEnv, Start]], EnvFault | None]:
+        """Restore ``group_size`` branches of the job's checkpoint, one after another (stops at
+        the first fault, which closed its env)."""
+        started: list[tuple[GUIEnv, Start]] = []
+        for _ in range(job.group_size):
+            try:
+                started.append(self._start_branch(job, cost))
+            except EnvFault as exc:
+                self._count(replaced_envs=1)
+                return started, exc
+        return started, None
+
+    def _start_branch(self, job: Job, cost: Cost) -> tuple[GUIEnv, Start]:
         checkpoint = self._checkpoint(job)
         ref = self._snapshot(checkpoint)
         began = time.perf_counter()
@@ -274,7 +395,7 @@ class Collector:
         if restored.fallback:
             cost.restore_fallbacks += 1
             cost.replayed_steps += restored.replayed_steps
-            self.stats["restore_fallbacks"] += 1
+            self._count(restore_fallbacks=1)
             self._forget(checkpoint.id)  # rebuild the snapshot before its next use
         try:
             return env, (checkpoint.instruction, checkpoint.history, env.observe())
@@ -324,3 +445,27 @@ class Collector:
         for ref in self._refs.values():
             self.snapshots.release(ref)
         self._refs.clear()
+
+
+class _Lane:
+    """The sampler of one job among parallel ones: the shared policy, with this job's sampling
+    state swapped in for each call (under ``lock``), so the job draws exactly what it draws when
+    collected alone after ``policy.reseed(seed)``."""
+
+    def __init__(self, policy: Policy, lock: threading.Lock, seed: int) -> None:
+        self.policy, self.lock, self.seed = policy, lock, seed
+        self.state: Any = None
+        self.restart()
+
+    def restart(self) -> None:
+        """Back to the seed's state (before every attempt, as a retry starts over)."""
+        with self.lock:
+            self.policy.reseed(self.seed)
+            self.state = self.policy.sampling_state()
+
+    def sample(self, contexts: Sequence[Context], n: int, *, greedy: bool = False) -> list[list[SampledAction]]:
+        with self.lock:
+            self.policy.set_sampling_state(self.state)
+            samples = self.policy.sample(contexts, n, greedy=greedy)
+            self.state = self.policy.sampling_state()
+        return samples

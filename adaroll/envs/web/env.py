@@ -42,12 +42,24 @@ the compositor applies scrolling asynchronously. jQuery animations are switched 
 menus appear in their final state, and an idle page settles in about a millisecond.
 
 Determinism: a reset loads the task page afresh, seeds ``Math.random`` with the task seed and
-starts the episode. ``Date`` is virtual: it starts at ``virtual_date`` when the page loads and
+starts the episode. ``Date`` is virtual: it restarts at ``virtual_date`` with every episode and
 advances with ``performance.now()`` (continuous across CRIU restores), so date pickers and
 clocks show the same thing on every run. A reset parks the mouse pointer off the task area
 (hover effects must not depend on earlier episodes or on rendering times), the text caret is not drawn (it blinks),
 links to ``#`` do not navigate (a visit would enter the browser history and restyle every
 ``#`` link as ``:visited`` in later episodes) and ``alert``/``confirm``/``prompt`` never block.
+
+Resets that reuse the page (``reuse_page``, the default without screenshots): a reset to the
+template the page already holds skips the reload (60-90 ms of browser CPU) and starts the new
+episode in the page, as MiniWoB++'s own episode loop does - the task rebuilds its area. First the
+env removes what a freshly loaded page would not have: pending short timers and animation
+frames, focus, selection, MiniWoB's click marks, scroll offsets. Then it compares the page's
+*shell* - the body without the task area's content, the instruction and the reward display,
+the task area's scroll offsets, and the event handlers on window, document and body - with the
+shell after the page's first episode start; when they differ (a date picker or dropdown left
+open, a menu appended to the body) the page is reloaded after all. ``reset_counts`` counts
+loads, reuses and refused reuses. Screenshot envs always reload: after scrolling, Chromium
+may keep a scroller composited, which changes a few antialiased pixels at its edge.
 
 Privileged access: :meth:`WebEnv.evaluate` runs JavaScript in the page. Only experts, tests and
 snapshot verification may use it; policies see :class:`~adaroll.envs.base.Observation` only.
@@ -122,9 +134,14 @@ PRELUDE_TEMPLATE = r"""
   const realSetTimeout = window.setTimeout.bind(window);
   const realClearTimeout = window.clearTimeout.bind(window);
   // Virtual wall clock: starts at a fixed instant, advances with performance.now().
+  // The clock restarts at T0 with every episode (A.restartClock), so an episode sees the same
+  // dates whether its page was just loaded or ran earlier episodes.
   const T0 = __T0__;
+  A.restartClock = () => {};
   if (T0 !== null) {
-    const RealDate = Date, p0 = performance.now();
+    const RealDate = Date;
+    let p0 = performance.now();
+    A.restartClock = () => { p0 = performance.now(); };
     const now = () => T0 + Math.floor(performance.now() - p0);
     const VDate = function (...args) {
       if (!new.target) return new RealDate(now()).toString();
@@ -221,6 +238,60 @@ PRELUDE_TEMPLATE = r"""
     return n;
   };
   A.imagesPending = () => Array.from(document.images).some((i) => !i.complete);
+  // Before a new episode in an already loaded page: drop what the last episode left that a
+  // freshly loaded page would not have - pending short timers and animation-frame callbacks,
+  // focus, a text selection, click marks, scroll offsets (of the window and of containers such
+  // as #area that the task keeps while rebuilding their content).
+  A.endEpisode = () => {
+    for (const id of A.pending) realClearTimeout(id);
+    for (const id of A.rafs) realCaf(id);
+    A.pending.clear(); A.rafs.clear();
+    if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
+    window.getSelection().removeAllRanges();
+    window.scrollTo(0, 0);
+    // MiniWoB marks clicked elements with the episode's id (read only within that episode)
+    for (const el of document.querySelectorAll('[data-tampered]')) el.removeAttribute('data-tampered');
+    for (const el of document.querySelectorAll('*')) {
+      if (el.scrollTop) el.scrollTop = 0;
+      if (el.scrollLeft) el.scrollLeft = 0;
+    }
+    return true;
+  };
+  // The page without what an episode start rebuilds (the task area's content, the instruction,
+  // the reward display): equal after an episode start in a reused page and after one in a
+  // freshly loaded page unless the last episode left something there (an open date picker,
+  // a menu appended to the body, classes or scrolling on the task area itself).
+  // Also the event handlers on window, document, <html> and <body> (e.g. a dropdown left open
+  // keeps a "close on outside click" handler on the document), counted natively and, where the
+  // page uses jQuery, per event type.
+  A.shell = () => {
+    const b = document.body.cloneNode(true);
+    for (const sel of ['#area', '#query', '#reward-display']) {
+      const e = b.querySelector(sel);
+      if (e) e.replaceChildren();
+    }
+    const area = document.getElementById('area');
+    const jq = window.jQuery && window.jQuery._data;
+    const handlers = [window, document, document.body].map((t) => {
+      const events = (jq && window.jQuery._data(t, 'events')) || {};
+      return Object.keys(events).sort().map((k) => `${k}:${events[k].length}`).join(',');
+    });
+    return b.outerHTML + (area ? `|${area.scrollTop},${area.scrollLeft}` : '') +
+           `|${A.lastingListeners}|${handlers.join(';')}`;
+  };
+  A.lastingListeners = 0;
+  const lasting = (t) => t === window || t === document || t === document.documentElement ||
+                         t === document.body;
+  const realAdd = EventTarget.prototype.addEventListener;
+  const realRemove = EventTarget.prototype.removeEventListener;
+  EventTarget.prototype.addEventListener = function (...args) {
+    if (lasting(this)) A.lastingListeners++;
+    return realAdd.apply(this, args);
+  };
+  EventTarget.prototype.removeEventListener = function (...args) {
+    if (lasting(this)) A.lastingListeners--;
+    return realRemove.apply(this, args);
+  };
   window.alert = function () {};
   window.confirm = function () { return true; };
   window.prompt = function () { return null; };
@@ -283,6 +354,12 @@ class WebEnvConfig:
     and the env is unusable (a hung browser). A step normally takes 5-50 ms."""
     reset_timeout_s: float = 60.0
     """Bound on one ``reset`` (page load, image preload, episode start)."""
+    reuse_page: bool = True
+    """A reset to the template already loaded starts the new episode in that page, as MiniWoB++'s
+    own episode loop does (the task rebuilds its area), instead of reloading it: a reload costs
+    the browser about 60-90 ms of CPU, the episode start a few. See "Resets" in the module
+    docstring ("Resets that reuse the page"); ignored with ``screenshot``; False reloads on
+    every reset."""
     browser: BrowserConfig = field(default_factory=BrowserConfig)
     """How to launch the browser when the env owns one."""
 
@@ -318,6 +395,7 @@ class WebEnv(GUIEnv):
 
     name = "web"
     max_live = 8
+    concurrent_calls = True  # a step waits on the browser's answers (and sleeps for holds)
 
     def __init__(
         self,
@@ -351,6 +429,12 @@ class WebEnv(GUIEnv):
         self._max_steps = 0
         self.last_step_seconds = 0.0
         self.last_unsettled = 0
+        self._page_template: str | None = None
+        """The task template the page holds (None: unknown, e.g. a restored browser)."""
+        self._page_shell: str | None = None
+        """``__adaroll.shell()`` right after the page's first episode start."""
+        self.reset_counts = {"loaded": 0, "reused": 0, "reuse_refused": 0}
+        """Resets that loaded the page, that reused it, and reuses refused (then loaded)."""
         try:
             self.reconnect()
         except BaseException:
@@ -385,6 +469,11 @@ class WebEnv(GUIEnv):
         cdp.evaluate(self._prelude)
 
     # -- GUIEnv ---------------------------------------------------------------------------------
+    def warm_for(self, task: TaskSpec) -> bool:
+        """The page holds ``task``'s template, so a reset can reuse it (``reuse_page``)."""
+        return (self.config.reuse_page and not self.config.screenshot
+                and self._page_template == task.template)  # fmt: skip
+
     @property
     def task(self) -> TaskSpec:
         if self._task is None:
@@ -416,10 +505,23 @@ class WebEnv(GUIEnv):
     def _reset(self, task: TaskSpec) -> tuple[Observation, dict[str, Any]]:
         meta = get_task(task.template)
         cdp = self.cdp
-        self._load_page(task_url(task.template))
-        self._park()  # hover state must not depend on earlier episodes
-        cdp.evaluate(START_EPISODE_JS % (json.dumps(task.seed), json.dumps(self.config.data_mode)))
-        self._wait_until("WOB_TASK_READY !== false", timeout=10.0)
+        reuse = self.config.reuse_page and not self.config.screenshot
+        reused = False
+        if reuse and self._page_template == task.template:
+            cdp.evaluate("__adaroll.endEpisode()")
+            self._start_episode(task)
+            reused = cdp.evaluate("__adaroll.shell()") == self._page_shell
+            if reused:
+                self.reset_counts["reused"] += 1
+            else:  # the last episode left a trace outside what the task rebuilds: reload
+                self.reset_counts["reuse_refused"] += 1
+        if not reused:
+            self._page_template = None  # until the new page has loaded
+            self._load_page(task_url(task.template))
+            self._start_episode(task)
+            self._page_template = task.template
+            self._page_shell = cdp.evaluate("__adaroll.shell()") if reuse else None
+            self.reset_counts["loaded"] += 1
         self._settle()
         self._task = task
         self._instruction = str(cdp.evaluate(UTTERANCE_JS))
@@ -433,6 +535,12 @@ class WebEnv(GUIEnv):
             "task": task.id,
             "max_steps": self._max_steps,
         }
+
+    def _start_episode(self, task: TaskSpec) -> None:
+        self._park()  # hover state must not depend on earlier episodes
+        self.cdp.evaluate("__adaroll.restartClock()")
+        self.cdp.evaluate(START_EPISODE_JS % (json.dumps(task.seed), json.dumps(self.config.data_mode)))
+        self._wait_until("WOB_TASK_READY !== false", timeout=10.0)
 
     def step(self, action: Action) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         if self._task is None:

@@ -1,0 +1,53 @@
+"""Call several envs at once from threads, when their calls wait on other processes.
+
+A web env's step is a dozen DevTools round trips to its browser, and a ``long_press`` or
+``wait`` sleeps in the controller; the browsers of a lockstep group can do that work at the same
+time while this process waits on their sockets (measured: the 8 browsers of a group stepped one
+after another spent most of a collection in ``recv``). Envs that compute in this process (the
+embedded mobile simulator) gain nothing from threads, so an env opts in with
+:attr:`~adaroll.envs.base.GUIEnv.concurrent_calls`.
+
+Results do not depend on the threads: each call touches only its own env, and results come back
+in the order of the inputs, so a collection stays a pure function of its seed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+MAX_THREADS = 64
+"""Threads of the shared pool (each waits on one env; a group has at most a few dozen)."""
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="adaroll-env")
+        return _pool
+
+
+def concurrent_envs(envs: Sequence[Any]) -> bool:
+    """True when there is more than one env and every one allows calls from other threads."""
+    return len(envs) > 1 and all(getattr(env, "concurrent_calls", False) for env in envs)
+
+
+def call_each(fn: Callable[[T], R], items: Sequence[T], *, concurrent: bool) -> list[R]:
+    """``[fn(item) for item in items]``, the calls run at once from threads when ``concurrent``.
+    Every call has finished when this returns; an exception is re-raised (the first one in item
+    order) only after all calls are over, so no thread still touches an env the caller then
+    closes."""
+    if not concurrent or len(items) <= 1:
+        return [fn(item) for item in items]
+    futures = [_executor().submit(fn, item) for item in items]
+    wait(futures)
+    return [future.result() for future in futures]
