@@ -38,7 +38,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from adaroll.actions import Action, ActionKind
@@ -154,7 +154,11 @@ class BrowserGymEnv(GUIEnv):
 
     @classmethod
     def validate_options(cls, **options: Any) -> None:
-        """Option values checked before any env (and browser) is built."""
+        """Option names and values checked before any env (and browser) is built."""
+        valid = [f.name for f in fields(BrowserGymEnvConfig)]
+        unknown = sorted(set(options) - set(valid))
+        if unknown:
+            raise ValueError(f"unknown option(s) {', '.join(unknown)}; valid: {', '.join(valid)}")
         config = replace(BrowserGymEnvConfig(), **options)
         for name in ("max_steps", "slow_mo", "timeout_ms"):
             value = getattr(config, name)

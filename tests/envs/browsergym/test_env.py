@@ -87,14 +87,23 @@ def _task_browser(before: dict[int, str]) -> int:
     return pids[0]
 
 
+def _profiles(before: dict[int, str]) -> set[str]:
+    """The profile folders of the browsers Playwright launched since ``before`` (every process
+    of such a browser names it; other jobs' browsers on the machine do not)."""
+    return {arg for pid, cmd in live_processes().items() if pid not in before
+            for arg in cmd.split() if "playwright_chromiumdev_profile" in arg}  # fmt: skip
+
+
 def test_browser_killed_mid_episode_is_an_env_fault() -> None:
     with BrowserGymEnv(**FAST) as env:
         before = live_processes()
         env.reset(options={"task": TaskSpec("browsergym", "miniwob.click-checkboxes", 2)})
+        profiles = _profiles(before)
+        assert len(profiles) == 2  # the task page's browser and the chat window's
         os.kill(_task_browser(before), signal.SIGKILL)
         with pytest.raises(EnvFault, match="browsergym env step of browsergym:miniwob.click-checkboxes#2"):
             env.step(parse_action("tap(0.5, 0.5)"))
         assert env.fault is not None
         with pytest.raises(EnvFault, match="unusable after an earlier fault"):
             env.reset(options={"task": CLICK_TEST_2})
-    assert left_behind(before, "chromium") == {}  # the chat window's browser closed too
+    assert left_behind(before, *profiles) == {}  # the chat window's browser closed too

@@ -1,6 +1,6 @@
 """The browsergym task suite: BrowserGym task names (with or without ``browsergym/``) as
 AdaRoll tasks, the web suite's disjoint seed ranges, unknown names refused naming the option
-and the task, and experts only where the web env has one."""
+and the task, experts only where the web env has one, and env options checked before any browser starts."""
 
 from __future__ import annotations
 
@@ -49,3 +49,12 @@ def test_no_expert_outside_the_web_envs_miniwob_experts() -> None:
 
     with pytest.raises(KeyError, match="no scripted expert for BrowserGym task 'miniwob.bisect-angle'"):
         get_suite("browsergym").expert_action(FakeEnv())  # type: ignore[arg-type]
+
+
+def test_env_options_are_checked_before_a_browser_starts() -> None:
+    from adaroll.envs import make_env_factory
+
+    with pytest.raises(ConfigError, match="unknown option.*slowmo; valid: executable"):
+        make_env_factory("browsergym", slowmo=0)
+    with pytest.raises(ConfigError, match="slow_mo must be a non-negative int or null, got -5"):
+        make_env_factory("browsergym", slow_mo=-5)
