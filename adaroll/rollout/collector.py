@@ -23,7 +23,8 @@ failed attempts of one group :class:`~adaroll.rollout.jobs.RolloutFailed` is rai
 Parallel jobs. With ``parallel_jobs > 1``, a policy that can hand over its sampling state
 (:meth:`~adaroll.policies.base.Policy.sampling_state`) and envs that take calls from threads
 (:attr:`~adaroll.envs.base.GUIEnv.concurrent_calls`: browsers), up to that many Root jobs run at
-once, each in its own thread with its own envs; every policy call swaps the job's own sampling
+once (jobs of one task template in order, so that they reuse each other's loaded pages), each
+in its own thread with its own envs; every policy call swaps the job's own sampling
 state in (one call at a time), so each group is still exactly the group the job gives alone -
 the browsers of one job work (or sleep through a ``long_press``) while another job's wait.
 Other jobs, and Root jobs otherwise, run one after another. Within a job, envs that take calls
@@ -161,11 +162,18 @@ class Collector:
             if j not in roots:
                 collected[j] = self.collect_job(job, seeds[j])
         if roots:
+            # one queue per task template, run in order: a job then finds the pages the one
+            # before it left loaded (WebEnv reuses them); the queues run in parallel
+            queues: dict[str, list[int]] = defaultdict(list)
+            for j in roots:
+                queues[jobs[j].task.template].append(j)
             with ThreadPoolExecutor(self.parallel_jobs, thread_name_prefix="adaroll-job") as pool:
-                lanes = {j: pool.submit(self._collect_root_in_lane, jobs[j], seeds[j]) for j in roots}
-                wait(lanes.values())
-            for j, lane in lanes.items():
-                collected[j] = lane.result()
+                done = [pool.submit(self._collect_queue, [(j, jobs[j], seeds[j]) for j in queue])
+                        for queue in queues.values()]  # fmt: skip
+                wait(done)
+            for future in done:
+                for j, group in future.result():
+                    collected[j] = group
         self.policy.reseed(after_collect_seed(base))
         return [g for g in collected if g is not None]
 
@@ -180,10 +188,14 @@ class Collector:
             self._release(env, reuse=True)
         return self._concurrent_envs
 
-    def _collect_root_in_lane(self, job: Job, seed: int) -> Group:
-        """A Root job while others run: sampled from its own seed's sampling state."""
-        lane = _Lane(self.policy, self._sampling, seed)
-        return self._with_retries([job], lane.restart, lane)[0]
+    def _collect_queue(self, queue: Sequence[tuple[int, Job, int]]) -> list[tuple[int, Group]]:
+        """Root jobs one after another while other queues run, each sampled from its own seed's
+        sampling state: ``(index, job, seed)`` -> ``(index, group)``."""
+        out = []
+        for j, job, seed in queue:
+            lane = _Lane(self.policy, self._sampling, seed)
+            out.append((j, self._with_retries([job], lane.restart, lane)[0]))
+        return out
 
     def collect_job(self, job: Job, seed: int) -> Group:
         """One job on its own, its samples fixed by ``seed`` (what a Ray worker runs)."""
@@ -314,11 +326,14 @@ class Collector:
             close_quietly(env)
 
     def _take_idle(self, job: Job, n: int) -> list[GUIEnv | None]:
-        """Up to ``n`` idle envs, those for which a reset to the job's task is cheap first
-        (:meth:`~adaroll.envs.base.GUIEnv.warm_for`); None for each env still to make."""
+        """Up to ``n`` idle envs: first those for which a reset to the job's task is cheap
+        (:meth:`~adaroll.envs.base.GUIEnv.warm_for`), then the longest idle ones (the recently
+        released may be warm for a job that follows theirs); None for each env still to make."""
         with self._lock:
-            self._idle.sort(key=lambda env: env.warm_for(job.task))  # warm ones last: popped first
-            taken: list[GUIEnv | None] = [self._idle.pop() for _ in range(min(n, len(self._idle)))]
+            ranked = sorted(range(len(self._idle)), key=lambda i: (not self._idle[i].warm_for(job.task), i))
+            chosen = set(ranked[:n])
+            taken: list[GUIEnv | None] = [self._idle[i] for i in ranked[:n]]
+            self._idle = [env for i, env in enumerate(self._idle) if i not in chosen]
         return taken + [None] * (n - len(taken))
 
     def _return_idle(self, envs: Sequence[GUIEnv | None]) -> None:

@@ -4,6 +4,7 @@ one-after-another collection, faults included (the faulted group is re-run with 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -75,12 +76,14 @@ def store(line_store):
 
 
 def jobs_for(store) -> list[Job]:
-    """Root jobs among OneStep and Suffix ones (which run one after another)."""
+    """Root jobs among OneStep and Suffix ones (which run one after another). Parallel jobs
+    take one task template after another: two templates here (the line env ignores them)."""
     tasks = SUITE.split("train")
     ckpt = store.for_task(tasks[0].id)[1]
+    other = [dataclasses.replace(t, template="other") for t in tasks]
     return [Job("root", tasks[1], 6), Job("onestep", tasks[0], 4, checkpoint_id=ckpt.id),
-            Job("root", tasks[2], 5), Job("suffix", tasks[0], 3, checkpoint_id=ckpt.id),
-            Job("root", tasks[0], 6), Job("root", tasks[3], 4)]  # fmt: skip
+            Job("root", other[2], 5), Job("suffix", tasks[0], 3, checkpoint_id=ckpt.id),
+            Job("root", tasks[0], 6), Job("root", other[3], 4)]  # fmt: skip
 
 
 def outcome(group: Group) -> tuple:
@@ -115,8 +118,7 @@ def test_threads_and_parallel_jobs_collect_the_same_groups(store) -> None:
 def test_a_fault_under_parallel_jobs_reruns_only_its_group(store) -> None:
     jobs = jobs_for(store)
     clean, _, _ = collect(store, LineEnv, jobs)
-    tasks = SUITE.split("train")
-    ThreadedLineEnv.arm(fail_once={tasks[2].id})
+    ThreadedLineEnv.arm(fail_once={jobs[2].task.id})
     groups, collector, _ = collect(store, ThreadedLineEnv, jobs, parallel_jobs=3)
     assert [outcome(g)[:3] for g in groups] == [outcome(g)[:3] for g in clean]
     assert [g.cost.faults for g in groups] == [0, 0, 1, 0, 0, 0]
