@@ -6,7 +6,9 @@ Same tasks, same seeds, same action sequences, side by side in one run:
    timed);
 2. replay every sequence in each configuration, timing ``reset`` and ``step`` separately:
    * ``adaroll``            - WebEnv, element-list observations (the default);
-   * ``adaroll+screenshot`` - WebEnv with a screenshot per observation;
+   * ``adaroll+screenshot`` - WebEnv with a screenshot per observation (element list +
+     screenshot, as the Selenium env observes), in a browser it launches for that (frames
+     drawn on demand, :data:`adaroll.envs.web.browser.FAST_FRAME_FLAGS`);
    * ``selenium``           - ``gymnasium.make("miniwob/<task>-v1")`` as shipped (DOM +
      screenshot per observation), Debian's chromedriver;
    * ``selenium-dom``       - the same without screenshots (``record_screenshots=False``).
@@ -233,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(map(len, sequences.values()))} actions", flush=True)  # fmt: skip
         results["adaroll"] = run_webenv(env, sequences)
         env.close()
-        shot_env = WebEnv(browser=browser, screenshot=True)
+        shot_env = WebEnv(screenshot=True)  # its own browser, launched for screenshots
         results["adaroll+screenshot"] = run_webenv(shot_env, sequences)
         shot_env.close()
     finally:

@@ -88,7 +88,12 @@ from adaroll.envs.base import (
     TaskSpec,
 )
 from adaroll.envs.web import dom
-from adaroll.envs.web.browser import BrowserConfig, BrowserProcess, BrowserUnavailableError
+from adaroll.envs.web.browser import (
+    FAST_FRAME_FLAGS,
+    BrowserConfig,
+    BrowserProcess,
+    BrowserUnavailableError,
+)
 from adaroll.envs.web.cdp import CDPError, CDPSession, CDPTimeoutError
 from adaroll.envs.web.miniwob import (
     PAGE_READY_JS,
@@ -327,7 +332,9 @@ class WebEnvConfig:
     """Knobs of the web environment (defaults are what rollouts, replay and tests use)."""
 
     screenshot: bool = False
-    """Also capture a screenshot (H x W x 3 uint8 of the task area) with every observation."""
+    """Also capture a screenshot (H x W x 3 uint8 of the task area) with every observation
+    (a lossless PNG of the task area only, decoded; a browser the env launches itself then
+    draws frames unthrottled, see :data:`~adaroll.envs.web.browser.FAST_FRAME_FLAGS`)."""
     max_elements: int = dom.MAX_ELEMENTS
     """At most this many UI elements per observation."""
     max_steps: int | None = None
@@ -417,7 +424,12 @@ class WebEnv(GUIEnv):
         self._fault: EnvFault | None = None
         """The fault that broke this env, if one did; every later call re-raises it."""
         self._in_call = False
-        self._browser = browser if browser is not None else BrowserProcess.launch(config.browser)
+        if browser is None:
+            launch = config.browser
+            if config.screenshot:  # a screenshot need not wait for the next 60 Hz frame
+                launch = replace(launch, extra_args=(*launch.extra_args, *FAST_FRAME_FLAGS))
+            browser = BrowserProcess.launch(launch)
+        self._browser = browser
         self._cdp: CDPSession | None = None
         self._prelude = prelude_js(config)
         self._prelude_id: str | None = None
@@ -649,7 +661,8 @@ class WebEnv(GUIEnv):
 
         with self._call("screenshot", self.config.step_timeout_s):
             data = self.cdp.call("Page.captureScreenshot", {
-                "format": "png", "clip": {"x": 0, "y": 0, "width": SCREEN[0], "height": SCREEN[1],
+                "format": "png", "optimizeForSpeed": True,  # lossless, cheaper to encode
+                "clip": {"x": 0, "y": 0, "width": SCREEN[0], "height": SCREEN[1],
                                           "scale": 1}})["data"]  # fmt: skip
         with Image.open(io.BytesIO(base64.b64decode(data))) as img:
             return np.asarray(img.convert("RGB"))
