@@ -68,7 +68,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from adaroll.actions import DIRECTIONS, KEYS, POINT_KINDS, Action, ActionKind
+from adaroll.actions import DIRECTIONS, POINT_KINDS, Action, ActionKind, key_error
 from adaroll.policies.base import POLICIES, Context, Policy, SampledAction
 from adaroll.policies.features import (
     CANDIDATE_SOURCES,
@@ -166,7 +166,8 @@ class SmallPolicyConfig:
     kinds: tuple[str, ...] = ("tap", "long_press", "swipe", "type", "key", "open_app", "done")
     """Action kinds the policy may emit (set it from the environment's action space)."""
     keys: tuple[str, ...] = ("back", "home", "enter")
-    """Keys the ``key`` head chooses from (a subset of ``adaroll.actions.KEYS``)."""
+    """Keys the ``key`` head chooses from (names of ``adaroll.actions.KEYS``, or web chords such
+    as ``ctrl+a``)."""
     app_names: tuple[str, ...] = ()
     """App names always offered as candidates (source ``app``), e.g. the env's launcher apps."""
     type_sources: tuple[str, ...] = ("quoted",)
@@ -195,8 +196,9 @@ class SmallPolicyConfig:
         if len(set(self.kinds)) != len(self.kinds):
             raise ValueError(f"duplicate kinds in {self.kinds}")
         for key in self.keys:
-            if key not in KEYS:
-                raise ValueError(f"unknown key {key!r}; valid keys: {', '.join(KEYS)}")
+            error = key_error(key)  # a key name, or a web chord such as ctrl+a
+            if error is not None:
+                raise ValueError(f"keys: {error}")
         if "key" in self.kinds and not self.keys:
             raise ValueError("kind 'key' needs at least one key")
         for name in ("type_sources", "app_sources", "answer_sources"):

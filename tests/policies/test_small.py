@@ -261,6 +261,22 @@ def test_scores_expert_actions_outside_the_sampler_support() -> None:
         policy.decision_log_probs([ctx], [SampledAction(None, 0.0, "garbage")])
 
 
+def test_web_only_actions_can_be_configured_scored_and_sampled() -> None:
+    """hover and key chords are not in the default action space; a web policy opts in."""
+    els = (UIElement(0, "menuitem", "Alvera", (0.0, 0.1, 0.5, 0.2), CLICK),)
+    ctx = Context("Select Alvera>Terza", Observation(els, (160, 210)))
+    plain = small()
+    assert not plain.represents(ctx, Action.hover(0.25, 0.15))
+    with pytest.raises(ValueError, match="keys: key chord 'shift\\+ctrl\\+a'"):
+        SmallPolicyConfig(keys=("shift+ctrl+a",))
+    web = small(kinds=("tap", "hover", "key", "type"), keys=("enter", "backspace", "ctrl+a"))
+    actions = [Action.hover(0.25, 0.15), Action.press("ctrl+a")]
+    logp, _ = web.decision_log_probs([ctx] * 2, actions)
+    assert torch.isfinite(logp).all() and all(web.represents(ctx, a) for a in actions)
+    kinds = {s.action.kind for s in web.sample([ctx], 64)[0]}  # type: ignore[union-attr]
+    assert ActionKind.HOVER in kinds
+
+
 # -- persistence and seeds ----------------------------------------------------------------------
 
 
