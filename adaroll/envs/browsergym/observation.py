@@ -12,7 +12,8 @@ Output: :class:`~adaroll.envs.base.UIElement` tuples under the rules of the web 
 * ids are positions in the list, which is in document order (a depth-first walk of the tree);
 * an element is listed when it is *interactive* - an ARIA widget role (button, link, textbox,
   checkbox, ...) or BrowserGym's ``clickable`` - or has text of its own (its direct
-  ``StaticText`` children); text inside an interactive element folds into it; a label wrapping
+  ``StaticText`` children); text inside an interactive element folds into it, and so does
+  everything inside a widget (a clickable image in a button is the button); a label wrapping
   a control gives the control its text (Chromium already names the control by it) instead of
   being listed; a clickable container without text whose targets are listed separately is not
   listed itself;
@@ -201,8 +202,10 @@ class _Extractor:
             flags.add("editable")
         return frozenset(flags)
 
-    def walk(self, node: _Node, in_interactive: bool) -> Iterator[tuple[bool, UIElement]]:
-        interactive = self.interactive(node)
+    def walk(self, node: _Node, in_interactive: bool, in_control: bool = False,
+             ) -> Iterator[tuple[bool, UIElement]]:  # fmt: skip
+        # inside a widget (button, link, ...) everything folds into it, as in the web env
+        interactive = not in_control and self.interactive(node)
         wraps_control = node.role == "LabelText" and self.has_interactive(node, labels=False)
         if not node.ignored and node.bid is not None and node.role not in SKIPPED_ROLES \
                 and not wraps_control:  # fmt: skip
@@ -218,8 +221,9 @@ class _Extractor:
                     role = "generic"
                 yield interactive, UIElement(-1, role, text or (node.name if icon else ""), box,
                                              self.flags(node, interactive))  # fmt: skip
+        control = in_control or (interactive and node.role in WIDGET_ROLES)
         for child in node.children:
-            yield from self.walk(child, in_interactive or interactive)
+            yield from self.walk(child, in_interactive or interactive, control)
 
 
 def axtree_elements(

@@ -49,8 +49,9 @@ def test_tree_rules_on_a_hand_made_page() -> None:
         _node(4, "LabelText", "", [5, 6], bid="b"),  # a label wrapping a checkbox
         _node(5, "checkbox", "Tick", bid="c", props=[("checked", "true")]),
         _node(6, "StaticText", "Tick"),
-        _node(7, "button", "Go", [8], bid="d", props=[("disabled", True)]),
+        _node(7, "button", "Go", [8, 10], bid="d", props=[("disabled", True)]),
         _node(8, "StaticText", "Go"),
+        _node(10, "image", "arrow", bid="h"),  # clickable, but inside a widget: folds into it
         _node(9, "textbox", "", bid="e", props=[("editable", "plaintext"), ("placeholder", "Name")]),
         _node(11, "generic", "", [12], bid="f"),  # scrolled out of view
         _node(12, "StaticText", "gone"),
@@ -58,8 +59,8 @@ def test_tree_rules_on_a_hand_made_page() -> None:
         _node(14, "StaticText", "edge"),
     ]
     boxes = {"a": [0, 0, 240, 300], "b": [0, 30, 90, 15], "c": [0, 30, 15, 15],
-             "d": [0, 60, 60, 30], "e": [0, 120, 150, 30], "f": None, "g": [180, 285, 120, 60]}
-    elements = axtree_elements(_obs(nodes, boxes, clickable={"b", "c", "d", "e"}, focused="e"),
+             "d": [0, 60, 60, 30], "h": [40, 60, 20, 30], "e": [0, 120, 150, 30], "f": None, "g": [180, 285, 120, 60]}
+    elements = axtree_elements(_obs(nodes, boxes, clickable={"b", "c", "d", "e", "h"}, focused="e"),
                                (160, 210), scale=1.5)
     got = [(e.id, e.role, e.text, sorted(e.flags)) for e in elements]
     assert got == [
