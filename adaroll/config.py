@@ -343,10 +343,11 @@ class RolloutConfig(Frozen):
     """Local backend only: sample all jobs of an iteration in shared policy batches (faster on
     one process, but results then depend on the batch and differ from the Ray backend's).
     False: every job is sampled on its own from a seed derived from (iteration seed, job index)."""
-    parallel_jobs: int = Field(4, ge=1)
+    parallel_jobs: int = Field(2, ge=1)
     """Local backend: Root jobs collected at once when the env's calls wait on other processes
     (browsers) and the policy can hand over its sampling state (the small policy); each job
-    samples from its own seed, so results do not depend on it. 1: one job after another."""
+    samples from its own seed, so results do not depend on it. 1: one job after another. Each
+    job holds its own browsers (about 170 MB each): 2 x 8 running and as many idle at most."""
     max_retries: int = Field(3, ge=0)
     """How many times a group is re-run after a fault before the run fails: a crashed or hung
     env (both backends; the group restarts from its reset or snapshot in fresh envs, with the

@@ -18,7 +18,9 @@ Same tasks, same seeds, same action sequences, side by side in one run:
    seeds each), collected by the real :class:`~adaroll.rollout.collector.Collector` with
    ``--parallel-jobs`` jobs at once, after one warm-up group that starts the browsers. It
    reports env steps per second of collection time (``collector_steps_per_s``: resets, policy
-   calls and steps together) and how many resets reused the loaded page.
+   calls and steps together), the CPU this process and its browsers used per step
+   (``cpu_ms_per_step``; on a shared machine 2000 / it bounds the rate two idle cores could
+   reach) and how many resets reused the loaded page.
 
 Actions map one to one: ``tap`` -> ``CLICK_COORDS``, ``type`` -> ``TYPE_TEXT``, ``key`` ->
 ``PRESS_KEY``, ``swipe(up/down)`` -> ``SCROLL_DOWN/UP_COORDS`` (scroll amount matched). Success
@@ -27,7 +29,7 @@ Note the envs' different step semantics: WebEnv waits for pending short timers a
 action (its settle policy) and reloads the page on reset; the Selenium env does neither.
 
 Usage: ``python benchmarks/web_step_rate.py [--seeds 5] [--tasks ...] [--skip-selenium]
-[--collector-seeds 2] [--group 8] [--parallel-jobs 4] [--skip-collector] [--smoke]``; prints a
+[--collector-seeds 2] [--group 8] [--parallel-jobs 2] [--skip-collector] [--smoke]``; prints a
 table and a final JSON line with the load average at start and end. ``--smoke`` (CI) runs
 click-button and enter-text with 1 seed each in every configuration, and the collector on those
 two templates with groups of 2.
@@ -41,11 +43,13 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("SE_AVOID_STATS", "true")  # Selenium must not phone home
 
 from adaroll.actions import Action, ActionKind  # noqa: E402
+from adaroll.config import RolloutConfig  # noqa: E402
 from adaroll.envs.base import TaskSpec  # noqa: E402
 from adaroll.envs.web import BrowserProcess, WebEnv  # noqa: E402
 from adaroll.envs.web.experts import run_expert_episode  # noqa: E402
@@ -172,6 +176,29 @@ def run_selenium(sequences: dict[tuple[str, int], list[Action]], *, screenshots:
     return _summary(step_times, reset_times, failed, len(sequences))
 
 
+def tree_cpu_s(root: int) -> float:
+    """CPU seconds (user + system) used so far by process ``root`` and its live descendants
+    (here: this process and its browsers). On a shared machine, CPU per step says more than
+    wall time: 2 cores / (CPU per step) bounds the rate on an idle machine."""
+    parents, cpu = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        pid = int(stat.parent.name)
+        parents[pid], cpu[pid] = int(fields[1]), int(fields[11]) + int(fields[12])
+
+    def descends(pid: int) -> bool:
+        while pid > 1 and pid in parents:
+            if pid == root:
+                return True
+            pid = parents[pid]
+        return False
+
+    return sum(ticks for pid, ticks in cpu.items() if descends(pid)) / os.sysconf("SC_CLK_TCK")
+
+
 def run_collector(templates: list[str], seeds: int, group: int, parallel_jobs: int) -> dict:
     """Root groups of an untrained small policy through the real collector (see above)."""
     from adaroll.checkpoints import CheckpointStore
@@ -190,9 +217,9 @@ def run_collector(templates: list[str], seeds: int, group: int, parallel_jobs: i
     try:
         warmup = [Job("root", TaskSpec("web", templates[0], 10_000 + k), group) for k in range(parallel_jobs)]
         collector.collect(warmup, seed=1)  # browsers started, caches warm
-        began = time.perf_counter()
+        began, cpu_began = time.perf_counter(), tree_cpu_s(os.getpid())
         groups = collector.collect(jobs, seed=0)
-        seconds = time.perf_counter() - began
+        seconds, cpu = time.perf_counter() - began, tree_cpu_s(os.getpid()) - cpu_began
         resets = {"loaded": 0, "reused": 0, "reuse_refused": 0}
         for env in collector._idle:
             for key in resets:
@@ -202,7 +229,8 @@ def run_collector(templates: list[str], seeds: int, group: int, parallel_jobs: i
     steps = sum(g.cost.env_steps for g in groups)
     return {"jobs": len(jobs), "group": group, "parallel_jobs": parallel_jobs, "env_steps": steps,
             "episodes": sum(len(g.rewards) for g in groups), "seconds": round(seconds, 3),
-            "steps_per_s": steps / seconds, "success": sum(sum(g.rewards) for g in groups) / max(1, sum(len(g.rewards) for g in groups)),
+            "steps_per_s": steps / seconds, "cpu_s": round(cpu, 1),
+            "cpu_ms_per_step": 1000 * cpu / max(1, steps), "success": sum(sum(g.rewards) for g in groups) / max(1, sum(len(g.rewards) for g in groups)),
             "resets_incl_warmup": resets}  # fmt: skip
 
 
@@ -214,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--collector-seeds", type=int, default=2,
                         help="untrained-policy workload: Root jobs per curated training template")
     parser.add_argument("--group", type=int, default=8, help="episodes per Root group")
-    parser.add_argument("--parallel-jobs", type=int, default=4, help="Collector(parallel_jobs=...)")
+    parser.add_argument("--parallel-jobs", type=int, default=RolloutConfig().parallel_jobs,
+                        help="Collector(parallel_jobs=...); default: rollout.parallel_jobs's")
     parser.add_argument("--skip-collector", action="store_true")
     parser.add_argument("--smoke", action="store_true", help=f"{' + '.join(SMOKE_TASKS)}, 1 seed (CI)")
     args = parser.parse_args(argv)
@@ -250,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, r in results.items():
         if name == "collector":
             print(f"collector (untrained policy, Root groups): {r['steps_per_s']:.1f} env steps/s, "
-                  f"{r['env_steps']} steps in {r['seconds']:.1f} s, {r['jobs']} jobs x {r['group']}, "
+                  f"{r['env_steps']} steps in {r['seconds']:.1f} s ({r['cpu_ms_per_step']:.0f} ms CPU "
+                  f"per step, browsers included), {r['jobs']} jobs x {r['group']}, "
                   f"{r['parallel_jobs']} at once, resets {r['resets_incl_warmup']}")  # fmt: skip
             continue
         print(f"{name:20s} {r['steps_per_s']:8.1f} {r['median_step_ms']:11.1f} "

@@ -26,6 +26,7 @@ def test_smoke_run_prints_step_rates_of_webenv_and_selenium(smoke) -> None:
     # the untrained-policy workload: Root groups of 2 on both templates through the collector
     assert collector["jobs"] == 2 and collector["episodes"] == 4 and collector["env_steps"] > 0
     assert result["collector_steps_per_s"] == collector["steps_per_s"] > 0
+    assert collector["cpu_ms_per_step"] > 0  # the browsers' CPU is counted
     assert result["env_steps_per_s"] == result["results"]["adaroll"]["steps_per_s"]
     for figures in result["results"].values():
         assert figures["episodes"] == 2 and figures["steps"] == steps and figures["success"] == 1.0
