@@ -37,7 +37,7 @@ from adaroll.config import (
     load_config,
 )
 from adaroll.envs import get_suite, make_env_factory
-from adaroll.envs.base import GUIEnv, TaskSpec, TaskSuite
+from adaroll.envs.base import ENVS, GUIEnv, TaskSpec, TaskSuite
 from adaroll.evaluation import evaluate_split
 from adaroll.experts import ExpertCollection, collect_experts, replay_on_device, save_collection
 from adaroll.io import atomic_write_text, make_private_dir
@@ -45,7 +45,7 @@ from adaroll.policies import load_policy, make_policy
 from adaroll.policies.base import Context, Policy
 from adaroll.rollout.collector import Collector, RolloutCollector
 from adaroll.seeding import derive_seed, seed_everything
-from adaroll.snapshots.base import SNAPSHOT_BACKENDS
+from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SupportsStateCopy
 from adaroll.training.bill import Bill
 from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
 from adaroll.training.scheduler import SCHEDULERS
@@ -284,8 +284,20 @@ class Pipeline:
         self.suite  # noqa: B018 - resolves the env name
         policy_class(self.cfg.policy.kind)
         SNAPSHOT_BACKENDS.get(self.cfg.env.snapshot_backend)
+        self._check_state_copies()
         for phase in (self.cfg.stage1, self.cfg.rl):
             PIVOT_SCORERS.get(phase.pivots.scorer)
+
+    def _check_state_copies(self) -> None:
+        """The ``memory`` backend needs envs that copy their state. Say so before experts and
+        browsers run when the env's class cannot (a factory that decides per instance, like the
+        gymnasium env's adapter, is checked at its first snapshot instead)."""
+        factory = ENVS.get(self.cfg.env.name)
+        if (self.cfg.env.snapshot_backend == "memory" and isinstance(factory, type)
+                and not issubclass(factory, SupportsStateCopy)):  # fmt: skip
+            raise ConfigError(f"env.snapshot_backend: the {self.cfg.env.name} env cannot copy its "
+                              "state in memory; use replay (any env) or one docs/envs.md lists "
+                              "for it")  # fmt: skip
 
     def run(self, *, resume: bool = True) -> dict[str, Any]:
         self.check_names()
