@@ -29,7 +29,8 @@ lint: setup
 	$(VENV)/bin/ruff check adaroll tests benchmarks
 
 typecheck: setup
-	$(VENV)/bin/mypy adaroll/algos adaroll/actions.py adaroll/training/ledger.py adaroll/config.py adaroll/experiments
+	$(VENV)/bin/mypy adaroll/algos adaroll/actions.py adaroll/training/ledger.py adaroll/config.py adaroll/experiments \
+		adaroll/envs/gymnasium adaroll/envs/as_gymnasium.py adaroll/envs/browsergym
 
 test: setup system lint typecheck
 	$(VENV)/bin/python -m pytest -q -rA --durations=15 tests
