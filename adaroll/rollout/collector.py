@@ -23,7 +23,8 @@ failed attempts of one group :class:`~adaroll.rollout.jobs.RolloutFailed` is rai
 Parallel jobs. With ``parallel_jobs > 1``, a policy that can hand over its sampling state
 (:meth:`~adaroll.policies.base.Policy.sampling_state`) and envs that take calls from threads
 (:attr:`~adaroll.envs.base.GUIEnv.concurrent_calls`: browsers), up to that many Root jobs run at
-once (jobs of one task template in order, so that they reuse each other's loaded pages), each
+once (jobs of one task template in order, so that they reuse each other's loaded pages; a
+template's jobs are split over several queues when there are fewer templates than parallel jobs), each
 in its own thread with its own envs; every policy call swaps the job's own sampling
 state in (one call at a time), so each group is still exactly the group the job gives alone -
 the browsers of one job work (or sleep through a ``long_press``) while another job's wait.
@@ -164,12 +165,17 @@ class Collector:
         if roots:
             # one queue per task template, run in order: a job then finds the pages the one
             # before it left loaded (WebEnv reuses them); the queues run in parallel
-            queues: dict[str, list[int]] = defaultdict(list)
+            by_template: dict[str, list[int]] = defaultdict(list)
             for j in roots:
-                queues[jobs[j].task.template].append(j)
+                by_template[jobs[j].task.template].append(j)
+            queues = list(by_template.values())
+            while len(queues) < self.parallel_jobs and max(map(len, queues)) > 1:
+                longest = max(queues, key=len)  # fewer templates than parallel jobs: split one
+                queues.remove(longest)
+                queues += [longest[: len(longest) // 2], longest[len(longest) // 2 :]]
             with ThreadPoolExecutor(self.parallel_jobs, thread_name_prefix="adaroll-job") as pool:
                 done = [pool.submit(self._collect_queue, [(j, jobs[j], seeds[j]) for j in queue])
-                        for queue in queues.values()]  # fmt: skip
+                        for queue in queues]  # fmt: skip
                 wait(done)
             for future in done:
                 for j, group in future.result():
