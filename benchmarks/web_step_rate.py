@@ -29,7 +29,8 @@ Note the envs' different step semantics: WebEnv waits for pending short timers a
 action (its settle policy) and reloads the page on reset; the Selenium env does neither.
 
 Usage: ``python benchmarks/web_step_rate.py [--seeds 5] [--tasks ...] [--skip-selenium]
-[--collector-seeds 2] [--group 8] [--parallel-jobs 2] [--skip-collector] [--smoke]``; prints a
+[--collector-seeds 2] [--collector-templates ...] [--group 8] [--parallel-jobs 2]
+[--skip-collector] [--only-collector] [--smoke]``; prints a
 table and a final JSON line with the load average at start and end. ``--smoke`` (CI) runs
 click-button and enter-text with 1 seed each in every configuration, and the collector on those
 two templates with groups of 2.
@@ -244,32 +245,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group", type=int, default=8, help="episodes per Root group")
     parser.add_argument("--parallel-jobs", type=int, default=RolloutConfig().parallel_jobs,
                         help="Collector(parallel_jobs=...); default: rollout.parallel_jobs's")
+    parser.add_argument("--collector-templates", nargs="*",
+                        help="untrained-policy workload on these templates only (default: every curated "
+                             "training template)")
     parser.add_argument("--skip-collector", action="store_true")
+    parser.add_argument("--only-collector", action="store_true",
+                        help="skip the expert replay and Selenium configurations")
     parser.add_argument("--smoke", action="store_true", help=f"{' + '.join(SMOKE_TASKS)}, 1 seed (CI)")
     args = parser.parse_args(argv)
     from adaroll.envs.web.suite import MiniWoBSuite
 
-    templates = MiniWoBSuite().train_templates()
+    templates = args.collector_templates or MiniWoBSuite().train_templates()
     if args.smoke:
         args.seeds, args.tasks = 1, SMOKE_TASKS
         templates, args.collector_seeds, args.group, args.parallel_jobs = SMOKE_TASKS, 1, 2, 2
     load_start = os.getloadavg()[0]
     seeds = list(range(args.seeds))
-    browser = BrowserProcess.launch()
+    if args.only_collector:
+        args.tasks, args.skip_selenium = [], True
     results: dict[str, dict] = {}
-    try:
-        env = WebEnv(browser=browser)
-        sequences = record(env, args.tasks, seeds)
-        print(f"recorded {len(sequences)} expert sequences, "
-              f"{sum(map(len, sequences.values()))} actions", flush=True)  # fmt: skip
-        results["adaroll"] = run_webenv(env, sequences)
-        env.close()
-        shot_env = WebEnv(screenshot=True)  # its own browser, launched for screenshots
-        results["adaroll+screenshot"] = run_webenv(shot_env, sequences)
-        shot_env.close()
-    finally:
-        browser.kill()
-    if not args.skip_selenium:
+    sequences: dict[tuple[str, int], list[Action]] = {}
+    if args.tasks:
+        browser = BrowserProcess.launch()
+        try:
+            env = WebEnv(browser=browser)
+            sequences = record(env, args.tasks, seeds)
+            print(f"recorded {len(sequences)} expert sequences, "
+                  f"{sum(map(len, sequences.values()))} actions", flush=True)  # fmt: skip
+            results["adaroll"] = run_webenv(env, sequences)
+            env.close()
+            shot_env = WebEnv(screenshot=True)  # its own browser, launched for screenshots
+            results["adaroll+screenshot"] = run_webenv(shot_env, sequences)
+            shot_env.close()
+        finally:
+            browser.kill()
+    if sequences and not args.skip_selenium:
         results["selenium"] = run_selenium(sequences, screenshots=True)
         results["selenium-dom"] = run_selenium(sequences, screenshots=False)
     if not args.skip_collector:
@@ -289,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     summary: dict[str, Any] = {"benchmark": "web_step_rate", "tasks": args.tasks,
                                "seeds": args.seeds, "results": results,
                                "load_avg_start": round(load_start, 2)}  # fmt: skip
-    summary["env_steps_per_s"] = results["adaroll"]["steps_per_s"]
+    if args.tasks:
+        summary["env_steps_per_s"] = results["adaroll"]["steps_per_s"]
     if "collector" in results:
         summary["collector_steps_per_s"] = results["collector"]["steps_per_s"]
     if "selenium" in results:
