@@ -47,7 +47,7 @@ def envs(browser):
 def test_a_reused_page_starts_the_episode_a_reloaded_page_starts(envs, template) -> None:
     fresh, reused = envs
     rng = random.Random(template)
-    for seed in (4, 9):
+    for seed in (4,):
         messy_episode(reused, TaskSpec("web", template, seed + 50), rng)
         task = TaskSpec("web", template, seed)
         before = dict(reused.reset_counts)
