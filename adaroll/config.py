@@ -348,6 +348,12 @@ class RolloutConfig(Frozen):
     (browsers) and the policy can hand over its sampling state (the small policy); each job
     samples from its own seed, so results do not depend on it. 1: one job after another. Each
     job holds its own browsers (about 170 MB each): 2 x 8 running and as many idle at most."""
+    prefetch_branches: int = Field(8, ge=0)
+    """Local backend: snapshot branches restored ahead of the iteration's Suffix starts, in a
+    background thread while other jobs run, when the env's calls wait on other processes
+    (browsers); bounds how many are ready or restoring at once (each holds a browser, about
+    180 MB; fewer when the snapshot backend's branch pool could not also hold a whole group).
+    Prefetched branches are verified like any restore, so results do not depend on it. 0: off."""
     max_retries: int = Field(3, ge=0)
     """How many times a group is re-run after a fault before the run fails: a crashed or hung
     env (both backends; the group restarts from its reset or snapshot in fresh envs, with the

@@ -34,6 +34,16 @@ from threads are reset and stepped at once (:mod:`adaroll.rollout.concurrent`).
 Snapshot restores are verified (:func:`~adaroll.snapshots.fallback.restore_verified`); a
 branch that fails is replaced by replaying the checkpoint's prefix, counted in
 ``Cost.restore_fallbacks``, and the checkpoint's snapshot is rebuilt before its next use.
+
+Prefetched branches. With ``prefetch_branches > 0`` and envs that take calls from threads, a
+collection's Suffix jobs run after its other jobs, and a background thread
+(:class:`~adaroll.rollout.prefetch.BranchPrefetcher`) builds their snapshots and restores their
+branches, in the order the starts will take them, at most ``prefetch_branches`` ahead (fewer
+when the backend's branch pool, ``max_branches``, could not also hold the largest group). Each
+branch comes from the same verified restore a start makes itself, and a start checks that the
+branch still shows the recorded element tree (else it closes it and restores afresh), so the
+groups are the same with or without prefetching. ``Cost.restore_seconds`` is what the group's
+starts waited for their branches.
 """
 
 from __future__ import annotations
@@ -55,9 +65,10 @@ from adaroll.policies.base import Context, Policy, SampledAction
 from adaroll.rollout.concurrent import call_each
 from adaroll.rollout.episodes import Episode, Sampler, run_episodes
 from adaroll.rollout.jobs import Cost, Decision, Group, Job, RolloutFailed, close_quietly
+from adaroll.rollout.prefetch import BranchPrefetcher
 from adaroll.seeding import derive_seed
 from adaroll.snapshots.base import SnapshotBackend, SnapshotError, SnapshotRef
-from adaroll.snapshots.fallback import restore_verified
+from adaroll.snapshots.fallback import Restored, restore_verified
 
 log = logging.getLogger("adaroll")
 Start = tuple[str, tuple[Action, ...], Observation]
@@ -113,11 +124,14 @@ class Collector:
         batch_across_jobs: bool = False,
         max_retries: int = 3,
         parallel_jobs: int = 1,
+        prefetch_branches: int = 0,
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if parallel_jobs < 1:
             raise ValueError(f"parallel_jobs must be >= 1, got {parallel_jobs}")
+        if prefetch_branches < 0:
+            raise ValueError(f"prefetch_branches must be >= 0, got {prefetch_branches}")
         self.policy = policy
         self.make_env = make_env
         self.checkpoints = checkpoints
@@ -128,6 +142,13 @@ class Collector:
         self.max_retries = max_retries
         self.parallel_jobs = parallel_jobs
         """Root jobs collected at once (see "Parallel jobs" in the module docstring)."""
+        self.prefetch_branches = prefetch_branches
+        """Most branches restored ahead of their Suffix starts (see "Prefetched branches")."""
+        self._prefetcher: BranchPrefetcher | None = None
+        self._snapshot_lock = threading.Lock()
+        """One snapshot build at a time (the prefetch thread builds them too)."""
+        self.branch_waits: list[float] = []
+        """Seconds each Suffix start of the last collection waited for its branch."""
         self._lock = threading.Lock()
         """Guards the idle pool and the stats against parallel jobs."""
         self._sampling = threading.Lock()
@@ -146,6 +167,18 @@ class Collector:
     def collect(self, jobs: Sequence[Job], *, seed: int | None = None) -> list[Group]:
         """One group per job, in job order. ``seed`` (the trainer passes its iteration seed)
         fixes every sample; None draws a base seed from torch's global generator."""
+        self.branch_waits = []
+        capacity = self._prefetch_capacity(jobs)
+        if capacity == 0:
+            return self._collect(jobs, seed)
+        self._prefetcher = BranchPrefetcher(self._restore_checkpoint, capacity)
+        try:
+            return self._collect(jobs, seed)
+        finally:
+            prefetcher, self._prefetcher = self._prefetcher, None
+            prefetcher.close()
+
+    def _collect(self, jobs: Sequence[Job], seed: int | None) -> list[Group]:
         if self.batch_across_jobs:
             if seed is not None:
                 self.policy.reseed(derive_seed("batched", seed))
@@ -159,8 +192,12 @@ class Collector:
         if len(roots) < 2 or not self._jobs_in_parallel():
             roots = []
         collected: list[Group | None] = [None] * len(jobs)
+        # Suffix jobs last, so that their branches are restored while the others run (each job
+        # samples from its own seed: the order changes no group)
+        suffix = [j for j, job in enumerate(jobs) if job.kind == "suffix"] if self._prefetcher else []
+        self._plan_prefetch([jobs[j] for j in suffix])
         for j, job in enumerate(jobs):
-            if j not in roots:
+            if j not in roots and j not in suffix:
                 collected[j] = self.collect_job(job, seeds[j])
         if roots:
             # one queue per task template, run in order: a job then finds the pages the one
@@ -180,6 +217,8 @@ class Collector:
             for future in done:
                 for j, group in future.result():
                     collected[j] = group
+        for j in suffix:
+            collected[j] = self.collect_job(jobs[j], seeds[j])
         self.policy.reseed(after_collect_seed(base))
         return [g for g in collected if g is not None]
 
@@ -211,6 +250,7 @@ class Collector:
         return self._with_retries([job], lambda: self.policy.reseed(seed))[0]
 
     def _collect_batched(self, jobs: Sequence[Job]) -> list[Group]:
+        self._plan_prefetch([job for job in jobs if job.kind == "suffix"])
         groups: list[Group | None] = [None] * len(jobs)
         onestep = [i for i, j in enumerate(jobs) if j.kind == "onestep"]
         rollout = [i for i, j in enumerate(jobs) if j.kind != "onestep"]
@@ -405,12 +445,32 @@ class Collector:
 
     def _start_branch(self, job: Job, cost: Cost) -> tuple[GUIEnv, Start]:
         checkpoint = self._checkpoint(job)
-        ref = self._snapshot(checkpoint)
         began = time.perf_counter()
-        restored = restore_verified(self.snapshots, ref, self.make_env)
-        cost.restore_seconds += time.perf_counter() - began
-        cost.restores += 1
+        prefetched = self._take_prefetched(checkpoint)
+        if prefetched is not None:
+            self.branch_waits.append(time.perf_counter() - began)
+            cost.restore_seconds += self.branch_waits[-1]
+            restored, obs = prefetched
+            self._account_restore(checkpoint, restored, cost)
+            return restored.env, (checkpoint.instruction, checkpoint.history, obs)
+        restored = self._restore_checkpoint(checkpoint.id)
+        self.branch_waits.append(time.perf_counter() - began)
+        cost.restore_seconds += self.branch_waits[-1]
+        self._account_restore(checkpoint, restored, cost)
         env = restored.env
+        try:
+            return env, (checkpoint.instruction, checkpoint.history, env.observe())
+        except BaseException:
+            close_quietly(env)
+            raise
+
+    def _restore_checkpoint(self, checkpoint_id: str) -> Restored:
+        """A verified branch of the checkpoint's snapshot (built first when missing)."""
+        ref = self._snapshot(self.checkpoints.get(checkpoint_id))
+        return restore_verified(self.snapshots, ref, self.make_env)
+
+    def _account_restore(self, checkpoint: Checkpoint, restored: Restored, cost: Cost) -> None:
+        cost.restores += 1
         if getattr(self.snapshots, "replays_prefix", False):
             cost.replayed_steps += len(checkpoint.history)
         if restored.fallback:
@@ -418,11 +478,50 @@ class Collector:
             cost.replayed_steps += restored.replayed_steps
             self._count(restore_fallbacks=1)
             self._forget(checkpoint.id)  # rebuild the snapshot before its next use
+
+    def _take_prefetched(self, checkpoint: Checkpoint) -> tuple[Restored, Observation] | None:
+        """A prefetched branch of ``checkpoint`` that still shows the recorded element tree,
+        with that observation, or None: restore one now. A branch that changed or stopped
+        answering while it waited is closed."""
+        if self._prefetcher is None:
+            return None
+        restored = self._prefetcher.take(checkpoint.id)
+        if restored is None:
+            return None
+        want = checkpoint.observation.element_tree_hash()
         try:
-            return env, (checkpoint.instruction, checkpoint.history, env.observe())
-        except BaseException:
-            close_quietly(env)
-            raise
+            obs = restored.env.observe()
+        except EnvFault as exc:
+            log.warning("prefetched branch of %s stopped answering; restoring another: %s", checkpoint.id, exc)
+            close_quietly(restored.env)
+            return None
+        if obs.element_tree_hash() != want:
+            log.warning("prefetched branch of %s changed while it waited; restoring another", checkpoint.id)
+            close_quietly(restored.env)
+            return None
+        return restored, obs
+
+    def _prefetch_capacity(self, jobs: Sequence[Job]) -> int:
+        """How many branches to restore ahead for ``jobs`` (0: no prefetching): Suffix jobs,
+        envs that take calls from threads, and room in the backend's branch pool for the
+        prefetched branches besides the largest group's."""
+        groups = [job.group_size for job in jobs if job.kind == "suffix"]
+        if self.prefetch_branches == 0 or not groups:
+            return 0
+        if self._concurrent_envs is None:
+            env = self.make_env()
+            self._concurrent_envs = bool(getattr(env, "concurrent_calls", False))
+            self._release(env, reuse=True)
+        if not self._concurrent_envs:
+            return 0
+        pool = getattr(self.snapshots, "max_branches", None)
+        room = self.prefetch_branches if pool is None else min(self.prefetch_branches, pool - max(groups))
+        return max(0, room)
+
+    def _plan_prefetch(self, jobs: Sequence[Job]) -> None:
+        if self._prefetcher is not None:
+            self._prefetcher.plan(job.checkpoint_id for job in jobs
+                                  for _ in range(job.group_size) if job.checkpoint_id is not None)  # fmt: skip
 
     def prefix_length(self, checkpoint_id: str) -> int:
         """Actions from the task's reset to a checkpoint: what replaying it once costs."""
@@ -435,6 +534,10 @@ class Collector:
 
     def _snapshot(self, checkpoint: Checkpoint) -> SnapshotRef:
         """The live snapshot of a checkpoint, rebuilt by replaying its prefix when missing."""
+        with self._snapshot_lock:
+            return self._snapshot_locked(checkpoint)
+
+    def _snapshot_locked(self, checkpoint: Checkpoint) -> SnapshotRef:
         ref = self._refs.get(checkpoint.id)
         if ref is not None:
             return ref
@@ -456,7 +559,8 @@ class Collector:
         return ref
 
     def _forget(self, checkpoint_id: str) -> None:
-        ref = self._refs.pop(checkpoint_id, None)
+        with self._snapshot_lock:  # (queued prefetches restore from the rebuilt snapshot)
+            ref = self._refs.pop(checkpoint_id, None)
         if ref is not None:
             self.snapshots.release(ref)
 

@@ -245,7 +245,8 @@ class Pipeline:
         return Collector(policy, self.make_env, store, backend, matcher=matcher,
                          history_window=self.cfg.policy.history,
                          batch_across_jobs=rollout.batch_across_jobs,
-                         max_retries=rollout.max_retries, parallel_jobs=rollout.parallel_jobs)  # fmt: skip
+                         max_retries=rollout.max_retries, parallel_jobs=rollout.parallel_jobs,
+                         prefetch_branches=rollout.prefetch_branches)  # fmt: skip
 
     def rl_phase(self, name: str, start: Policy, phase: TrainConfig, *, resume: bool) -> PhaseResult:
         pivot_set = self.pivots(f"{name}", start, phase) if phase.algorithm != "vanilla" else None
@@ -393,7 +394,8 @@ class Pipeline:
         return {**bill.row(expert_steps), **scores}
 
 
-_EXECUTION_ONLY = ("backend", "workers", "ray_address", "max_retries", "job_timeout_s", "parallel_jobs")
+_EXECUTION_ONLY = ("backend", "workers", "ray_address", "max_retries", "job_timeout_s", "parallel_jobs",
+                   "prefetch_branches")
 """Rollout fields that change where work runs, never its results: a run may resume with others."""
 
 
