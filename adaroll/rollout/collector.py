@@ -36,12 +36,12 @@ branch that fails is replaced by replaying the checkpoint's prefix, counted in
 ``Cost.restore_fallbacks``, and the checkpoint's snapshot is rebuilt before its next use.
 
 Prefetched branches. With ``prefetch_branches > 0`` and envs that take calls from threads, a
-collection's Suffix jobs run after its other jobs, and a background thread
-(:class:`~adaroll.rollout.prefetch.BranchPrefetcher`) builds their snapshots and restores their
-branches, in the order the starts will take them, at most ``prefetch_branches`` ahead (fewer
-when the backend's branch pool, ``max_branches``, could not also hold the largest group). Each
-branch comes from the same verified restore a start makes itself, and a start checks that the
-branch still shows the recorded element tree (else it closes it and restores afresh), so the
+collection's Suffix jobs run after its other jobs, and background threads (as many as the
+backend restores at once, ``max_restores``; :class:`~adaroll.rollout.prefetch.BranchPrefetcher`)
+build their snapshots and restore their branches, in the order the starts will take them, at
+most ``prefetch_branches`` ahead (fewer when the backend's branch pool, ``max_branches``, could
+not also hold the largest group). Each branch comes from the same verified restore a start
+makes itself, and a start checks that the branch still shows the recorded element tree (else it closes it and restores afresh), so the
 groups are the same with or without prefetching. ``Cost.restore_seconds`` is what the group's
 starts waited for their branches.
 """
@@ -171,7 +171,8 @@ class Collector:
         capacity = self._prefetch_capacity(jobs)
         if capacity == 0:
             return self._collect(jobs, seed)
-        self._prefetcher = BranchPrefetcher(self._restore_checkpoint, capacity)
+        workers = int(getattr(self.snapshots, "max_restores", 1))  # restores the backend runs at once
+        self._prefetcher = BranchPrefetcher(self._restore_checkpoint, capacity, workers)
         try:
             return self._collect(jobs, seed)
         finally:

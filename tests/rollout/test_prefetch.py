@@ -200,3 +200,26 @@ def test_prefetching_leaves_room_for_a_whole_group_in_the_backends_branch_pool(s
         assert collector._prefetch_capacity([j for j in jobs_for(store) if j.kind == "root"]) == 0
     finally:
         collector.close()
+
+
+def test_several_prefetch_threads_stay_within_the_bound_and_hand_out_every_branch() -> None:
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def restore(key: str) -> Restored:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        threading.Event().wait(0.02)
+        with lock:
+            running[0] -= 1
+        return Restored(Branch(key))  # type: ignore[arg-type]
+
+    keys = [k for k in "abcd" for _ in range(3)]
+    with BranchPrefetcher(restore, capacity=4, workers=2) as prefetcher:
+        prefetcher.plan(keys)
+        threading.Event().wait(0.2)  # the threads fill the bound, then wait
+        assert prefetcher.peak == 4 and most[0] == 2
+        got = [prefetcher.take(k) for k in keys]
+    assert all(r is not None and r.env.key == k for r, k in zip(got, keys, strict=True))  # type: ignore[union-attr]
+    assert prefetcher.peak == 4 and prefetcher.taken == len(keys)
