@@ -449,9 +449,9 @@ class Collector:
         began = time.perf_counter()
         prefetched = self._take_prefetched(checkpoint)
         if prefetched is not None:
-            self.branch_waits.append(time.perf_counter() - began)
-            cost.restore_seconds += self.branch_waits[-1]
-            restored, obs = prefetched
+            restored, obs, waited = prefetched
+            self.branch_waits.append(waited)
+            cost.restore_seconds += waited
             self._account_restore(checkpoint, restored, cost)
             return restored.env, (checkpoint.instruction, checkpoint.history, obs)
         restored = self._restore_checkpoint(checkpoint.id)
@@ -480,13 +480,16 @@ class Collector:
             self._count(restore_fallbacks=1)
             self._forget(checkpoint.id)  # rebuild the snapshot before its next use
 
-    def _take_prefetched(self, checkpoint: Checkpoint) -> tuple[Restored, Observation] | None:
+    def _take_prefetched(self, checkpoint: Checkpoint) -> tuple[Restored, Observation, float] | None:
         """A prefetched branch of ``checkpoint`` that still shows the recorded element tree,
-        with that observation, or None: restore one now. A branch that changed or stopped
-        answering while it waited is closed."""
+        with that observation (the start's, as a restored branch's start observes it after its
+        restore) and the seconds waited for it; or None: restore one now. A branch that changed
+        or stopped answering while it waited is closed."""
         if self._prefetcher is None:
             return None
+        began = time.perf_counter()
         restored = self._prefetcher.take(checkpoint.id)
+        waited = time.perf_counter() - began
         if restored is None:
             return None
         want = checkpoint.observation.element_tree_hash()
@@ -500,7 +503,7 @@ class Collector:
             log.warning("prefetched branch of %s changed while it waited; restoring another", checkpoint.id)
             close_quietly(restored.env)
             return None
-        return restored, obs
+        return restored, obs, waited
 
     def _prefetch_capacity(self, jobs: Sequence[Job]) -> int:
         """How many branches to restore ahead for ``jobs`` (0: no prefetching): Suffix jobs,
