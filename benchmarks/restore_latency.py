@@ -29,7 +29,7 @@ machine is shared: the load average is printed with the figures.
 
 Usage: ``python benchmarks/restore_latency.py [--restores 10] [--tasks book-flight,choose-date]
 [--prefix 10] [--replays 3] [--concurrent 1,4,8] [--flatness 1,5,10] [--suffix-jobs 4] [--group 8]
-[--prefetch 8] [--smoke]`` (root, Chromium and ``scripts/install_criu.sh`` needed). ``--smoke``
+[--prefetch 8] [--single-process] [--smoke]`` (root, Chromium and ``scripts/install_criu.sh`` needed). ``--smoke``
 (CI) runs book-flight alone with a 2-step prefix, 1 replay of each kind, 1 restore, 1 and 2
 concurrent restores, 2 Suffix groups of 2 with 2 prefetched branches, and flatness at prefixes
 1 and 2 with 1 restore each.
@@ -102,6 +102,16 @@ def expert_prefix(env: Any, suite: Any, task: TaskSpec, n: int) -> list[Action]:
     return prefix
 
 
+WEB_ENV_OPTIONS: dict[str, Any] = {}
+"""WebEnv options of every browser here (``--single-process`` sets ``single_process``)."""
+
+
+def make_web_env() -> Any:
+    from adaroll.envs.web import WebEnv
+
+    return WebEnv(**WEB_ENV_OPTIONS)
+
+
 def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -112,16 +122,15 @@ def bench_prefetch(backend: Any, task: TaskSpec, prefix_len: int, suffix_jobs: i
     docstring): a Root group first, then ``suffix_jobs`` Suffix groups at the expert's
     checkpoint after ``prefix_len`` steps."""
     from adaroll.config import PolicyConfig
-    from adaroll.envs.web import WebEnv
     from adaroll.experts import collect_experts
     from adaroll.policies import make_policy
     from adaroll.rollout.collector import Collector
     from adaroll.rollout.jobs import Job
 
-    store = collect_experts(WebEnv, SUITES.get("web")(), [task], progress=False).store
+    store = collect_experts(make_web_env, SUITES.get("web")(), [task], progress=False).store
     checkpoint = store.for_task(task.id)[prefix_len]
     cfg = PolicyConfig()
-    collector = Collector(make_policy(cfg, seed=0), WebEnv, store, backend, history_window=cfg.history,
+    collector = Collector(make_policy(cfg, seed=0), make_web_env, store, backend, history_window=cfg.history,
                           prefetch_branches=prefetch)  # fmt: skip
     jobs = [Job("root", task, group)] + [Job("suffix", task, group, checkpoint_id=checkpoint.id)
                                          for _ in range(suffix_jobs)]  # fmt: skip
@@ -151,7 +160,7 @@ def bench_task(backend: Any, template: str, prefix_len: int, restores: int, repl
     suite = SUITES.get("web")()
     task = TaskSpec("web", template, SEEDS.get(template, 0))
     out: dict[str, Any] = {"task": task.id, "prefix": prefix_len}
-    env = WebEnv()
+    env = make_web_env()
     try:
         prefix = expert_prefix(env, suite, task, prefix_len)
         # replay, warm browser: reset + prefix on a running browser
@@ -249,12 +258,11 @@ def _manifest_sizes(ref: Any) -> dict[str, int]:
 
 
 def bench_flatness(backend: Any, template: str, lengths: list[int], restores: int) -> dict[str, Any]:
-    from adaroll.envs.web import WebEnv
 
     suite = SUITES.get("web")()
     task = TaskSpec("web", template, SEEDS.get(template, 0))
     out: dict[str, Any] = {}
-    env = WebEnv()
+    env = make_web_env()
     try:
         for n in lengths:
             prefix = expert_prefix(env, suite, task, n)
@@ -286,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suffix-jobs", type=int, default=4, help="Suffix groups of the prefetch workload")
     parser.add_argument("--group", type=int, default=8, help="group size of the prefetch workload")
     parser.add_argument("--prefetch", type=int, default=8, help="Collector(prefetch_branches=...)")
+    parser.add_argument("--single-process", action="store_true",
+                        help="launch Chromium with --single-process (WebEnv option single_process)")
     parser.add_argument("--smoke", action="store_true",
                         help="book-flight, prefix 2, 1 replay/restore, 1,2 concurrent, 2 Suffix groups "
                              "of 2 with 2 prefetched, flatness 1,2 (CI)")
@@ -295,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         args.concurrent, args.flatness = "1,2", "1,2"
         args.suffix_jobs, args.group, args.prefetch = 2, 2, 2
     concurrent = [int(v) for v in args.concurrent.split(",")]
+    if args.single_process:
+        WEB_ENV_OPTIONS["single_process"] = True
 
     import adaroll.envs.web  # noqa: F401  (registers the env and suite)
     from adaroll.snapshots.criu import CriuSnapshots
@@ -303,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {
         "machine": {"cores": os.cpu_count(), "load_start": load(),
                     "criu": backend.tool.version_text, "max_concurrent_restores":
-                    backend.max_restores, "python": sys.version.split()[0]},
+                    backend.max_restores, "python": sys.version.split()[0],
+                    "single_process": args.single_process},
         "tasks": [],
     }  # fmt: skip
     print(f"criu {backend.tool.version_text}, {os.cpu_count()} cores, at most "
