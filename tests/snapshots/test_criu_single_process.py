@@ -6,6 +6,8 @@ Under CI (``CI=true``) missing CRIU/Chromium/root FAIL these tests (``tests.comp
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 import pytest
@@ -19,20 +21,13 @@ pytestmark = [pytest.mark.criu, pytest.mark.web]
 TASK = TaskSpec("web", "login-user", 3)
 
 
-def tree_size(root: int) -> int:
-    """Processes in ``root``'s tree (root included)."""
-    children: dict[int, list[int]] = {}
+def processes_in_namespace(init: int) -> int:
+    """Processes in the pid namespace whose init is ``init`` (an isolated browser's)."""
+    namespace = os.readlink(f"/proc/{init}/ns/pid")
+    count = 0
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    count, todo = 0, [root]
-    while todo:
-        count += 1
-        todo += children.get(todo.pop(), [])
+        with contextlib.suppress(OSError):
+            count += entry.name.isdigit() and os.readlink(entry / "ns" / "pid") == namespace
     return count
 
 
@@ -47,7 +42,7 @@ def test_single_process_branches_verify_and_finish_the_task() -> None:
     backend = CriuSnapshots(max_branches=4)
     single, default = WebEnv(single_process=True), WebEnv()
     try:
-        assert tree_size(single.browser.pid) < tree_size(default.browser.pid)
+        assert processes_in_namespace(single.browser.pid) < processes_in_namespace(default.browser.pid)
         default.close()
         single.reset(options={"task": TASK})
         prefix = []
