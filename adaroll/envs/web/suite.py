@@ -31,6 +31,11 @@ EXPERT_CHECK_SEED_BASE = 400_000
 """Seeds ``EXPERT_CHECK_SEED_BASE + i`` belong to no split: the expert checks run on them
 (instances nothing was developed, trained or selected on)."""
 SPLITS = ("train", "val", "heldout", "heldout-templates", "pretrain")
+POLICY_KINDS = ("tap", "hover", "swipe", "type", "key", "done")
+"""What a web page takes and the experts use: no ``open_app``, no phone keys (``back``/``home``),
+which the web env rejects; ``hover`` opens click-menu's submenus."""
+POLICY_KEYS = ("enter", "tab", "backspace", "escape", "up", "down", "left", "right", "ctrl+a")
+"""The keys the experts press (``ctrl+a`` clears a field before retyping it), plus enter/tab."""
 
 
 @SUITES.register("web")
@@ -56,6 +61,9 @@ class MiniWoBSuite(TaskSuite):
                              f"curated: {', '.join(curated)}")  # fmt: skip
         self.only = set(templates) if templates else None
         """``templates`` option: restrict every split to these curated templates."""
+
+    def policy_hints(self) -> dict[str, Any]:
+        return {"kinds": POLICY_KINDS, "keys": POLICY_KEYS}
 
     def _chosen(self, names: list[str]) -> list[str]:
         return [t for t in names if self.only is None or t in self.only]

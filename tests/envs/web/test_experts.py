@@ -12,7 +12,7 @@ from adaroll.envs.base import TaskSpec, run_expert
 from adaroll.envs.web import MiniWoBSuite
 from adaroll.envs.web.experts import EXPERTS, verify
 from adaroll.envs.web.miniwob import all_tasks, curated_tasks
-from adaroll.envs.web.suite import EXPERT_CHECK_SEED_BASE
+from adaroll.envs.web.suite import EXPERT_CHECK_SEED_BASE, POLICY_KEYS, POLICY_KINDS
 
 pytestmark = pytest.mark.web
 
@@ -42,6 +42,9 @@ def test_expert_succeeds_on_a_fresh_seed(web_env, name):
     assert success, f"{task.id}: expert failed after {[a.to_text() for a in actions]}"
     assert all(isinstance(a, Action) for a in actions)
     assert len(actions) <= all_tasks()[name].max_steps
+    # the web policy's action heads (the suite's hints) can express every expert action
+    assert {a.kind.value for a in actions} <= set(POLICY_KINDS), [a.to_text() for a in actions]
+    assert {a.key for a in actions if a.key is not None} <= set(POLICY_KEYS)
 
 
 def test_verify_reports_rates(web_env):

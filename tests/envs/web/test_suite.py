@@ -26,3 +26,12 @@ def test_expert_check_seeds_are_in_no_split() -> None:
     suite = MiniWoBSuite(train_seeds=64, eval_seeds=64, pretrain_seeds=64)
     seeds = {t.seed for name in SPLITS for t in suite.split(name)}
     assert max(seeds) < EXPERT_CHECK_SEED_BASE  # every split's seed range ends below it
+
+
+def test_web_policy_hints_leave_out_what_a_page_rejects() -> None:
+    from adaroll.config import PolicyConfig
+    from adaroll.policies import make_policy
+
+    policy = make_policy(PolicyConfig(), seed=0, hints=MiniWoBSuite().policy_hints())
+    assert "open_app" not in policy.config.kinds and "hover" in policy.config.kinds
+    assert {"back", "home"}.isdisjoint(policy.config.keys) and "ctrl+a" in policy.config.keys
