@@ -1,15 +1,23 @@
 """Screenshot observations: an env that launches its own browser for screenshots (frames drawn
-on demand, FAST_FRAME_FLAGS) sees exactly the pixels of a default browser, at every step."""
+on demand, FAST_FRAME_FLAGS) sees exactly the pixels of a default browser, at every step, and a
+step's screenshot (the whole viewport, cropped by the env) equals a fresh capture of the settled
+page that Chromium itself clips to the task area."""
 
 from __future__ import annotations
 
+import base64
+import io
+
 import numpy as np
 import pytest
+from PIL import Image
 
 from adaroll.envs.base import TaskSpec
 from adaroll.envs.web import WebEnv
 from adaroll.envs.web.browser import FAST_FRAME_FLAGS
+from adaroll.envs.web.env import SCREEN
 from adaroll.envs.web.experts import EXPERTS, Page
+from tests.components import require_chromium
 
 pytestmark = pytest.mark.web
 
@@ -27,6 +35,7 @@ def test_screenshots_from_a_fast_frame_browser_equal_the_default_ones(browser) -
             a, *_ = default.step(action)
             b, _, terminated, truncated, _ = fast.step(action)
             shots.append((a, b))
+            assert np.array_equal(b.screenshot, clipped_capture(fast))  # the settled page
             done = terminated or truncated
         for a, b in shots:
             assert a.screenshot.shape == (210, 160, 3) and a.screenshot.dtype == np.uint8
@@ -35,3 +44,22 @@ def test_screenshots_from_a_fast_frame_browser_equal_the_default_ones(browser) -
     finally:
         default.close()
         fast.close()
+
+
+def clipped_capture(env: WebEnv) -> np.ndarray:
+    """The task area as Chromium clips it (a second, independent capture path)."""
+    data = env.cdp.call("Page.captureScreenshot", {
+        "format": "png", "clip": {"x": 0, "y": 0, "width": SCREEN[0], "height": SCREEN[1], "scale": 1},
+    })["data"]  # fmt: skip
+    with Image.open(io.BytesIO(base64.b64decode(data))) as img:
+        return np.asarray(img.convert("RGB"))
+
+
+def test_a_viewport_smaller_than_the_task_area_is_refused() -> None:
+    from adaroll.envs.web.browser import BrowserConfig
+    from adaroll.envs.web.env import WebEnvConfig
+
+    require_chromium()
+    config = WebEnvConfig(screenshot=True, browser=BrowserConfig(window_size=(500, 200)))
+    with WebEnv(config) as env, pytest.raises(ValueError, match="smaller than the task area"):
+        env.reset(options={"task": TaskSpec("web", "click-button", 0)})
