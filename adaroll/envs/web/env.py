@@ -109,6 +109,8 @@ from adaroll.envs.web.miniwob import (
 SCREEN = (dom.SCREEN_WIDTH, dom.SCREEN_HEIGHT)
 PARKED_POINTER = (SCREEN[0] + 200.0, SCREEN[1] + 200.0)
 """Where a reset leaves the mouse pointer: inside the window, outside the task area."""
+CAPTURE_CLIP = {"x": 0, "y": 0, "width": SCREEN[0], "height": SCREEN[1], "scale": 1}
+"""What a screenshot captures: the task area at the page's top-left, in CSS pixels."""
 
 # key name -> (DOM key, DOM code, Windows virtual key code, text typed)
 KEY_EVENTS: dict[str, tuple[str, str, int, str]] = {
@@ -362,8 +364,9 @@ class WebEnvConfig:
 
     screenshot: bool = False
     """Also capture a screenshot (H x W x 3 uint8 of the task area) with every observation
-    (a lossless PNG of the viewport, cropped to the task area; a browser the env launches
-    itself then draws frames unthrottled, see :data:`~adaroll.envs.web.browser.FAST_FRAME_FLAGS`)."""
+    (a lossless PNG of the task area only, decoded; the env keeps the capture's viewport
+    emulation in place, and a browser the env launches itself draws frames unthrottled, see
+    :data:`~adaroll.envs.web.browser.FAST_FRAME_FLAGS`)."""
     max_elements: int = dom.MAX_ELEMENTS
     """At most this many UI elements per observation."""
     max_steps: int | None = None
@@ -515,6 +518,8 @@ class WebEnv(GUIEnv):
         ).get("identifier")
         # a page loaded before this session (e.g. restored) already has it; a blank one gets it
         cdp.evaluate(self._prelude)
+        if self.config.screenshot:
+            self._emulate_capture_viewport()
 
     # -- GUIEnv ---------------------------------------------------------------------------------
     def warm_for(self, task: TaskSpec) -> bool:
@@ -695,17 +700,28 @@ class WebEnv(GUIEnv):
         import numpy as np
         from PIL import Image
 
-        # The whole viewport, cropped here: with a ``clip`` Chromium emulates a viewport of the
-        # clip's size for the capture and restores it afterwards - two frames instead of one
-        # (measured: 22 vs 8-13 ms per capture, same pixels; tests/envs/web/test_screenshots.py)
         with self._call("screenshot", self.config.step_timeout_s):
             data = self.cdp.call("Page.captureScreenshot", {
-                "format": "png", "optimizeForSpeed": True})["data"]  # lossless, cheaper to encode
+                "format": "png", "optimizeForSpeed": True,  # lossless, cheaper to encode
+                "clip": CAPTURE_CLIP})["data"]  # fmt: skip
         with Image.open(io.BytesIO(base64.b64decode(data))) as img:
-            if img.width < SCREEN[0] or img.height < SCREEN[1]:
-                raise ValueError(f"web env: the viewport ({img.width} x {img.height}) is smaller than "
-                               f"the task area {SCREEN[0]} x {SCREEN[1]}; enlarge browser.window_size")
-            return np.asarray(img.crop((0, 0, *SCREEN)).convert("RGB"))
+            return np.asarray(img.convert("RGB"))
+
+    def _emulate_capture_viewport(self) -> None:
+        """Put in place, for good, the emulation a screenshot's clip asks for. Chromium captures
+        a clip by emulating a visual viewport at the clip's offset and scale, drawing a frame,
+        and restoring the emulation afterwards; when that emulation is already in place (offset
+        0, scale 1: the page's own view at its own size, same layout and pixels, tested) a
+        capture draws one frame and reads back and encodes only the task area: about 3 instead
+        of 16-21 ms (docs/web.md, "Speed"). The override lasts as long as the DevTools session,
+        so :meth:`reconnect` sets it again."""
+        width, height, ratio = self.cdp.evaluate("[innerWidth, innerHeight, devicePixelRatio]")
+        if width < SCREEN[0] or height < SCREEN[1]:
+            raise ValueError(f"web env: the viewport ({width} x {height}) is smaller than the task "
+                             f"area {SCREEN[0]} x {SCREEN[1]}; enlarge browser.window_size")  # fmt: skip
+        self.cdp.call("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": height, "deviceScaleFactor": ratio, "mobile": False,
+            "viewport": CAPTURE_CLIP})  # fmt: skip
 
     @property
     def fault(self) -> EnvFault | None:
