@@ -23,6 +23,7 @@ import yaml
 from adaroll.training.bill import BILL_KEYS
 from tests.components import require_browsergym
 from tests.processes import left_behind, live_processes
+from tests.tiny_runs import suffix_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.web]
 
@@ -32,11 +33,7 @@ OVERRIDES = (
     "env.name=browsergym", "env.snapshot_backend=replay",
     "env.options={slow_mo: 0, pre_observation_delay: 0.0}",
     "env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 2, templates: [miniwob.click-test-2]}",
-    f"configurations=[{', '.join(CONFIGS)}]", "sft.epochs=4",
-    "rl.budget={iterations: 2}", "rl.eval.k=1", f"rl.grpo.group_size={GROUP}",
-    "rl.scheduler.tasks_per_iteration=1", "rl.scheduler.routing_probes=2",
-    # iteration 1 probes the task; p in [0, 1] routes it to Suffix for iteration 2
-    "rl.scheduler.tau_low=0", "rl.scheduler.tau_high=1",
+    *suffix_run(CONFIGS, GROUP, tasks_per_iteration=1),
 )  # fmt: skip
 TIMEOUT_S = 420
 """About 40 resets of two browsers each: under a minute on idle cores, minutes when shared."""

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from adaroll.training.bill import BILL_KEYS
+from tests.tiny_runs import ledger, suffix_run
 
 pytestmark = [pytest.mark.slow]
 
@@ -22,18 +23,10 @@ GROUP = 4
 OVERRIDES = (
     "env.name=gymnasium", "env.options={id: FrozenLake-v1, adapter: frozen_lake}",
     "env.suite_options={n_pretrain: 24, n_train: 2, n_heldout: 4, n_heldout_templates: 2}",
-    f"configurations=[{', '.join(CONFIGS)}]", "sft.epochs=4",
-    "rl.budget={iterations: 2}", "rl.eval.k=1", f"rl.grpo.group_size={GROUP}",
-    "rl.scheduler.tasks_per_iteration=2", "rl.scheduler.routing_probes=2",
-    # iteration 1 probes both tasks; p in [0, 1] routes each to Suffix for iteration 2
-    "rl.scheduler.tau_low=0", "rl.scheduler.tau_high=1",
+    *suffix_run(CONFIGS, GROUP, tasks_per_iteration=2),
 )  # fmt: skip
 TIMEOUT_S = 300
 """The run takes seconds on an idle machine; the limit stays below pytest's."""
-
-
-def _ledger(phase: Path) -> list[dict]:
-    return [json.loads(line) for line in (phase / "ledger.jsonl").read_text().splitlines() if line]
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +60,7 @@ def test_the_gymnasium_run_bills_every_configuration_on_verified_demonstrations(
 
 
 def test_hybrid_suffix_starts_are_restored_from_memory_snapshots(lake_run: Path) -> None:
-    records = _ledger(lake_run / "base_hybrid")
+    records = ledger(lake_run / "base_hybrid")
     suffix = [r for r in records if r["mode"] == "suffix" and r["purpose"] == "train"]
     assert len(suffix) == 2 and all(r["iteration"] == 2 and r["restores"] == GROUP for r in suffix)
     assert all(r.get("restore_fallbacks", 0) == 0 and r.get("faults", 0) == 0 for r in records)

@@ -23,6 +23,7 @@ import yaml
 from adaroll.training.bill import BILL_KEYS
 from tests.components import require_criu_stack
 from tests.processes import left_behind, live_processes
+from tests.tiny_runs import ledger, suffix_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.web, pytest.mark.criu]
 
@@ -31,18 +32,10 @@ GROUP = 4
 OVERRIDES = (
     "env.name=web", "env.snapshot_backend=criu",
     "env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 3, templates: [click-button, click-tab-2]}",
-    f"configurations=[{', '.join(CONFIGS)}]", "sft.epochs=4",
-    "rl.budget={iterations: 2}", "rl.eval.k=1", f"rl.grpo.group_size={GROUP}",
-    "rl.scheduler.tasks_per_iteration=2", "rl.scheduler.routing_probes=2",
-    # iteration 1 probes both tasks; p in [0, 1] routes each to Suffix for iteration 2
-    "rl.scheduler.tau_low=0", "rl.scheduler.tau_high=1",
+    *suffix_run(CONFIGS, GROUP, tasks_per_iteration=2),
 )  # fmt: skip
 TIMEOUT_S = 300
 """The run takes well under a minute; the limit stays below pytest's (pyproject.toml)."""
-
-
-def _ledger(phase: Path) -> list[dict]:
-    return [json.loads(line) for line in (phase / "ledger.jsonl").read_text().splitlines() if line]
 
 
 def _ours(directory: Path) -> list[str]:
@@ -81,14 +74,14 @@ def test_web_run_bills_every_configuration(web_run) -> None:
         assert set(BILL_KEYS) <= set(row), name
         assert row["total_env_steps"] == sum(row[k] for k in parts) > 0, name
     for name in ("base_vanilla", "base_hybrid"):
-        phase = [r for r in _ledger(out / name) if r["purpose"] in ("train", "routing")]
+        phase = [r for r in ledger(out / name) if r["purpose"] in ("train", "routing")]
         assert rows[name]["env_steps"] == sum(r.get("env_steps", 0) for r in phase) > 0, name
         assert rows[name]["stopped_by"] == "iterations"
 
 
 def test_hybrid_suffix_starts_are_restored_from_criu_images(web_run) -> None:
     out = web_run[0]
-    records = _ledger(out / "base_hybrid")
+    records = ledger(out / "base_hybrid")
     suffix = [r for r in records if r["mode"] == "suffix" and r["purpose"] == "train"]
     assert len(suffix) == 2  # both tasks, iteration 2
     assert all(r["iteration"] == 2 and r["restores"] == GROUP for r in suffix)
