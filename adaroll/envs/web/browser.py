@@ -36,6 +36,7 @@ import atexit
 import contextlib
 import ctypes
 import json
+import logging
 import os
 import select
 import shutil
@@ -53,6 +54,8 @@ from pathlib import Path
 from typing import Any
 
 from adaroll.envs.web.cdp import CDPError, CDPSession
+
+_log = logging.getLogger(__name__)
 
 DEVTOOLS_PORT = 9333
 """DevTools port inside an isolated browser's network namespace (each has its own loopback)."""
@@ -118,6 +121,20 @@ are merged with any given in ``extra_args`` (see :func:`chromium_command`)."""
 
 class BrowserUnavailableError(RuntimeError):
     """Chromium (or the isolation tools) cannot be found or started."""
+
+
+class BrowserStartupCrash(BrowserUnavailableError):
+    """A browser that started exited before its DevTools endpoint answered: transient (seen
+    once in CI among thousands of launches), so :meth:`BrowserProcess.launch` tries again."""
+
+
+def _exit_status(returncode: int | None) -> str:
+    if returncode is None:
+        return "exited"
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-returncode).name}"
+    return f"exited with status {returncode}"
 
 
 # -- namespaces and process plumbing ------------------------------------------------------------
@@ -337,6 +354,9 @@ class BrowserConfig:
     """Size limit of the private tmpfs holding the profile and TMPDIR (isolated mode)."""
     startup_timeout: float = 30.0
     """Seconds to wait for the DevTools endpoint to answer."""
+    startup_attempts: int = 3
+    """Launches to try when the browser exits during startup (a crash, not a timeout or a
+    missing binary, which fail at once)."""
     extra_args: tuple[str, ...] = ()
     """Additional Chromium flags."""
     base_dir: str | None = None
@@ -416,12 +436,31 @@ class BrowserProcess:
     # -- construction ---------------------------------------------------------------------------
     @classmethod
     def launch(cls, config: BrowserConfig | None = None) -> BrowserProcess:
-        """Start a browser on ``about:blank`` and wait until its DevTools endpoint answers."""
+        """Start a browser on ``about:blank`` and wait until its DevTools endpoint answers;
+        a browser that exits during startup is replaced, up to ``config.startup_attempts``
+        launches in all."""
         config = config or BrowserConfig()
+        if config.startup_attempts < 1:
+            raise ValueError(f"startup_attempts must be at least 1, got {config.startup_attempts}")
         executable = find_chromium(config.executable)
         isolate = isolation_available() if config.isolate is None else config.isolate
         if isolate and not isolation_available():
             raise BrowserUnavailableError("isolated browsers need root and util-linux `unshare`")
+        crashes = []
+        while True:
+            try:
+                return cls._launch_once(executable, config, isolate)
+            except BrowserStartupCrash as exc:
+                crashes.append(str(exc))
+                if len(crashes) == config.startup_attempts:
+                    raise BrowserStartupCrash(
+                        f"Chromium ({executable}) exited during startup {len(crashes)} times: "
+                        + "; ".join(crashes)
+                    ) from exc
+                _log.warning("%s; launching another browser", exc)
+
+    @classmethod
+    def _launch_once(cls, executable: str, config: BrowserConfig, isolate: bool) -> BrowserProcess:
         host_dir = tempfile.mkdtemp(prefix="adaroll-browser-", dir=config.base_dir)
         try:
             if isolate:
@@ -508,10 +547,16 @@ class BrowserProcess:
             with contextlib.suppress(OSError, ValueError, IndexError):
                 port = int(port_file.read_text().split()[0])
                 break
-            if popen.poll() is not None or time.monotonic() > deadline:
+            if popen.poll() is not None:
+                raise BrowserStartupCrash(
+                    f"browser {popen.pid} {_exit_status(popen.returncode)} during startup"
+                )
+            if time.monotonic() > deadline:
                 popen.kill()
                 popen.wait()
-                raise BrowserUnavailableError(f"Chromium exited or did not start ({executable})")
+                raise BrowserUnavailableError(
+                    f"Chromium ({executable}) did not start within {config.startup_timeout} s"
+                )
             time.sleep(0.01)
         return cls(popen.pid, port=port, state_dir=state_dir, isolated=False, popen=popen,
                    owned_dirs=(host_dir,))  # fmt: skip
@@ -607,19 +652,30 @@ class BrowserProcess:
         """Poll until the DevTools endpoint lists a page target."""
         deadline = time.monotonic() + timeout
         while True:
+            if not self.alive():
+                raise BrowserStartupCrash(
+                    f"browser {self.pid} {self._exit_status()} during startup"
+                )
             try:
                 self.page_ws_url()
                 return
-            except (OSError, CDPError, ValueError) as exc:
-                if not self.alive():
-                    raise BrowserUnavailableError(
-                        f"browser {self.pid} exited during startup"
-                    ) from exc
+            except (OSError, CDPError, ValueError, BrowserUnavailableError) as exc:
+                # (BrowserUnavailableError: it died since the check above; the next one says so)
                 if time.monotonic() > deadline:
                     raise BrowserUnavailableError(
                         f"DevTools did not answer within {timeout} s: {exc}"
                     ) from exc
             time.sleep(0.01)
+
+    def _exit_status(self) -> str:
+        """How the browser ended, as far as its launcher process tells (isolated: ``unshare``
+        exits as its child did)."""
+        popen = self._res.popen
+        if popen is None:
+            return "exited"
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            popen.wait(timeout=2)
+        return _exit_status(popen.returncode)
 
     def connect(self, timeout: float = 10.0) -> CDPSession:
         """A fresh :class:`CDPSession` to the page target (call again after every restore)."""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -107,3 +109,50 @@ def test_browsers_die_with_a_killed_controller(tmp_path):
     left = _processes_mentioning(state_dir)
     info = [(p, Path(f"/proc/{p}/stat").read_text()[:60], out.stdout) for p in left]
     assert not left, info
+
+
+def _flaky_chromium(tmp_path: Path, crashes: int) -> tuple[str, Path]:
+    """A Chromium wrapper that exits with status 3 on its first ``crashes`` starts."""
+    from adaroll.envs.web.browser import find_chromium
+
+    starts = tmp_path / "starts"
+    script = tmp_path / "chromium"
+    script.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        n=$(cat {starts} 2>/dev/null || echo 0)
+        echo $((n + 1)) > {starts}
+        [ "$n" -lt {crashes} ] && exit 3
+        exec {find_chromium()} "$@"
+        """))  # fmt: skip
+    script.chmod(0o755)
+    return str(script), starts
+
+
+def test_a_browser_that_dies_during_startup_is_replaced(browser, tmp_path):
+    from adaroll.envs.web.browser import BrowserConfig
+
+    executable, starts = _flaky_chromium(tmp_path, crashes=2)
+    proc = BrowserProcess.launch(BrowserConfig(executable=executable, startup_attempts=3))
+    try:
+        assert starts.read_text().strip() == "3"
+        assert proc.alive() and proc.page_ws_url().startswith("ws://")
+    finally:
+        proc.kill()
+
+
+def test_a_browser_that_keeps_dying_during_startup_is_a_clear_error(browser, tmp_path):
+    from adaroll.envs.web.browser import BrowserConfig, BrowserStartupCrash
+
+    executable, starts = _flaky_chromium(tmp_path, crashes=5)
+    base = Path(tempfile.mkdtemp(prefix="adr-", dir="/tmp"))  # short: Chromium's socket paths
+    try:
+        with pytest.raises(
+            BrowserStartupCrash, match=r"during startup 2 times: .*exited with status 3"
+        ):
+            BrowserProcess.launch(
+                BrowserConfig(executable=executable, startup_attempts=2, base_dir=str(base))
+            )
+        assert starts.read_text().strip() == "2"
+        assert not list(base.iterdir())  # each failed launch removed its directory
+    finally:
+        shutil.rmtree(base)
