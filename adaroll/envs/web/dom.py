@@ -37,6 +37,8 @@ from adaroll.envs.base import ELEMENT_FLAGS, UIElement
 
 SCREEN_WIDTH = 160
 SCREEN_HEIGHT = 210
+SCREEN = (SCREEN_WIDTH, SCREEN_HEIGHT)
+"""The task area (the screen): width and height in CSS pixels."""
 MAX_ELEMENTS = 60
 MAX_TEXT = 80
 

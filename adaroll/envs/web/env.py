@@ -65,21 +65,24 @@ may keep a scroller composited, which changes a few antialiased pixels at its ed
 
 Privileged access: :meth:`WebEnv.evaluate` runs JavaScript in the page. Only experts, tests and
 snapshot verification may use it; policies see :class:`~adaroll.envs.base.Observation` only.
+
+Where the parts live: the page-side JavaScript (virtual clock, settle loop, episode cleanup and
+page shell) in :mod:`~adaroll.envs.web.page_prelude`; actions as input events in
+:mod:`~adaroll.envs.web.input_events`; screenshots and their viewport emulation in
+:mod:`~adaroll.envs.web.screenshots`; this module keeps the env's lifecycle (connection, reset
+and page reuse, step, settle, faults).
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import io
 import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
 
-from adaroll.actions import KEYS, Action, ActionKind
+from adaroll.actions import Action, ActionKind
 from adaroll.envs.base import (
     ENVS,
     EnvFault,
@@ -97,6 +100,7 @@ from adaroll.envs.web.browser import (
     BrowserUnavailableError,
 )
 from adaroll.envs.web.cdp import CDPError, CDPSession, CDPTimeoutError
+from adaroll.envs.web.input_events import execute, park
 from adaroll.envs.web.miniwob import (
     PAGE_READY_JS,
     START_EPISODE_JS,
@@ -105,257 +109,10 @@ from adaroll.envs.web.miniwob import (
     get_task,
     task_url,
 )
+from adaroll.envs.web.page_prelude import prelude_js
+from adaroll.envs.web.screenshots import capture_png, decode_png, emulate_capture_viewport
 
-SCREEN = (dom.SCREEN_WIDTH, dom.SCREEN_HEIGHT)
-PARKED_POINTER = (SCREEN[0] + 200.0, SCREEN[1] + 200.0)
-"""Where a reset leaves the mouse pointer: inside the window, outside the task area."""
-CAPTURE_CLIP = {"x": 0, "y": 0, "width": SCREEN[0], "height": SCREEN[1], "scale": 1}
-"""What a screenshot captures: the task area at the page's top-left, in CSS pixels."""
-
-# key name -> (DOM key, DOM code, Windows virtual key code, text typed)
-KEY_EVENTS: dict[str, tuple[str, str, int, str]] = {
-    "enter": ("Enter", "Enter", 13, "\r"),
-    "tab": ("Tab", "Tab", 9, ""),
-    "escape": ("Escape", "Escape", 27, ""),
-    "backspace": ("Backspace", "Backspace", 8, ""),
-    "delete": ("Delete", "Delete", 46, ""),
-    "space": (" ", "Space", 32, " "),
-    "up": ("ArrowUp", "ArrowUp", 38, ""),
-    "down": ("ArrowDown", "ArrowDown", 40, ""),
-    "left": ("ArrowLeft", "ArrowLeft", 37, ""),
-    "right": ("ArrowRight", "ArrowRight", 39, ""),
-    "page_up": ("PageUp", "PageUp", 33, ""),
-    "page_down": ("PageDown", "PageDown", 34, ""),
-}
-
-# chord modifier -> (DOM key, DOM code, Windows virtual key code, DevTools modifier bit)
-MODIFIER_EVENTS: dict[str, tuple[str, str, int, int]] = {
-    "alt": ("Alt", "AltLeft", 18, 1),
-    "ctrl": ("Control", "ControlLeft", 17, 2),
-    "meta": ("Meta", "MetaLeft", 91, 4),
-    "shift": ("Shift", "ShiftLeft", 16, 8),
-}
-
-PRELUDE_TEMPLATE = r"""
-(() => {
-  if (window.__adaroll) return;
-  const A = window.__adaroll = {pending: new Set()};
-  const realSetTimeout = window.setTimeout.bind(window);
-  const realClearTimeout = window.clearTimeout.bind(window);
-  // Virtual wall clock: starts at a fixed instant, advances with performance.now().
-  // The clock restarts at T0 with every episode (A.restartClock), so an episode sees the same
-  // dates whether its page was just loaded or ran earlier episodes.
-  const T0 = __T0__;
-  A.restartClock = () => {};
-  if (T0 !== null) {
-    const RealDate = Date;
-    let p0 = performance.now();
-    A.restartClock = () => { p0 = performance.now(); };
-    const now = () => T0 + Math.floor(performance.now() - p0);
-    const VDate = function (...args) {
-      if (!new.target) return new RealDate(now()).toString();
-      return args.length ? new RealDate(...args) : new RealDate(now());
-    };
-    VDate.prototype = RealDate.prototype;
-    VDate.now = now; VDate.UTC = RealDate.UTC; VDate.parse = RealDate.parse;
-    window.Date = VDate;
-  }
-  // Track short timers for the settle policy.
-  const SHORT = __SHORT__;
-  window.setTimeout = function (fn, delay, ...rest) {
-    const d = Number(delay) || 0;
-    if (typeof fn !== 'function' || d > SHORT) return realSetTimeout(fn, delay, ...rest);
-    let id;
-    id = realSetTimeout(function () {
-      A.pending.delete(id);
-      try { return fn.apply(this, arguments); } finally { A.notify(); }
-    }, delay, ...rest);
-    A.pending.add(id);
-    return id;
-  };
-  window.clearTimeout = function (id) {
-    A.pending.delete(id);
-    realClearTimeout(id);
-    A.notify();
-  };
-  const realRaf = window.requestAnimationFrame.bind(window);
-  const realCaf = window.cancelAnimationFrame.bind(window);
-  A.rafs = new Set();
-  window.requestAnimationFrame = function (cb) {
-    let id;
-    id = realRaf(function (ts) {
-      A.rafs.delete(id);
-      try { return cb(ts); } finally { A.notify(); }
-    });
-    A.rafs.add(id);
-    return id;
-  };
-  window.cancelAnimationFrame = function (id) { A.rafs.delete(id); realCaf(id); A.notify(); };
-  // Wake the settle loop when the last short timer or frame callback has run (event-driven:
-  // a page waiting on a 300 ms timer costs one wake-up, not one every few milliseconds).
-  A.wakers = [];
-  A.notify = () => {
-    if (A.pending.size || A.rafs.size || !A.wakers.length) return;
-    const wakers = A.wakers;
-    A.wakers = [];
-    for (const wake of wakers) wake();
-  };
-  A.quiet = (ms) => new Promise((r) => {
-    const t = realSetTimeout(r, ms);
-    A.wakers.push(() => { realClearTimeout(t); r(); });
-  });
-  A.frame = () => new Promise((r) => realRaf(() => r()));
-  A.tick = (ms) => new Promise((r) => realSetTimeout(r, ms));
-  // Settle: let queued tasks run, then wait while short timers or animation-frame callbacks
-  // are pending (at most maxMs): until they have all run (A.notify), then let queued tasks run
-  // and look again; images still loading are looked at every 10 ms. Returns how many were
-  // still pending.
-  A.settle = async (maxMs, frames) => {
-    const t0 = performance.now();
-    for (let i = 0; i < frames; i++) await A.frame();
-    await A.tick(0);
-    while ((A.pending.size || A.rafs.size || A.imagesPending()) && performance.now() - t0 < maxMs) {
-      const left = maxMs - (performance.now() - t0);
-      await A.quiet(A.pending.size || A.rafs.size ? left : Math.min(10, left));
-      await A.tick(0);
-    }
-    return A.pending.size + A.rafs.size;
-  };
-  // Links to "#" would navigate to PAGE#, which enters the browser history and turns every
-  // "#" link :visited in later episodes; the navigation only scrolls to the top, so skip it.
-  document.addEventListener('click', (e) => {
-    const a = e.target && e.target.closest && e.target.closest('a[href="#"]');
-    if (a) e.preventDefault();
-  }, true);
-  // Load every image the page's stylesheets refer to (icons drawn with CSS `content` or
-  // backgrounds) before the episode starts: otherwise they arrive after the first
-  // observation on a cold cache and move the layout - a cold and a warm browser would differ.
-  A.preloaded = [];
-  A.preloadImages = async () => {
-    const urls = new Set(), re = /url\(["']?([^"')]+)["']?\)/g;
-    const walk = (rules, base) => {
-      for (const r of rules) {
-        if (r.cssRules) walk(r.cssRules, base);
-        if (!r.style) continue;
-        const text = r.style.cssText;
-        let m;
-        while ((m = re.exec(text))) if (!m[1].startsWith('data:')) urls.add(new URL(m[1], base).href);
-      }
-    };
-    for (const sheet of document.styleSheets) {
-      let rules = null;
-      try { rules = sheet.cssRules; } catch (e) { continue; }
-      walk(rules, sheet.href || document.baseURI);
-    }
-    await Promise.all([...urls].map((u) => new Promise((res) => {
-      const img = new Image(); A.preloaded.push(img);
-      img.onload = img.onerror = () => res(); img.src = u;
-    })));
-    return urls.size;
-  };
-  // Pointer actions are touch-like (the pointer is parked after each): drop CSS :hover rules,
-  // whose effects (e.g. swapped icons that load asynchronously) would otherwise move the
-  // layout under the pointer between press and release, at times the env does not control.
-  A.stripHover = () => {
-    let n = 0;
-    const strip = (owner) => {
-      const rules = owner.cssRules;
-      for (let i = rules.length - 1; i >= 0; i--) {
-        const r = rules[i];
-        if (r.selectorText && r.selectorText.includes(':hover')) {
-          const keep = r.selectorText.split(',').filter((s) => !s.includes(':hover'));
-          if (keep.length) r.selectorText = keep.join(',');
-          else owner.deleteRule(i);
-          n++;
-        } else if (r.cssRules) strip(r);
-      }
-    };
-    for (const sheet of document.styleSheets) { try { strip(sheet); } catch (e) {} }
-    return n;
-  };
-  A.imagesPending = () => Array.from(document.images).some((i) => !i.complete);
-  // Before a new episode in an already loaded page: drop what the last episode left that a
-  // freshly loaded page would not have - pending short timers and animation-frame callbacks,
-  // focus, a text selection, click marks, scroll offsets (of the window and of containers such
-  // as #area that the task keeps while rebuilding their content).
-  A.endEpisode = () => {
-    for (const id of A.pending) realClearTimeout(id);
-    for (const id of A.rafs) realCaf(id);
-    A.pending.clear(); A.rafs.clear();
-    if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
-    window.getSelection().removeAllRanges();
-    window.scrollTo(0, 0);
-    // MiniWoB marks clicked elements with the episode's id (read only within that episode)
-    for (const el of document.querySelectorAll('[data-tampered]')) el.removeAttribute('data-tampered');
-    for (const el of document.querySelectorAll('*')) {
-      if (el.scrollTop) el.scrollTop = 0;
-      if (el.scrollLeft) el.scrollLeft = 0;
-    }
-    return true;
-  };
-  // The page without what an episode start rebuilds (the task area's content, the instruction,
-  // the reward display): equal after an episode start in a reused page and after one in a
-  // freshly loaded page unless the last episode left something there (an open date picker,
-  // a menu appended to the body, classes or scrolling on the task area itself).
-  // Also the event handlers on window, document, <html> and <body> (e.g. a dropdown left open
-  // keeps a "close on outside click" handler on the document), counted natively and, where the
-  // page uses jQuery, per event type.
-  A.shell = () => {
-    const b = document.body.cloneNode(true);
-    for (const sel of ['#area', '#query', '#reward-display']) {
-      const e = b.querySelector(sel);
-      if (e) e.replaceChildren();
-    }
-    const area = document.getElementById('area');
-    const jq = window.jQuery && window.jQuery._data;
-    const handlers = [window, document, document.body].map((t) => {
-      const events = (jq && window.jQuery._data(t, 'events')) || {};
-      return Object.keys(events).sort().map((k) => `${k}:${events[k].length}`).join(',');
-    });
-    return b.outerHTML + (area ? `|${area.scrollTop},${area.scrollLeft}` : '') +
-           `|${A.lastingListeners}|${handlers.join(';')}`;
-  };
-  A.lastingListeners = 0;
-  const lasting = (t) => t === window || t === document || t === document.documentElement ||
-                         t === document.body;
-  const realAdd = EventTarget.prototype.addEventListener;
-  const realRemove = EventTarget.prototype.removeEventListener;
-  EventTarget.prototype.addEventListener = function (...args) {
-    if (lasting(this)) A.lastingListeners++;
-    return realAdd.apply(this, args);
-  };
-  EventTarget.prototype.removeEventListener = function (...args) {
-    if (lasting(this)) A.lastingListeners--;
-    return realRemove.apply(this, args);
-  };
-  window.alert = function () {};
-  window.confirm = function () { return true; };
-  window.prompt = function () { return null; };
-  document.addEventListener('DOMContentLoaded', () => {
-    if (window.jQuery) jQuery.fx.off = true;
-    // no blinking text caret: screenshots must not depend on when they are taken
-    const style = document.createElement('style');
-    style.textContent = '* { caret-color: transparent !important; }';
-    document.head.appendChild(style);
-  });
-  window.addEventListener('load', () => { if (window.jQuery) jQuery.fx.off = true; });
-  // true when the element under (x, y) is inside the focused <select> (its native popup,
-  // which headless Chromium neither draws nor lets the page see, may be open)
-  A.selectAt = (x, y) => {
-    const el = document.elementFromPoint(x, y), f = document.activeElement;
-    return !!(el && f && f.tagName === 'SELECT' && (el === f || f.contains(el)));
-  };
-  A.focusIsText = () => {
-    const el = document.activeElement;
-    if (!el) return false;
-    if (el.isContentEditable || el.tagName === 'TEXTAREA') return true;
-    if (el.tagName !== 'INPUT') return false;
-    const t = (el.getAttribute('type') || 'text').toLowerCase();
-    return ['text', 'password', 'email', 'number', 'search', 'tel', 'url', ''].includes(t);
-  };
-  __ELEMENTS__
-})();
-"""
+SCREEN = dom.SCREEN
 
 
 @dataclass(frozen=True)
@@ -406,15 +163,6 @@ class WebEnvConfig:
     17). Chromium calls the mode unsupported; off by default (docs/web.md, "Speed")."""
     browser: BrowserConfig = field(default_factory=BrowserConfig)
     """How to launch the browser when the env owns one."""
-
-
-def prelude_js(config: WebEnvConfig) -> str:
-    t0 = "null"
-    if config.virtual_date is not None:
-        t0 = str(int(datetime.fromisoformat(config.virtual_date).timestamp() * 1000))
-    return (PRELUDE_TEMPLATE.replace("__T0__", t0)
-            .replace("__SHORT__", str(int(config.settle_timer_ms)))
-            .replace("__ELEMENTS__", dom.ELEMENTS_JS))  # fmt: skip
 
 
 def _coerce_task(task: Any, seed: int | None) -> TaskSpec:
@@ -519,7 +267,7 @@ class WebEnv(GUIEnv):
         # a page loaded before this session (e.g. restored) already has it; a blank one gets it
         cdp.evaluate(self._prelude)
         if self.config.screenshot:
-            self._emulate_capture_viewport()
+            emulate_capture_viewport(self)
 
     # -- GUIEnv ---------------------------------------------------------------------------------
     def warm_for(self, task: TaskSpec) -> bool:
@@ -590,9 +338,11 @@ class WebEnv(GUIEnv):
         }
 
     def _start_episode(self, task: TaskSpec) -> None:
-        self._park()  # hover state must not depend on earlier episodes
+        park(self)  # hover state must not depend on earlier episodes
         self.cdp.evaluate("__adaroll.restartClock()")
-        self.cdp.evaluate(START_EPISODE_JS % (json.dumps(task.seed), json.dumps(self.config.data_mode)))
+        self.cdp.evaluate(
+            START_EPISODE_JS % (json.dumps(task.seed), json.dumps(self.config.data_mode))
+        )
         self._wait_until("WOB_TASK_READY !== false", timeout=10.0)
 
     def step(self, action: Action) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
@@ -610,7 +360,7 @@ class WebEnv(GUIEnv):
         t0 = time.perf_counter()
         agent_done = action.kind is ActionKind.DONE
         if not agent_done:
-            self._execute(action)
+            execute(self, action)
             # wheel scrolls and drags are applied by the compositor: wait for two frames
             self._settle(frames=2 if action.kind is ActionKind.SWIPE else 0)
         self._steps += 1
@@ -697,31 +447,9 @@ class WebEnv(GUIEnv):
 
     def screenshot(self) -> Any:
         """The task area as an H x W x 3 uint8 numpy array."""
-        import numpy as np
-        from PIL import Image
-
         with self._call("screenshot", self.config.step_timeout_s):
-            data = self.cdp.call("Page.captureScreenshot", {
-                "format": "png", "optimizeForSpeed": True,  # lossless, cheaper to encode
-                "clip": CAPTURE_CLIP})["data"]  # fmt: skip
-        with Image.open(io.BytesIO(base64.b64decode(data))) as img:
-            return np.asarray(img.convert("RGB"))
-
-    def _emulate_capture_viewport(self) -> None:
-        """Put in place, for good, the emulation a screenshot's clip asks for. Chromium captures
-        a clip by emulating a visual viewport at the clip's offset and scale, drawing a frame,
-        and restoring the emulation afterwards; when that emulation is already in place (offset
-        0, scale 1: the page's own view at its own size, same layout and pixels, tested) a
-        capture draws one frame and reads back and encodes only the task area: about 3 instead
-        of 16-21 ms (docs/web.md, "Speed"). The override lasts as long as the DevTools session,
-        so :meth:`reconnect` sets it again."""
-        width, height, ratio = self.cdp.evaluate("[innerWidth, innerHeight, devicePixelRatio]")
-        if width < SCREEN[0] or height < SCREEN[1]:
-            raise ValueError(f"web env: the viewport ({width} x {height}) is smaller than the task "
-                             f"area {SCREEN[0]} x {SCREEN[1]}; enlarge browser.window_size")  # fmt: skip
-        self.cdp.call("Emulation.setDeviceMetricsOverride", {
-            "width": width, "height": height, "deviceScaleFactor": ratio, "mobile": False,
-            "viewport": CAPTURE_CLIP})  # fmt: skip
+            data = capture_png(self)
+        return decode_png(data)
 
     @property
     def fault(self) -> EnvFault | None:
@@ -789,135 +517,3 @@ class WebEnv(GUIEnv):
         )  # fmt: skip
         self.last_unsettled = int(pending or 0)
         return self.last_unsettled
-
-    def _px(self, x: float | None, y: float | None) -> tuple[float, float]:
-        assert x is not None and y is not None
-        return (x * SCREEN[0], y * SCREEN[1])
-
-    def _park(self) -> None:
-        """Move the pointer off the task area. Pointer actions are touch-like: a pointer left
-        over an element would hover it, and Blink updates hover state (``:hover`` styles can
-        change the layout) only when it next renders - at a time the env does not control."""
-        self._mouse("mouseMoved", *PARKED_POINTER, button="none", buttons=0)
-
-    def _mouse(self, kind: str, x: float, y: float, **extra: Any) -> None:
-        params = {"type": kind, "x": x, "y": y, **extra}
-        self.cdp.call("Input.dispatchMouseEvent", params)
-
-    def _click(self, x: float, y: float, count: int = 1, hold: float = 0.0) -> None:
-        # no separate mouseMoved: moves are frame-aligned (~16 ms each); a press at a new
-        # position dispatches the boundary events (mouseover/enter) itself
-        self._mouse("mousePressed", x, y, button="left", buttons=1, clickCount=count)
-        if hold > 0:
-            time.sleep(hold)
-        self._mouse("mouseReleased", x, y, button="left", buttons=0, clickCount=count)
-
-    def _key(self, name: str) -> None:
-        *mods, base = name.split("+")
-        if base in KEY_EVENTS:
-            key, code, vk, text = KEY_EVENTS[base]
-        else:  # a chord's letter or digit (validated by Action)
-            code = f"Key{base.upper()}" if base.isalpha() else f"Digit{base}"
-            key, vk, text = base, ord(base.upper()), base
-        held = 0
-        for mod in mods:  # modifiers go down first, each event carrying those already held
-            mkey, mcode, mvk, bit = MODIFIER_EVENTS[mod]
-            held |= bit
-            self.cdp.call("Input.dispatchKeyEvent", {"type": "rawKeyDown", "key": mkey, "code": mcode,
-                                                     "windowsVirtualKeyCode": mvk, "modifiers": held})  # fmt: skip
-        if held & ~MODIFIER_EVENTS["shift"][3]:
-            text = ""  # ctrl/alt/meta chords type nothing: the browser runs them as shortcuts
-        elif held and text.isalpha():
-            text = key = text.upper()
-        down: dict[str, Any] = {"type": "keyDown" if text else "rawKeyDown", "key": key,
-                                "code": code, "windowsVirtualKeyCode": vk, "modifiers": held}  # fmt: skip
-        if text:
-            down["text"] = text
-            down["unmodifiedText"] = text
-        self.cdp.call("Input.dispatchKeyEvent", down)
-        self.cdp.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code,
-                                                 "windowsVirtualKeyCode": vk, "modifiers": held})  # fmt: skip
-        for mod in reversed(mods):
-            mkey, mcode, mvk, bit = MODIFIER_EVENTS[mod]
-            held &= ~bit
-            self.cdp.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": mkey, "code": mcode,
-                                                     "windowsVirtualKeyCode": mvk, "modifiers": held})  # fmt: skip
-
-    def _type_chars(self, text: str) -> None:
-        for ch in text:
-            if ch == "\n":
-                self._key("enter")
-                continue
-            code = (
-                f"Key{ch.upper()}"
-                if ch.isalpha() and ch.isascii()
-                else (f"Digit{ch}" if ch.isdigit() else "")
-            )
-            vk = ord(ch.upper()) if ch.isascii() and ch.isalnum() else 0
-            base = {"key": ch, "code": code, "windowsVirtualKeyCode": vk}
-            self.cdp.call("Input.dispatchKeyEvent", {"type": "keyDown", "text": ch,
-                                                     "unmodifiedText": ch, **base})  # fmt: skip
-            self.cdp.call("Input.dispatchKeyEvent", {"type": "keyUp", **base})
-
-    def _execute(self, action: Action) -> None:
-        kind = action.kind
-        if kind in (ActionKind.TAP, ActionKind.DOUBLE_TAP, ActionKind.LONG_PRESS):
-            x, y = self._px(action.x, action.y)
-            if kind is ActionKind.DOUBLE_TAP:
-                self._click(x, y, 1)
-                self._click(x, y, 2)
-            else:
-                hold = self.config.long_press_seconds if kind is ActionKind.LONG_PRESS else 0.0
-                self._click(x, y, hold=hold)
-            if self.cdp.evaluate(f"__adaroll.selectAt({x}, {y})"):
-                self._key("escape")  # close the invisible native popup; the select keeps focus
-            self._park()
-        elif kind is ActionKind.SWIPE:
-            if action.direction is not None:
-                self._wheel(action.direction)
-            else:
-                self._drag(action)
-            self._park()
-        elif kind is ActionKind.TYPE:
-            assert action.text is not None
-            if self.cdp.evaluate("__adaroll.focusIsText()"):
-                self.cdp.call("Input.insertText", {"text": action.text})
-            else:
-                self._type_chars(action.text)
-        elif kind is ActionKind.KEY:
-            assert action.key is not None
-            base = action.key.rpartition("+")[2]
-            if base in KEYS and base not in KEY_EVENTS:
-                raise InvalidActionError(
-                    f"key {action.key!r} has no meaning in a web page; valid: {', '.join(KEY_EVENTS)}"
-                    ", or a chord such as ctrl+a"
-                )
-            self._key(action.key)
-        elif kind is ActionKind.HOVER:
-            self._mouse("mouseMoved", *self._px(action.x, action.y), button="none", buttons=0)
-        elif kind is ActionKind.WAIT:
-            time.sleep(self.config.wait_seconds)
-        elif kind is ActionKind.OPEN_APP:
-            raise InvalidActionError("open_app is not available in the web environment")
-        else:  # pragma: no cover - DONE is handled by step
-            raise InvalidActionError(f"unsupported action {action.to_text()}")
-
-    def _wheel(self, direction: str) -> None:
-        # finger convention: swipe(up) moves the content up, i.e. scrolls down
-        w, h = SCREEN
-        dy = {"up": 1, "down": -1}.get(direction, 0) * self.config.scroll_fraction * h
-        dx = {"left": 1, "right": -1}.get(direction, 0) * self.config.scroll_fraction * w
-        x, y = w / 2, h / 2
-        self._mouse("mouseWheel", x, y, deltaX=dx, deltaY=dy)
-
-    def _drag(self, action: Action) -> None:
-        x1, y1 = self._px(action.x, action.y)
-        x2, y2 = self._px(action.x2, action.y2)
-        self._mouse("mouseMoved", x1, y1, button="none", buttons=0)
-        self._mouse("mousePressed", x1, y1, button="left", buttons=1, clickCount=1)
-        n = max(1, self.config.drag_steps)
-        for i in range(1, n + 1):
-            t = i / n
-            self._mouse("mouseMoved", x1 + (x2 - x1) * t, y1 + (y2 - y1) * t,
-                        button="left", buttons=1)  # fmt: skip
-        self._mouse("mouseReleased", x2, y2, button="left", buttons=0, clickCount=1)
