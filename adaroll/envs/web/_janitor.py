@@ -1,6 +1,7 @@
 """Crash janitor for browser processes (standard library only).
 
-Started once per controller process by :mod:`adaroll.envs.web.browser`, with a pipe on stdin.
+Started once per controller process by :mod:`adaroll.envs.web.processes` (for the browsers of
+:mod:`adaroll.envs.web.browser`), with a pipe on stdin.
 The controller registers what it owns, one command per line::
 
     pid PID STARTTIME     kill PID on exit (STARTTIME from /proc/PID/stat guards pid reuse)

@@ -28,13 +28,14 @@ Reuse by the CRIU backend: a restored branch is adopted with :meth:`BrowserProce
 (call :func:`become_subreaper` before running ``criu restore -d`` so the restored init is
 re-parented to this process and can be reaped), then reached with the same
 :meth:`BrowserProcess.connect`.
+
+The namespace and process plumbing (``setns``, subreaping, liveness, reaping) and the janitor's
+client live in :mod:`adaroll.envs.web.processes`; this module re-exports them.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import ctypes
 import json
 import logging
 import os
@@ -45,26 +46,30 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from adaroll.envs.web.cdp import CDPError, CDPSession
+from adaroll.envs.web.processes import (  # noqa: F401 - the rest re-exported for callers
+    JANITOR,
+    become_subreaper,
+    entered_netns,
+    open_socket_in_netns,
+    pid_alive,
+    proc_starttime,
+    reap,
+)
 
 _log = logging.getLogger(__name__)
 
 DEVTOOLS_PORT = 9333
 """DevTools port inside an isolated browser's network namespace (each has its own loopback)."""
 
-CLONE_NEWNET = 0x40000000
-PR_SET_CHILD_SUBREAPER = 36
 _HERE = Path(__file__).resolve().parent
 NSINIT_SCRIPT = _HERE / "_nsinit.py"
-JANITOR_SCRIPT = _HERE / "_janitor.py"
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser")
 INSTALL_HINT = (
     "install it with `sudo bash scripts/install_system.sh` (Debian: apt-get install chromium)"
@@ -135,154 +140,6 @@ def _exit_status(returncode: int | None) -> str:
         with contextlib.suppress(ValueError):
             return f"was killed by {signal.Signals(-returncode).name}"
     return f"exited with status {returncode}"
-
-
-# -- namespaces and process plumbing ------------------------------------------------------------
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_netns_lock = threading.Lock()
-
-
-def _check(ret: int, what: str) -> None:
-    if ret != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
-@contextlib.contextmanager
-def entered_netns(netns_path: str) -> Iterator[None]:
-    """Run the body with the *calling thread* inside the network namespace ``netns_path``
-    (e.g. ``/proc/PID/ns/net``); sockets created there keep that namespace."""
-    with _netns_lock:
-        own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            target = os.open(netns_path, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                _check(_libc.setns(target, CLONE_NEWNET), f"setns({netns_path})")
-            finally:
-                os.close(target)
-            try:
-                yield
-            finally:
-                _check(_libc.setns(own, CLONE_NEWNET), "setns(back)")
-        finally:
-            os.close(own)
-
-
-def open_socket_in_netns(
-    netns_path: str | None, port: int, *, host: str = "127.0.0.1", timeout: float = 5.0
-) -> socket.socket:
-    """A TCP socket connected to ``host:port`` as seen from network namespace ``netns_path``
-    (the current namespace when None)."""
-    if netns_path is None:
-        return socket.create_connection((host, port), timeout=timeout)
-    with entered_netns(netns_path):
-        return socket.create_connection((host, port), timeout=timeout)
-
-
-def become_subreaper() -> None:
-    """Make this process a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``): orphaned
-    descendants - e.g. a tree restored by ``criu restore -d`` - are re-parented here and can be
-    reaped with ``waitpid``. Idempotent."""
-    _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")
-
-
-def proc_starttime(pid: int) -> str | None:
-    """Start time (clock ticks, /proc/PID/stat field 22) of a live process, None once it is
-    dead. A zombie thread-group leader whose other threads still run (SIGKILLed Chromium, or
-    a pid-namespace init still tearing its namespace down) counts as alive."""
-    try:
-        data = Path(f"/proc/{pid}/stat").read_bytes().decode(errors="replace")
-        fields = data.rsplit(")", 1)[1].split()
-        if fields[0] in ("Z", "X") and len(os.listdir(f"/proc/{pid}/task")) <= 1:
-            return None
-    except OSError:
-        return None
-    return fields[19]
-
-
-def pid_alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    return proc_starttime(pid) is not None
-
-
-def reap(pid: int, timeout: float = 10.0) -> None:
-    """Wait until ``pid`` is gone: ``waitpid`` when it is our child, else poll /proc."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done == pid:
-                return
-        except ChildProcessError:
-            if not pid_alive(pid):
-                return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"process {pid} did not exit within {timeout} s")
-        time.sleep(0.005)
-
-
-class _Janitor:
-    """Client side of :mod:`adaroll.envs.web._janitor` (one per controller process)."""
-
-    def __init__(self) -> None:
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._pid_owner = 0
-        self._lock = threading.Lock()
-
-    def _send(self, line: str) -> None:
-        with self._lock:
-            if (
-                self._proc is None
-                or self._pid_owner != os.getpid()
-                or self._proc.poll() is not None
-            ):
-                self._proc = subprocess.Popen(
-                    [sys.executable, "-I", "-S", str(JANITOR_SCRIPT)],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,
-                    close_fds=True,
-                )
-                self._pid_owner = os.getpid()
-            assert self._proc.stdin is not None
-            try:
-                self._proc.stdin.write(line.encode() + b"\n")
-                self._proc.stdin.flush()
-            except OSError:
-                pass
-
-    def register_pid(self, pid: int) -> None:
-        start = proc_starttime(pid)
-        if start is not None:
-            self._send(f"pid {pid} {start}")
-
-    def unregister_pid(self, pid: int) -> None:
-        self._send(f"unpid {pid}")
-
-    def register_dir(self, path: str) -> None:
-        self._send(f"dir {path}")
-
-    def unregister_dir(self, path: str) -> None:
-        self._send(f"undir {path}")
-
-    def stop(self) -> None:
-        """Close the pipe (the janitor cleans up what is still registered) and reap it."""
-        with self._lock:
-            proc, self._proc = self._proc, None
-        if proc is not None and self._pid_owner == os.getpid():
-            with contextlib.suppress(OSError):
-                assert proc.stdin is not None
-                proc.stdin.close()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=10)
-
-
-JANITOR = _Janitor()
-"""Crash-safety registry: ``register_pid``/``register_dir`` anything that must not outlive
-this process; ``unregister_*`` once cleaned up normally."""
-atexit.register(JANITOR.stop)  # runs after the browsers' finalizers (registered later)
 
 
 def find_chromium(executable: str | None = None) -> str:
