@@ -7,13 +7,7 @@ import json
 import re
 
 from adaroll.actions import Action
-from adaroll.envs.web.experts.page import (
-    ExpertError,
-    Page,
-    _quoted,
-    _sel,
-    expert,
-)
+from adaroll.envs.web.experts.page import ExpertError, Page, _quoted, _sel, expert
 
 # -- simple clicks ----------------------------------------------------------------------------------
 

@@ -8,14 +8,7 @@ import json
 import re
 
 from adaroll.actions import Action
-from adaroll.envs.web.experts.page import (
-    ExpertError,
-    Page,
-    _fill_then,
-    _quoted,
-    _sel,
-    expert,
-)
+from adaroll.envs.web.experts.page import ExpertError, Page, _fill_then, _quoted, _sel, expert
 
 # -- multi-page tasks -------------------------------------------------------------------------------
 

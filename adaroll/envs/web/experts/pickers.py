@@ -7,11 +7,7 @@ import json
 import re
 
 from adaroll.actions import Action
-from adaroll.envs.web.experts.page import (
-    Page,
-    _sel,
-    expert,
-)
+from adaroll.envs.web.experts.page import Page, _sel, expert
 
 # -- date picker ---------------------------------------------------------------------------------
 

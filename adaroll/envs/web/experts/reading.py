@@ -7,13 +7,7 @@ import json
 import re
 
 from adaroll.actions import Action
-from adaroll.envs.web.experts.page import (
-    Page,
-    _fill_then,
-    _sel,
-    _toggle_then,
-    expert,
-)
+from adaroll.envs.web.experts.page import Page, _fill_then, _sel, _toggle_then, expert
 
 # -- reading the page -------------------------------------------------------------------------------
 
