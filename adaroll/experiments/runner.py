@@ -58,7 +58,7 @@ def plan_units(names: Sequence[str], seeds: Sequence[int], profile: Profile) -> 
         for variant in exp.variants_for(profile):
             for seed in seeds:
                 wanted.setdefault((variant, seed), {}).update(
-                    dict.fromkeys(exp.configurations_of(variant))
+                    dict.fromkeys(exp.configurations_of(variant, profile))
                 )
     # seed-major: an interrupted experiment has every variant for its first seeds
     return [Unit(v, s, tuple(c)) for (v, s), c in sorted(wanted.items(), key=lambda kv: kv[0][1])]
@@ -214,7 +214,7 @@ def run_experiments(names: Sequence[str], *, profile: str, seeds: Sequence[int],
         )
         meta = {"experiment": name, "title": exp.title, "profile": profile, "quick": quick,
                 "seeds": list(seeds), "command": _command(), "run_seconds": seconds,
-                "overrides": {v: overrides_for(prof, quick, Unit(v, 0, exp.configurations_of(v)))[:-2]
+                "overrides": {v: overrides_for(prof, quick, Unit(v, 0, exp.configurations_of(v, prof)))[:-2]
                               for v in exp.variants_for(prof)}}  # fmt: skip
         atomic_write_text(out / "results.json", json.dumps({**meta, **section.data}, indent=1))
         atomic_write_text(out / "results.md", section.markdown)

@@ -23,9 +23,9 @@ def test_every_variant_is_a_valid_config(profile, quick):
     for name in EXPERIMENTS.names():
         exp = EXPERIMENTS.get(name)
         for variant in exp.variants_for(PROFILES[profile]):
-            cfg = load_config(None, overrides_for(PROFILES[profile], quick, Unit(variant, 3, exp.configurations_of(variant))))
+            cfg = load_config(None, overrides_for(PROFILES[profile], quick, Unit(variant, 3, exp.configurations_of(variant, PROFILES[profile]))))
             assert cfg.seed == 3
-            assert set(cfg.configurations) == set(exp.configurations_of(variant))
+            assert set(cfg.configurations) == set(exp.configurations_of(variant, PROFILES[profile]))
 
 
 def test_experiments_share_runs_and_union_their_configurations():
@@ -65,3 +65,11 @@ def test_a_profile_skips_its_variants():
     device = {p: {u.variant for u in plan_units(["device"], seeds=[0], profile=PROFILES[p])}
               for p in ("mobile", "mobile-clean", "web")}  # fmt: skip
     assert device == {"mobile": {"default", "clean-demos"}, "mobile-clean": {"default"}, "web": {"default"}}
+
+
+def test_a_profile_skips_configurations_in_every_experiment():
+    web = PROFILES["web"]
+    trained = {c for u in plan_units(EXPERIMENTS.names(), seeds=[0], profile=web) for c in u.configurations}
+    assert trained and not trained & set(web.skip_configurations)
+    mobile = {c for u in plan_units(["full"], seeds=[0], profile=PROFILES["mobile"]) for c in u.configurations}
+    assert set(web.skip_configurations) <= mobile
