@@ -78,7 +78,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -92,6 +92,7 @@ from adaroll.envs.base import (
     Observation,
     TaskSpec,
 )
+from adaroll.envs.options import config_from_options
 from adaroll.envs.web import dom
 from adaroll.envs.web.browser import (
     FAST_FRAME_FLAGS,
@@ -189,18 +190,29 @@ class WebEnv(GUIEnv):
     max_live = 8
     concurrent_calls = True  # a step waits on the browser's answers (and sleeps for holds)
 
+    @staticmethod
+    def validate_options(**options: Any) -> None:
+        """Option names and types (``browser`` as a mapping of :class:`BrowserConfig` fields),
+        checked before any env or browser is built."""
+        config_from_options(WebEnvConfig, options, "web env")
+
     def __init__(
         self,
         config: WebEnvConfig | None = None,
         *,
-        browser: BrowserProcess | None = None,
+        browser: BrowserProcess | Mapping[str, Any] | None = None,
         **overrides: Any,
     ) -> None:
-        """``browser``: reuse a running browser (not killed on close); else the env launches
-        and owns one. ``overrides``: fields of :class:`WebEnvConfig` (e.g. ``screenshot=True``)."""
+        """``browser``: reuse a running browser (not killed on close), or a mapping of
+        :class:`BrowserConfig` fields (``env.options.browser``); else the env launches and owns
+        one. ``overrides``: fields of :class:`WebEnvConfig` (e.g. ``screenshot=True``), checked
+        by name and type."""
         config = config or WebEnvConfig()
+        if isinstance(browser, Mapping):  # env.options.browser from YAML: BrowserConfig fields
+            overrides["browser"], browser = browser, None
         if overrides:
-            config = replace(config, **overrides)
+            given = config_from_options(WebEnvConfig, overrides, "web env")
+            config = replace(config, **{name: getattr(given, name) for name in overrides})
         if not (config.step_timeout_s > 0 and config.reset_timeout_s > 0):
             raise ValueError(f"step_timeout_s and reset_timeout_s must be > 0, got "
                              f"{config.step_timeout_s} and {config.reset_timeout_s}")  # fmt: skip

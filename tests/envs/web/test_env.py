@@ -204,3 +204,31 @@ def test_random_policy_mostly_fails(web_env):
             wins += info["success"]
             episodes += 1
     assert wins / episodes < 0.25, f"random policy solved {wins}/{episodes}"
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"screenshot": "yes"}, "screenshot must be bool, got 'yes'"),
+    ({"browser": {"startup_attempt": 2}}, r"unknown browser option\(s\) startup_attempt; valid: .*startup_attempts"),
+    ({"reuse_pages": False}, r"unknown web env option\(s\) reuse_pages"),
+])  # fmt: skip
+def test_bad_env_options_are_config_errors_before_any_browser(options, message, monkeypatch):
+    from adaroll.config import ConfigError
+    from adaroll.envs import make_env_factory
+    from adaroll.envs.web.browser import BrowserProcess
+
+    monkeypatch.setattr(BrowserProcess, "launch", lambda *_: pytest.fail("a browser was started"))
+    with pytest.raises(ConfigError, match=message):
+        make_env_factory("web", **options)
+
+
+def test_browser_options_from_yaml_reach_the_launch(browser):
+    from adaroll.envs import make_env_factory
+
+    env = make_env_factory("web", browser={"startup_attempts": 2, "extra_args": ["--mute-audio"]})()
+    try:
+        assert env.config.browser.startup_attempts == 2 and env.config.browser.extra_args == (
+            "--mute-audio",
+        )
+        env.reset(options={"task": TaskSpec("web", "click-test", 1)})
+    finally:
+        env.close()
