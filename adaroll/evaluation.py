@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from adaroll.algos.metrics import split_metrics
-from adaroll.envs.base import EnvFault, GUIEnv, TaskSpec
+from adaroll.envs.base import EnvFault, GUIEnv, Observation, TaskSpec
 from adaroll.policies.base import Policy
+from adaroll.rollout.concurrent import call_each, concurrent_envs
 from adaroll.rollout.episodes import Episode, run_episodes
 from adaroll.rollout.jobs import RolloutFailed, close_quietly
 from adaroll.seeding import seed_everything
@@ -66,7 +67,9 @@ def evaluate_split(
                     close_quietly(env)
                 envs = []
                 if retry == max_retries:
-                    raise RolloutFailed(f"evaluation failed {retry + 1} times; last: {broken}") from broken
+                    raise RolloutFailed(
+                        f"evaluation failed {retry + 1} times; last: {broken}"
+                    ) from broken
             for task, episode in zip(chunk, episodes, strict=True):
                 outcomes[task.id].append(episode.success)
                 env_steps += episode.env_steps
@@ -75,14 +78,18 @@ def evaluate_split(
         for env in envs:
             close_quietly(env)
     metrics = split_metrics(outcomes, k)
-    return SplitResult(metrics["avg"], metrics["pass"], env_steps, policy_samples, len(attempts),
-                       outcomes)
+    return SplitResult(
+        metrics["avg"], metrics["pass"], env_steps, policy_samples, len(attempts), outcomes
+    )
 
 
 def _attempt(policy: Policy, envs: Sequence[GUIEnv], tasks: Sequence[TaskSpec],
              history_window: int) -> list[Episode]:  # fmt: skip
-    starts = []
-    for env, task in zip(envs, tasks, strict=True):
+    def start(pair: tuple[GUIEnv, TaskSpec]) -> tuple[str, tuple[()], Observation]:
+        env, task = pair
         obs, info = env.reset(options={"task": task})
-        starts.append((str(info.get("instruction", env.instruction)), (), obs))
+        return str(info.get("instruction", env.instruction)), (), obs
+
+    # browsers load their pages at once (the first fault is raised once all resets are over)
+    starts = call_each(start, list(zip(envs, tasks, strict=True)), concurrent=concurrent_envs(envs))
     return run_episodes(policy, envs, starts, history_window)

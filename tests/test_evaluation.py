@@ -35,7 +35,11 @@ def test_evaluation_respects_max_live():
     scarce = evaluate_split(GoPolicy(0.3), ScarceEnv, tasks, k=4, history_window=2, seed=5)
     assert ScarceEnv.created == 3 and ScarceEnv.most_live == 3 and ScarceEnv.live == 0
     assert scarce.outcomes == plenty.outcomes
-    assert (scarce.avg, scarce.pass_, scarce.env_steps) == (plenty.avg, plenty.pass_, plenty.env_steps)
+    assert (scarce.avg, scarce.pass_, scarce.env_steps) == (
+        plenty.avg,
+        plenty.pass_,
+        plenty.env_steps,
+    )
     assert 0 < plenty.avg < 1  # the policy is stochastic: reused envs must not leak outcomes
 
 
@@ -72,3 +76,24 @@ def test_an_env_that_keeps_crashing_fails_the_evaluation_clearly():
     with pytest.raises(RolloutFailed, match="evaluation failed 2 times"):
         evaluate_split(GoPolicy(0.0), AlwaysCrash, LineSuite().split("train"), k=1, history_window=2,
                        seed=1, max_retries=1)  # fmt: skip
+
+
+def test_envs_that_take_calls_from_threads_reset_at_once():
+    """Each reset waits until the chunk's other three have started: it completes only if the
+    four run at the same time (a sequential reset would time out on the barrier)."""
+    import threading
+
+    barrier = threading.Barrier(4, timeout=10)
+
+    class BrowserLike(LineEnv):
+        max_live = 4
+        concurrent_calls = True
+
+        def reset(self, *, seed=None, options=None):
+            barrier.wait()
+            return super().reset(seed=seed, options=options)
+
+    tasks = LineSuite().split("train")
+    together = evaluate_split(GoPolicy(0.3), BrowserLike, tasks, k=2, history_window=2, seed=5)
+    alone = evaluate_split(GoPolicy(0.3), LineEnv, tasks, k=2, history_window=2, seed=5, batch=4)
+    assert together.outcomes == alone.outcomes and together.env_steps == alone.env_steps
