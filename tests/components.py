@@ -28,11 +28,12 @@ def require(ok: bool, why: str) -> None:
 
 
 def require_chromium() -> None:
-    """Chromium and the ``miniwob`` package, which the web env drives."""
+    """Chromium, its headless shell (what the web env runs) and the ``miniwob`` package."""
     from adaroll.envs.web.browser import BrowserUnavailableError, find_chromium
 
     try:
         find_chromium()
+        find_chromium(headless_shell=True)
         import miniwob  # noqa: F401
     except (BrowserUnavailableError, ImportError) as exc:
         require(False, f"web tests need Chromium and the miniwob package: {exc}")
@@ -46,7 +47,7 @@ def require_criu_stack() -> None:
     try:
         from adaroll.envs.web.browser import find_chromium
 
-        find_chromium()
+        find_chromium(headless_shell=True)
         import miniwob  # noqa: F401
     except Exception as exc:  # noqa: BLE001
         require(False, f"needs Chromium and miniwob ({exc}); run scripts/install_system.sh")
@@ -64,4 +65,7 @@ def require_browsergym() -> None:
         import browsergym.core  # noqa: F401
         import browsergym.miniwob  # noqa: F401
     except ImportError as exc:
-        require(False, f"browsergym tests need the browsergym extra (pip install -e '.[browsergym]'): {exc}")
+        require(
+            False,
+            f"browsergym tests need the browsergym extra (pip install -e '.[browsergym]'): {exc}",
+        )

@@ -156,3 +156,20 @@ def test_a_browser_that_keeps_dying_during_startup_is_a_clear_error(browser, tmp
         assert not list(base.iterdir())  # each failed launch removed its directory
     finally:
         shutil.rmtree(base)
+
+
+def test_the_env_runs_the_headless_shell_and_an_explicit_binary_wins(browser, monkeypatch):
+    from adaroll.envs.web.browser import find_chromium
+
+    monkeypatch.delenv("ADAROLL_CHROMIUM", raising=False)
+    shell = find_chromium(headless_shell=True)
+    assert shell == "/usr/lib/chromium/chromium-headless-shell"
+    assert find_chromium() == "/usr/lib/chromium/chromium"  # the stock env's reference browser
+    proc = BrowserProcess.launch()
+    try:
+        assert os.path.realpath(f"/proc/{proc.pid}/exe") == os.path.realpath(shell)
+    finally:
+        proc.kill()
+    monkeypatch.setenv("ADAROLL_CHROMIUM", "/usr/lib/chromium/chromium")
+    assert find_chromium(headless_shell=True) == "/usr/lib/chromium/chromium"
+    assert find_chromium("/bin/true", headless_shell=True) == "/bin/true"
