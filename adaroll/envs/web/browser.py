@@ -139,8 +139,9 @@ class BrowserUnavailableError(RuntimeError):
 
 
 class BrowserStartupCrash(BrowserUnavailableError):
-    """A browser that started exited before its DevTools endpoint answered: transient (seen
-    once in CI among thousands of launches), so :meth:`BrowserProcess.launch` tries again."""
+    """A browser that started exited before its DevTools endpoint answered. Transient: rare
+    among thousands of launches (once in CI, once in a loaded experiment run here, killed by
+    SIGSEGV), so :meth:`BrowserProcess.launch` tries again."""
 
 
 def _exit_status(returncode: int | None) -> str:
