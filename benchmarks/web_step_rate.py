@@ -142,10 +142,9 @@ def run_selenium(sequences: dict[tuple[str, int], list[Action]], *, screenshots:
     from miniwob.action import ActionSpaceConfig
     from miniwob.constants import DEFAULT_ALLOWED_KEYS
 
-    from adaroll.envs.web.browser import find_chromium
+    from adaroll.envs.web.stock import configure_stock_browser
 
-    os.environ.setdefault("MINIWOB_CHROME_BINARY", find_chromium())
-    os.environ.setdefault("MINIWOB_CHROMEDRIVER", "/usr/bin/chromedriver")
+    configure_stock_browser()
     step_times: list[float] = []
     reset_times: list[float] = []
     failed: list[str] = []

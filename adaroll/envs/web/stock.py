@@ -44,6 +44,22 @@ def stock_key(key: str) -> str:
     return "".join(_MODIFIER_PREFIX[m] for m in mods) + name
 
 
+def configure_stock_browser() -> None:
+    """Point the ``miniwob`` package's Selenium env at Debian's Chromium and chromedriver, with
+    Selenium's usage statistics off. A ``TMPDIR`` chromedriver cannot use is refused here:
+    chromedriver makes the browser profile there, and fails with an opaque "cannot create temp
+    dir for user data dir" otherwise."""
+    from adaroll.envs.web.browser import BrowserUnavailableError, find_chromium
+
+    tmp = os.environ.get("TMPDIR")
+    if tmp and not (os.path.isdir(tmp) and os.access(tmp, os.W_OK | os.X_OK)):
+        raise BrowserUnavailableError(f"TMPDIR={tmp} is not a writable directory; chromedriver "
+                                      "makes the stock env's browser profile there")  # fmt: skip
+    os.environ.setdefault("SE_AVOID_STATS", "true")  # Selenium must not phone home
+    os.environ.setdefault("MINIWOB_CHROME_BINARY", find_chromium())
+    os.environ.setdefault("MINIWOB_CHROMEDRIVER", "/usr/bin/chromedriver")
+
+
 def make_stock_env(task: str, keys: Sequence[str] = (), *, wait_ms: float = 0.0) -> Any:
     """``gymnasium.make("miniwob/<task>-v1")`` with every action type and the default keys plus
     ``keys`` (AdaRoll names), driven through Debian's Chromium and chromedriver.
@@ -51,16 +67,12 @@ def make_stock_env(task: str, keys: Sequence[str] = (), *, wait_ms: float = 0.0)
     ``wait_ms``: the stock env's own pause after every action. It does not wait for the page's
     timers as WebEnv's settle policy does, so a page that reacts after a delay (click-menu
     opens a submenu 300 ms after a hover) needs one for a replay to see what WebEnv saw."""
-    os.environ.setdefault("SE_AVOID_STATS", "true")  # Selenium must not phone home
+    configure_stock_browser()
     import gymnasium
     import miniwob  # noqa: F401  (registers the gymnasium envs)
     from miniwob.action import ActionSpaceConfig
     from miniwob.constants import DEFAULT_ALLOWED_KEYS
 
-    from adaroll.envs.web.browser import find_chromium
-
-    os.environ.setdefault("MINIWOB_CHROME_BINARY", find_chromium())
-    os.environ.setdefault("MINIWOB_CHROMEDRIVER", "/usr/bin/chromedriver")
     cfg = ActionSpaceConfig.get_preset("all_supported")
     extra = [stock_key(k) for k in ("escape", *keys)]
     cfg.allowed_keys = tuple(DEFAULT_ALLOWED_KEYS) + tuple(k for k in extra if k not in DEFAULT_ALLOWED_KEYS)

@@ -86,3 +86,11 @@ def test_hidden_scrollbars_break_fidelity_on_email_inbox() -> None:
 def test_stock_key_names() -> None:
     assert stock_key("enter") == "<Enter>" and stock_key("ctrl+a") == "C-a"
     assert stock_key("ctrl+shift+left") == "C-S-<ArrowLeft>"
+
+
+def test_a_tmpdir_chromedriver_cannot_use_is_a_clear_error(monkeypatch, tmp_path):
+    from adaroll.envs.web.browser import BrowserUnavailableError
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "missing"))
+    with pytest.raises(BrowserUnavailableError, match="missing is not a writable directory"):
+        make_stock_env("click-test")
