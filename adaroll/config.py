@@ -343,17 +343,26 @@ class RolloutConfig(Frozen):
     """Local backend only: sample all jobs of an iteration in shared policy batches (faster on
     one process, but results then depend on the batch and differ from the Ray backend's).
     False: every job is sampled on its own from a seed derived from (iteration seed, job index)."""
-    parallel_jobs: int = Field(2, ge=1)
+    parallel_jobs: int = Field(16, ge=1)
     """Local backend: Root jobs collected at once when the env's calls wait on other processes
     (browsers) and the policy can hand over its sampling state (the small policy); each job
     samples from its own seed, so results do not depend on it. 1: one job after another. Each
-    job holds its own browsers (about 170 MB each): 2 x 8 running and as many idle at most."""
+    job holds its own browsers (about 100 MB each; one per job with the web env's 8
+    episodes_per_env and groups of 8). 16 ran the web collector benchmark fastest here
+    (docs/web.md, "Speed")."""
     prefetch_branches: int = Field(8, ge=0)
     """Local backend: snapshot branches restored ahead of the iteration's Suffix starts, in a
     background thread while other jobs run, when the env's calls wait on other processes
     (browsers); bounds how many are ready or restoring at once (each holds a browser, about
     180 MB; fewer when the snapshot backend's branch pool could not also hold a whole group).
     Prefetched branches are verified like any restore, so results do not depend on it. 0: off."""
+    episodes_per_env: int | None = Field(None, ge=1)
+    """Episodes of a Root group that each env plays one after another (both backends): a group
+    of G runs on ceil(G / this) envs in consecutive waves, and a web env starts a later wave's
+    episodes in the page it already loaded instead of reloading it. None: the env kind's own
+    choice (``GUIEnv.episodes_per_env``: 1, the web env 8). Changes which samples are drawn
+    (later waves sample from derived seeds), not from what distribution; not used with
+    batch_across_jobs. See docs/web.md ("Speed") for what it saves."""
     max_retries: int = Field(3, ge=0)
     """How many times a group is re-run after a fault before the run fails: a crashed or hung
     env (both backends; the group restarts from its reset or snapshot in fresh envs, with the

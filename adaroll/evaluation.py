@@ -1,4 +1,9 @@
-"""Avg@k / Pass@k: k independent root attempts per task, run in lockstep batches."""
+"""Avg@k / Pass@k: k independent root attempts per task, run in lockstep batches.
+
+A batch holds as many envs as the env kind affords at once (``GUIEnv.max_live``), and each env
+plays ``GUIEnv.episodes_per_env`` consecutive attempts (the same task's, in the order the
+attempts are listed), one per wave of the batch: a web env then starts the later attempts in the
+page it already loaded."""
 
 from __future__ import annotations
 
@@ -47,13 +52,14 @@ def evaluate_split(
     try:
         # the env class says how many instances it can afford at once; they are reused by reset
         batch = max(1, min(batch, envs[0].max_live)) if envs else batch
-        for start in range(0, len(attempts), batch):
-            chunk = attempts[start : start + batch]
+        per_env = max(1, int(getattr(envs[0], "episodes_per_env", 1))) if envs else 1
+        for start in range(0, len(attempts), batch * per_env):
+            chunk = attempts[start : start + batch * per_env]
             for retry in range(max_retries + 1):
-                envs += [make_env() for _ in range(len(chunk) - len(envs))]
+                envs += [make_env() for _ in range(-(-len(chunk) // per_env) - len(envs))]
                 broken: EnvFault | None
                 try:
-                    episodes = _attempt(policy, envs[: len(chunk)], chunk, history_window)
+                    episodes = _attempt_in_waves(policy, envs, chunk, per_env, history_window)
                 except EnvFault as fault:
                     episodes, broken = [], fault
                 else:
@@ -81,6 +87,19 @@ def evaluate_split(
     return SplitResult(
         metrics["avg"], metrics["pass"], env_steps, policy_samples, len(attempts), outcomes
     )
+
+
+def _attempt_in_waves(policy: Policy, envs: Sequence[GUIEnv], tasks: Sequence[TaskSpec],
+                      per_env: int, history_window: int) -> list[Episode]:  # fmt: skip
+    """Env i plays ``tasks[i * per_env : (i + 1) * per_env]``, one attempt per wave; the
+    episodes come back in the order of ``tasks``."""
+    episodes: list[Episode | None] = [None] * len(tasks)
+    for wave in range(per_env):
+        indices = range(wave, len(tasks), per_env)
+        for i, episode in zip(indices, _attempt(policy, envs[: len(indices)], [tasks[i] for i in indices],
+                                                 history_window), strict=True):  # fmt: skip
+            episodes[i] = episode
+    return [e for e in episodes if e is not None]
 
 
 def _attempt(policy: Policy, envs: Sequence[GUIEnv], tasks: Sequence[TaskSpec],

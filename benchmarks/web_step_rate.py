@@ -49,8 +49,10 @@ from typing import Any
 
 os.environ.setdefault("SE_AVOID_STATS", "true")  # Selenium must not phone home
 
+import torch  # noqa: E402
+
 from adaroll.actions import Action, ActionKind  # noqa: E402
-from adaroll.config import RolloutConfig  # noqa: E402
+from adaroll.config import RolloutConfig, RunConfig  # noqa: E402
 from adaroll.envs.base import TaskSpec  # noqa: E402
 from adaroll.envs.web import BrowserProcess, WebEnv  # noqa: E402
 from adaroll.envs.web.experts import run_expert_episode  # noqa: E402
@@ -199,7 +201,8 @@ def tree_cpu_s(root: int) -> float:
     return sum(ticks for pid, ticks in cpu.items() if descends(pid)) / os.sysconf("SC_CLK_TCK")
 
 
-def run_collector(templates: list[str], seeds: int, group: int, parallel_jobs: int) -> dict:
+def run_collector(templates: list[str], seeds: int, group: int, parallel_jobs: int,
+                  episodes_per_env: int = 1) -> dict:
     """Root groups of an untrained small policy through the real collector (see above)."""
     from adaroll.checkpoints import CheckpointStore
     from adaroll.config import PolicyConfig
@@ -209,11 +212,13 @@ def run_collector(templates: list[str], seeds: int, group: int, parallel_jobs: i
     from adaroll.rollout.jobs import Job
     from adaroll.snapshots.memory import MemorySnapshots
 
+    torch.set_num_threads(RunConfig().threads)  # as a training run sets it
     jobs = [Job("root", TaskSpec("web", name, seed), group) for name in templates for seed in range(seeds)]
     cfg = PolicyConfig()
     policy = make_policy(cfg, seed=0)
     collector = Collector(policy, make_env_factory("web"), CheckpointStore(), MemorySnapshots(),
-                          history_window=cfg.history, parallel_jobs=parallel_jobs)  # fmt: skip
+                          history_window=cfg.history, parallel_jobs=parallel_jobs,
+                          episodes_per_env=episodes_per_env)  # fmt: skip
     try:
         warmup = [Job("root", TaskSpec("web", templates[0], 10_000 + k), group) for k in range(parallel_jobs)]
         collector.collect(warmup, seed=1)  # browsers started, caches warm
@@ -227,7 +232,8 @@ def run_collector(templates: list[str], seeds: int, group: int, parallel_jobs: i
     finally:
         collector.close()
     steps = sum(g.cost.env_steps for g in groups)
-    return {"jobs": len(jobs), "group": group, "parallel_jobs": parallel_jobs, "env_steps": steps,
+    return {"jobs": len(jobs), "group": group, "parallel_jobs": parallel_jobs,
+            "episodes_per_env": episodes_per_env, "env_steps": steps,
             "episodes": sum(len(g.rewards) for g in groups), "seconds": round(seconds, 3),
             "steps_per_s": steps / seconds, "cpu_s": round(cpu, 1),
             "cpu_ms_per_step": 1000 * cpu / max(1, steps), "success": sum(sum(g.rewards) for g in groups) / max(1, sum(len(g.rewards) for g in groups)),
@@ -244,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group", type=int, default=8, help="episodes per Root group")
     parser.add_argument("--parallel-jobs", type=int, default=RolloutConfig().parallel_jobs,
                         help="Collector(parallel_jobs=...); default: rollout.parallel_jobs's")
+    parser.add_argument("--episodes-per-env", type=int, default=WebEnv.episodes_per_env,
+                        help="Collector(episodes_per_env=...); default: the web env's, which a run "
+                             "with rollout.episodes_per_env unset uses")
     parser.add_argument("--collector-templates", nargs="*",
                         help="untrained-policy workload on these templates only (default: every curated "
                              "training template)")
@@ -282,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         results["selenium"] = run_selenium(sequences, screenshots=True)
         results["selenium-dom"] = run_selenium(sequences, screenshots=False)
     if not args.skip_collector:
-        results["collector"] = run_collector(templates, args.collector_seeds, args.group, args.parallel_jobs)
+        results["collector"] = run_collector(templates, args.collector_seeds, args.group, args.parallel_jobs,
+                                             args.episodes_per_env)  # fmt: skip
     print(f"{'config':20s} {'steps/s':>8s} {'med step ms':>11s} {'reset ms':>9s} "
           f"{'episodes/s':>10s} {'success':>8s}")  # fmt: skip
     for name, r in results.items():
@@ -290,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"collector (untrained policy, Root groups): {r['steps_per_s']:.1f} env steps/s, "
                   f"{r['env_steps']} steps in {r['seconds']:.1f} s ({r['cpu_ms_per_step']:.0f} ms CPU "
                   f"per step, browsers included), {r['jobs']} jobs x {r['group']}, "
-                  f"{r['parallel_jobs']} at once, resets {r['resets_incl_warmup']}")  # fmt: skip
+                  f"{r['parallel_jobs']} at once, {r['episodes_per_env']} episode(s) per env, "
+                  f"resets {r['resets_incl_warmup']}")  # fmt: skip
             continue
         print(f"{name:20s} {r['steps_per_s']:8.1f} {r['median_step_ms']:11.1f} "
               f"{r['mean_reset_ms']:9.1f} {r['episodes_per_s']:10.2f} {r['success']:8.2f}"

@@ -97,3 +97,29 @@ def test_envs_that_take_calls_from_threads_reset_at_once():
     together = evaluate_split(GoPolicy(0.3), BrowserLike, tasks, k=2, history_window=2, seed=5)
     alone = evaluate_split(GoPolicy(0.3), LineEnv, tasks, k=2, history_window=2, seed=5, batch=4)
     assert together.outcomes == alone.outcomes and together.env_steps == alone.env_steps
+
+
+class TaskLogEnv(ScarceEnv):
+    """Plays 4 attempts in turn and logs, per instance, the tasks it was reset to."""
+
+    max_live = 2
+    episodes_per_env = 4
+    resets: dict[int, list[str]] = {}
+
+    def reset(self, *, seed=None, options=None):
+        type(self).resets.setdefault(id(self), []).append(options["task"].id)
+        return super().reset(seed=seed, options=options)
+
+
+def test_each_env_plays_its_episodes_per_env_attempts_of_one_task_in_turn():
+    tasks = LineSuite().split("train")
+    TaskLogEnv.created = TaskLogEnv.live = TaskLogEnv.most_live = 0
+    result = evaluate_split(GoPolicy(0.3), TaskLogEnv, tasks, k=4, history_window=2, seed=5)
+    assert TaskLogEnv.most_live == 2 and TaskLogEnv.live == 0
+    assert result.episodes == 4 * len(tasks) and all(len(v) == 4 for v in result.outcomes.values())
+    played = [ids for ids in TaskLogEnv.resets.values()]
+    assert sorted(t for ids in played for t in ids) == sorted(t.id for t in tasks for _ in range(4))
+    # every run of 4 consecutive resets of one env is one task's 4 attempts
+    assert all(len(set(ids[i : i + 4])) == 1 for ids in played for i in range(0, len(ids), 4))
+    again = evaluate_split(GoPolicy(0.3), TaskLogEnv, tasks, k=4, history_window=2, seed=5)
+    assert again.outcomes == result.outcomes

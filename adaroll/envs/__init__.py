@@ -82,6 +82,12 @@ def make_env_factory(name: str, **options: Any) -> Callable[[], GUIEnv]:
     return lambda: factory(**options)
 
 
+def episodes_per_env(name: str) -> int:
+    """The env kind's default for ``rollout.episodes_per_env`` (1 unless its class says)."""
+    _ensure(name)
+    return int(getattr(ENVS.get(name), "episodes_per_env", 1))
+
+
 def make_env(name: str, **options: Any) -> GUIEnv:
     return make_env_factory(name, **options)()
 

@@ -123,6 +123,10 @@ class GUIEnv(ABC):
     max_live: int = 256
     """How many instances batch evaluation keeps alive at once (a browser costs ~170 MB and a
     core to start; the embedded simulator almost nothing)."""
+    episodes_per_env: int = 1
+    """The default of ``rollout.episodes_per_env``: how many episodes of a Root group one
+    instance plays in turn (more than 1 pays where a reset to the same task is cheaper than
+    a fresh one, as a web page reused by the next episode)."""
     concurrent_calls: bool = False
     """True when the env's calls mostly wait on another process (a browser), so that the rollout
     layer may call several instances at once from threads (each instance from one thread at a

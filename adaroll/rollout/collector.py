@@ -31,6 +31,13 @@ the browsers of one job work (or sleep through a ``long_press``) while another j
 Other jobs, and Root jobs otherwise, run one after another. Within a job, envs that take calls
 from threads are reset and stepped at once (:mod:`adaroll.rollout.concurrent`).
 
+Waves. With ``episodes_per_env > 1`` a Root group of G episodes runs on ceil(G / that) envs,
+as consecutive waves that each reset the envs the wave before left (a web env starts the next
+episode in the page it already loaded instead of reloading it). Each later wave samples from a
+seed derived from the job's, so a group is a pure function of (weights, job, seed,
+``episodes_per_env``); the waves change which samples are drawn, not from what distribution.
+Not used with ``batch_across_jobs``.
+
 Snapshot restores are verified (:func:`~adaroll.snapshots.fallback.restore_verified`); a
 branch that fails is replaced by replaying the checkpoint's prefix, counted in
 ``Cost.restore_fallbacks``, and the checkpoint's snapshot is rebuilt before its next use.
@@ -64,7 +71,16 @@ from adaroll.envs.base import EnvFault, EnvTimeout, GUIEnv, Observation, replay
 from adaroll.policies.base import Context, Policy, SampledAction
 from adaroll.rollout.concurrent import call_each
 from adaroll.rollout.episodes import Episode, Sampler, run_episodes
-from adaroll.rollout.jobs import Cost, Decision, Group, Job, RolloutFailed, close_quietly
+from adaroll.rollout.jobs import (
+    Cost,
+    Decision,
+    Group,
+    Job,
+    RolloutFailed,
+    close_quietly,
+    merge_groups,
+    root_waves,
+)
 from adaroll.rollout.prefetch import BranchPrefetcher
 from adaroll.seeding import derive_seed
 from adaroll.snapshots.base import SnapshotBackend, SnapshotError, SnapshotRef
@@ -125,11 +141,14 @@ class Collector:
         max_retries: int = 3,
         parallel_jobs: int = 1,
         prefetch_branches: int = 0,
+        episodes_per_env: int = 1,
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if parallel_jobs < 1:
             raise ValueError(f"parallel_jobs must be >= 1, got {parallel_jobs}")
+        if episodes_per_env < 1:
+            raise ValueError(f"episodes_per_env must be >= 1, got {episodes_per_env}")
         if prefetch_branches < 0:
             raise ValueError(f"prefetch_branches must be >= 0, got {prefetch_branches}")
         self.policy = policy
@@ -143,6 +162,8 @@ class Collector:
         self.parallel_jobs = parallel_jobs
         """Root jobs collected at once (see "Parallel jobs" in the module docstring)."""
         self.prefetch_branches = prefetch_branches
+        self.episodes_per_env = episodes_per_env
+        """Episodes of a Root group each env plays one after another (see "Waves")."""
         """Most branches restored ahead of their Suffix starts (see "Prefetched branches")."""
         self._prefetcher: BranchPrefetcher | None = None
         self._snapshot_lock = threading.Lock()
@@ -237,18 +258,29 @@ class Collector:
     def _collect_queue(self, queue: Sequence[tuple[int, Job, int]]) -> list[tuple[int, Group]]:
         """Root jobs one after another while other queues run, each sampled from its own seed's
         sampling state: ``(index, job, seed)`` -> ``(index, group)``."""
-        out = []
-        for j, job, seed in queue:
+        def wave(part: Job, seed: int) -> Group:
             lane = _Lane(self.policy, self._sampling, seed)
-            out.append((j, self._with_retries([job], lane.restart, lane)[0]))
-        return out
+            return self._with_retries([part], lane.restart, lane)[0]
+
+        return [(j, self._in_waves(job, seed, wave)) for j, job, seed in queue]
 
     def collect_job(self, job: Job, seed: int) -> Group:
         """One job on its own, its samples fixed by ``seed`` (what a Ray worker runs)."""
         self.policy.reseed(seed)
         if job.kind == "onestep":
             return self._onestep([job])[0]
-        return self._with_retries([job], lambda: self.policy.reseed(seed))[0]
+
+        def wave(part: Job, seed: int) -> Group:
+            return self._with_retries([part], lambda: self.policy.reseed(seed))[0]
+
+        return self._in_waves(job, seed, wave)
+
+    def _in_waves(self, job: Job, seed: int, collect: Callable[[Job, int], Group]) -> Group:
+        """``collect`` (part, seed) for each wave of the job (one: the job itself, with
+        ``seed``); later waves sample from seeds derived from it."""
+        parts = root_waves(job, self.episodes_per_env)
+        return merge_groups(job, [collect(part, seed if w == 0 else derive_seed("wave", seed, w))
+                                  for w, part in enumerate(parts)])  # fmt: skip
 
     def _collect_batched(self, jobs: Sequence[Job]) -> list[Group]:
         self._plan_prefetch([job for job in jobs if job.kind == "suffix"])

@@ -143,11 +143,12 @@ class RolloutWorker:
         history_window: int,
         matcher: ActionMatcher = PAPER_MATCHER,
         max_retries: int = 3,
+        episodes_per_env: int = 1,
     ) -> None:
         backend = SNAPSHOT_BACKENDS.get(snapshot_backend)(make_env=make_env)
         self.collector = Collector(policy, make_env, checkpoints, backend,
                                    history_window=history_window, matcher=matcher,
-                                   max_retries=max_retries)  # fmt: skip
+                                   max_retries=max_retries, episodes_per_env=episodes_per_env)  # fmt: skip
         self.version = -1
 
     def run(self, job: Job, seed: int, version: int, weights: Sequence[Any]) -> WorkerResult:
@@ -224,6 +225,7 @@ class RayCollector:
         ray_address: str | None = None,
         start_timeout_s: float = 600.0,
         job_timeout_s: float | None = 900.0,
+        episodes_per_env: int = 1,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -233,7 +235,7 @@ class RayCollector:
         self.workers, self.max_retries = workers, max_retries
         self.local_onestep, self.inflight_per_worker = local_onestep, max(1, inflight_per_worker)
         self.ray_address, self.start_timeout_s = ray_address, start_timeout_s
-        self.job_timeout_s = job_timeout_s
+        self.job_timeout_s, self.episodes_per_env = job_timeout_s, episodes_per_env
         # OneStep jobs in the learner: checkpoints only, the snapshot backend is never used.
         self.local = Collector(policy, make_env, checkpoints, ReplaySnapshots(make_env=make_env),
                                history_window=history_window, matcher=matcher)  # fmt: skip
@@ -384,7 +386,7 @@ class RayCollector:
     def _spawn(self) -> _Slot:
         actor: Any = _RemoteWorker.remote(self._policy_ref, self.make_env, self._store_ref,
                                      self.snapshot_backend, self.history_window, self.matcher,
-                                     self.max_retries)  # fmt: skip
+                                     self.max_retries, self.episodes_per_env)  # fmt: skip
         return _Slot(actor, next(self._generations), actor.pid.remote(), time.monotonic())
 
     def _busy_slots(self, inflight: dict[Any, _Flight]) -> set[int]:

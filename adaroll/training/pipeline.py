@@ -36,6 +36,7 @@ from adaroll.config import (
     dump_config,
     load_config,
 )
+from adaroll.envs import episodes_per_env as env_episodes_per_env
 from adaroll.envs import get_suite, make_env_factory
 from adaroll.envs.base import ENVS, GUIEnv, TaskSpec, TaskSuite
 from adaroll.evaluation import evaluate_split
@@ -240,13 +241,20 @@ class Pipeline:
                                 store, self.cfg.env.snapshot_backend, matcher=matcher,
                                 history_window=self.cfg.policy.history, workers=rollout.workers,
                                 max_retries=rollout.max_retries, ray_address=rollout.ray_address,
-                                job_timeout_s=rollout.job_timeout_s)  # fmt: skip
+                                job_timeout_s=rollout.job_timeout_s,
+                                episodes_per_env=self.episodes_per_env())  # fmt: skip
         backend = SNAPSHOT_BACKENDS.get(self.cfg.env.snapshot_backend)(make_env=self.make_env)
         return Collector(policy, self.make_env, store, backend, matcher=matcher,
                          history_window=self.cfg.policy.history,
                          batch_across_jobs=rollout.batch_across_jobs,
                          max_retries=rollout.max_retries, parallel_jobs=rollout.parallel_jobs,
-                         prefetch_branches=rollout.prefetch_branches)  # fmt: skip
+                         prefetch_branches=rollout.prefetch_branches,
+                         episodes_per_env=self.episodes_per_env())  # fmt: skip
+
+    def episodes_per_env(self) -> int:
+        """``rollout.episodes_per_env``, or the env kind's choice when unset."""
+        chosen = self.cfg.rollout.episodes_per_env
+        return chosen if chosen is not None else env_episodes_per_env(self.cfg.env.name)
 
     def rl_phase(self, name: str, start: Policy, phase: TrainConfig, *, resume: bool) -> PhaseResult:
         pivot_set = self.pivots(f"{name}", start, phase) if phase.algorithm != "vanilla" else None

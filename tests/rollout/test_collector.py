@@ -8,7 +8,7 @@ import torch
 
 from adaroll.experts import collect_experts
 from adaroll.rollout.collector import Collector, job_seed
-from adaroll.rollout.jobs import Group, Job
+from adaroll.rollout.jobs import Group, Job, root_waves
 from adaroll.snapshots.memory import MemorySnapshots
 from tests.fakes import GoPolicy, LineEnv, LineSuite
 
@@ -99,3 +99,36 @@ def test_root_envs_are_reused_across_jobs_and_closed_with_the_collector(store) -
     assert not any(env.closed for env in CountedEnv.made)
     reused.close()
     assert all(env.closed for env in CountedEnv.made)
+
+
+def test_root_waves_split_a_group_over_fewer_envs() -> None:
+    task = SUITE.split("train")[0]
+    root = Job("root", task, 8)
+    assert [j.group_size for j in root_waves(root, 3)] == [3, 3, 2]  # 3 envs, 3 episodes at most
+    assert [j.group_size for j in root_waves(root, 8)] == [1] * 8
+    assert [j.group_size for j in root_waves(root, 20)] == [1] * 8
+    assert root_waves(root, 1) == [root]
+    suffix = Job("suffix", task, 8, checkpoint_id="c")
+    assert root_waves(suffix, 4) == [suffix]  # a branch is restored per episode anyway
+
+
+def test_episodes_per_env_plays_a_group_in_waves_on_the_same_envs(store) -> None:
+    """A Root group of 6 with 3 episodes per env: 2 envs, 6 episodes, the costs of all waves,
+    reproducible from the seed (and alone equal to in a batch), samples of its own."""
+    CountedEnv.made = []
+    jobs = [Job("root", t, 6) for t in SUITE.split("train")]
+    waves = Collector(GoPolicy(0.3), CountedEnv, store, MemorySnapshots(), history_window=2,
+                      episodes_per_env=3)  # fmt: skip
+    groups = waves.collect(jobs, seed=3)
+    assert len(CountedEnv.made) == 2
+    assert all(len(g.rewards) == len(g.decisions) == 6 and g.job == job for g, job in zip(groups, jobs, strict=True))
+    assert all(g.cost.env_steps == sum(map(len, g.decisions)) for g in groups)
+    again = Collector(GoPolicy(0.3), LineEnv, store, MemorySnapshots(), history_window=2,
+                      episodes_per_env=3)  # fmt: skip
+    assert [outcome(g) for g in again.collect(jobs, seed=3)] == [outcome(g) for g in groups]
+    assert outcome(again.collect_job(jobs[1], job_seed(3, 1))) == outcome(groups[1])
+    whole = Collector(GoPolicy(0.3), LineEnv, store, MemorySnapshots(), history_window=2)
+    assert [outcome(g) for g in whole.collect(jobs, seed=3)] != [outcome(g) for g in groups]
+    waves.close()
+    with pytest.raises(ValueError, match="episodes_per_env"):
+        Collector(GoPolicy(0.0), LineEnv, store, MemorySnapshots(), history_window=2, episodes_per_env=0)

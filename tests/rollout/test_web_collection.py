@@ -56,3 +56,32 @@ def test_fast_collection_equals_one_call_at_a_time() -> None:
     finally:
         fast.close()
     assert sum(e[3] for e in expected) > 0  # the episodes did step
+
+
+def test_waves_reuse_each_page_and_equal_waves_with_reloads() -> None:
+    """``episodes_per_env``: a group of 4 with 4 episodes per env plays on one browser that
+    loads the page once and starts the other three episodes in it - the same groups as the same
+    waves with a reload before every episode."""
+    require_chromium()
+    from adaroll.envs.web import WebEnv
+
+    cfg = PolicyConfig()
+    policy = make_policy(cfg, seed=0)
+    jobs = [Job("root", TaskSpec("web", "click-button", 2), 4), Job("root", TaskSpec("web", "click-checkboxes", 1), 4)]
+
+    def collect(make_env) -> tuple[list[tuple], list]:
+        collector = Collector(policy, make_env, CheckpointStore(), MemorySnapshots(), history_window=cfg.history,
+                              parallel_jobs=2, episodes_per_env=4)  # fmt: skip
+        try:
+            groups = [outcome(g) for g in collector.collect(jobs, seed=7)]
+            return groups, [dict(env.reset_counts) for env in collector._idle]  # type: ignore[attr-defined]
+        finally:
+            collector.close()
+
+    reloaded, reload_counts = collect(lambda: WebEnv(reuse_page=False))
+    reused, counts = collect(WebEnv)
+    assert reused == reloaded
+    assert all(len(g[2]) == 4 for g in reused)
+    # one browser per job (and the one that told the collector its envs take threads)
+    assert sorted((c["loaded"], c["reused"]) for c in counts if c["loaded"]) == [(1, 3), (1, 3)]
+    assert all(c["reused"] == 0 for c in reload_counts)

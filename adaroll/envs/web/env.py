@@ -188,6 +188,7 @@ class WebEnv(GUIEnv):
 
     name = "web"
     max_live = 8
+    episodes_per_env = 8  # a reset reusing the page costs ~10 ms of browser CPU, a load ~80
     concurrent_calls = True  # a step waits on the browser's answers (and sleeps for holds)
 
     @staticmethod
@@ -245,6 +246,9 @@ class WebEnv(GUIEnv):
         self._page_shell: str | None = None
         """``__adaroll.shell()`` right after the page's first episode start."""
         self.reset_counts = {"loaded": 0, "reused": 0, "reuse_refused": 0}
+        self.pointer_parked = False
+        """The pointer is known to rest where :func:`park` leaves it (a reset then skips the
+        move, which waits for a frame; every pointer action but ``hover`` ends parked)."""
         """Resets that loaded the page, that reused it, and reuses refused (then loaded)."""
         try:
             self.reconnect()
@@ -330,6 +334,7 @@ class WebEnv(GUIEnv):
                 self.reset_counts["reuse_refused"] += 1
         if not reused:
             self._page_template = None  # until the new page has loaded
+            self.pointer_parked = False  # a new document: park for it
             self._load_page(task_url(task.template))
             self._start_episode(task)
             self._page_template = task.template
@@ -350,7 +355,8 @@ class WebEnv(GUIEnv):
         }
 
     def _start_episode(self, task: TaskSpec) -> None:
-        park(self)  # hover state must not depend on earlier episodes
+        if not self.pointer_parked:
+            park(self)  # hover state must not depend on earlier episodes
         self.cdp.evaluate("__adaroll.restartClock()")
         self.cdp.evaluate(
             START_EPISODE_JS % (json.dumps(task.seed), json.dumps(self.config.data_mode))

@@ -60,7 +60,9 @@ def park(env: WebEnv) -> None:
 
 def _mouse(env: WebEnv, kind: str, x: float, y: float, **extra: Any) -> None:
     params = {"type": kind, "x": x, "y": y, **extra}
+    env.pointer_parked = False  # until the event is known to have been dispatched
     env.cdp.call("Input.dispatchMouseEvent", params)
+    env.pointer_parked = (x, y) == PARKED_POINTER
 
 
 def _click(env: WebEnv, x: float, y: float, count: int = 1, hold: float = 0.0) -> None:
