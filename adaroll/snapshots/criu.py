@@ -16,7 +16,8 @@ profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
   are still frozen, so files and images agree byte for byte (criu checks file sizes on
   restore). ``--network-lock skip``: criu would otherwise lock the (private, unreachable)
   network with ``iptables-restore``, which this machine class does not have. The element-tree
-  hash and a screenshot hash are recorded for verification, with the env's episode bookkeeping
+  hash (and, for an env that observes screenshots, a screenshot hash: ``verify_screenshot``)
+  are recorded for verification, with the env's episode bookkeeping
   (task, step counter, instruction) that lives outside the browser.
 * **restore** = ``unshare --mount --propagation private sh -c '...'`` mounts a per-branch tmpfs
   at ``state_dir`` and an overlay on top of it (lower = the copied state, upper/work on the
@@ -31,7 +32,7 @@ profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
   network namespace) and wrapped by :meth:`~adaroll.envs.web.env.WebEnv.attach` - a full
   :class:`~adaroll.envs.web.env.WebEnv` that continues the episode.
 * **verification** (paper A.1): after every restore the branch must be alive, answer over CDP,
-  and show the element-tree hash and screenshot hash recorded at save time. A mismatch raises
+  and show the element-tree hash and the screenshot hash (if one was recorded) of save time. A mismatch raises
   :class:`SnapshotVerificationError` (``verify="raise"``) or is recorded on the branch
   (``verify="report"``: ``branch.restore_info["check"]``). The rollout layer then replays the
   checkpoint's prefix instead (:mod:`adaroll.snapshots.fallback`) and counts the fallback.
@@ -265,8 +266,10 @@ class CriuConfig:
     """How long :meth:`CriuSnapshots.restore` waits for a free branch slot before failing."""
     verify: str = "raise"
     """After restore: ``raise`` on a mismatch, ``report`` (record it on the branch), ``off``."""
-    verify_screenshot: bool = True
-    """Also compare a screenshot hash (besides liveness and the element-tree hash)."""
+    verify_screenshot: bool | None = None
+    """Also compare a screenshot hash (besides liveness and the element-tree hash). None: when
+    the env observes screenshots (``WebEnv`` with ``screenshot``); an element-list policy sees
+    nothing the pixels add, and the check waits for a frame (about 30 of a restore's ~120 ms)."""
     branch_tmpfs_mb: int = 512
     """Size limit of each branch's tmpfs (the overlay's upper layer: what the branch writes)."""
     command_timeout_s: float = 120.0
@@ -533,7 +536,10 @@ class CriuSnapshots(SnapshotBackend):
         episode = web.episode_state()
         obs = web.observe()
         tree = obs.element_tree_hash()
-        shot = stable_screenshot_hash(web) if self.config.verify_screenshot else ""
+        check_pixels = self.config.verify_screenshot
+        if check_pixels is None:
+            check_pixels = bool(web.config.screenshot)
+        shot = stable_screenshot_hash(web) if check_pixels else ""
         snap_id = new_snapshot_id(f"criu-{os.getpid()}")  # ids of other processes differ
         snapdir = self.dir / "snaps" / snap_id
         img = snapdir / IMAGE_SUBDIR
@@ -877,7 +883,7 @@ class CriuSnapshots(SnapshotBackend):
             want_shot = str(ref.meta.get("screenshot_hash", ""))
             shot = ""
             shot_match: bool | None = None
-            if alive and want_shot and self.config.verify_screenshot:
+            if alive and want_shot and self.config.verify_screenshot is not False:
                 shot = stable_screenshot_hash(env, want_shot)
                 shot_match = shot == want_shot
         except Exception as exc:  # noqa: BLE001 - a dead/unresponsive branch is a result

@@ -103,7 +103,7 @@ def stack(threads_before_backend):
     from adaroll.snapshots.criu import CriuSnapshots
 
     suite = SUITES.get("web")()
-    backend = CriuSnapshots(max_branches=6)
+    backend = CriuSnapshots(max_branches=6, verify_screenshot=True)
     env = WebEnv()
     try:
         env.reset(options={"task": TASK})
@@ -223,6 +223,29 @@ def test_a_serialised_ref_restores_in_another_backend(stack):
     finally:
         other.close()
     assert Path(ref.meta["image_dir"], "img", "inventory.img").is_file() and backend.holds(ref)
+
+
+def test_by_default_only_a_screenshot_env_gets_its_pixels_checked(stack):
+    """``verify_screenshot`` unset: an element-list env's snapshot records no screenshot hash
+    (its restore checks liveness and the element tree), a screenshot env's records one."""
+    _, env, _, _, prefix = stack
+    from adaroll.envs.web import WebEnv
+    from adaroll.snapshots.criu import CriuSnapshots
+
+    default = CriuSnapshots(max_branches=2)
+    shot_env = WebEnv(screenshot=True)
+    try:
+        plain = default.save(env, prefix)
+        assert plain.meta["screenshot_hash"] == ""
+        branch = default.restore(plain)
+        check = branch.restore_info["check"]
+        assert check.ok and check.element_tree_match and check.screenshot_match is None
+        branch.close()
+        shot_env.reset(options={"task": TASK})
+        assert default.save(shot_env, ()).meta["screenshot_hash"]
+    finally:
+        shot_env.close()
+        default.close()
 
 
 def test_damaged_images_fail_with_the_file_name(stack):

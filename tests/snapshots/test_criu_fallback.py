@@ -37,7 +37,7 @@ def rig():
     from adaroll.snapshots.criu import CriuSnapshots
 
     store = collect_experts(WebEnv, SUITES.get("web")(), [TASK], progress=False).store
-    backend = CriuSnapshots(max_branches=4)
+    backend = CriuSnapshots(max_branches=4, verify_screenshot=True)
     collector = Collector(TapPolicy(), WebEnv, store, backend, history_window=2)
     try:
         yield collector, store.for_task(TASK.id)[STEP]

@@ -39,7 +39,7 @@ def test_single_process_branches_verify_and_finish_the_task() -> None:
 
     before = live_processes()
     suite = SUITES.get("web")()
-    backend = CriuSnapshots(max_branches=4)
+    backend = CriuSnapshots(max_branches=4, verify_screenshot=True)
     single, default = WebEnv(single_process=True), WebEnv()
     try:
         assert processes_in_namespace(single.browser.pid) < processes_in_namespace(default.browser.pid)
