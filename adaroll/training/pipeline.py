@@ -25,6 +25,7 @@ from typing import Any, get_args
 import torch
 
 from adaroll.actions import PAPER_MATCHER, Action, ActionMatcher
+from adaroll.algos.targets import target_costs, vanilla_target
 from adaroll.checkpoints import CheckpointStore
 from adaroll.config import (
     ConfigError,
@@ -73,8 +74,6 @@ REPLAYED = "train-replayed"
 """The demonstration "split" of the env steps that replayed clean train demonstrations on the
 training device (``expert.device=clean``): billed to the configurations that use the checkpoints
 (pivots, Stage I, Hybrid, OneStep), not to SFT, which imitates the recordings themselves."""
-TARGET_EVALS = 3
-"""The target is the mean of this many last `val` evaluations of Base->Vanilla."""
 
 
 @dataclass
@@ -487,13 +486,6 @@ def _curve_point(point: dict[str, Any], before: Bill, expert_steps: dict[str, in
             "routes": point.get("routes")}  # fmt: skip
 
 
-def vanilla_target(curve: list[dict[str, Any]]) -> float | None:
-    """Mean ``val`` Avg@k of the last :data:`TARGET_EVALS` evaluations of a curve (fewer if it
-    has fewer; None if it has none): one noisy evaluation is not a target."""
-    values = [p["val_avg"] for p in curve if p.get("val_avg") is not None][-TARGET_EVALS:]
-    return sum(values) / len(values) if values else None
-
-
 def summarise(results: dict[str, dict[str, Any]], curves: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """summary.json: per configuration its bill and scores, and the cost at which it first
     reached the target (Base->Vanilla's :func:`vanilla_target` on ``val``). A configuration
@@ -503,17 +495,7 @@ def summarise(results: dict[str, dict[str, Any]], curves: dict[str, list[dict[st
     results = {name: results[name] for name in sorted(results, key=order.index)}
     target = vanilla_target(curves.get("base_vanilla", []))
     for name, row in results.items():
-        row["reached_target"] = None
-        row["steps_to_target"] = row["samples_to_target"] = row["train_samples_to_target"] = None
-        if target is None:
-            continue
-        points = curves.get(name) or [{**row, "val_avg": row.get("val_avg4")}]
-        hit = next((p for p in points if p.get("val_avg") is not None and p["val_avg"] >= target - 1e-9), None)
-        row["reached_target"] = hit is not None
-        if hit is not None:
-            row["steps_to_target"] = hit["total_env_steps"]
-            row["samples_to_target"] = hit["policy_samples"]
-            row["train_samples_to_target"] = hit["train_samples"]
+        row |= target_costs(row, curves.get(name, []), target)
     return {"format": RUN_FORMAT, "target_val_avg4": target, "configurations": results,
             "curves": curves}
 
