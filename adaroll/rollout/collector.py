@@ -162,9 +162,9 @@ class Collector:
         self.parallel_jobs = parallel_jobs
         """Root jobs collected at once (see "Parallel jobs" in the module docstring)."""
         self.prefetch_branches = prefetch_branches
+        """Most branches restored ahead of their Suffix starts (see "Prefetched branches")."""
         self.episodes_per_env = episodes_per_env
         """Episodes of a Root group each env plays one after another (see "Waves")."""
-        """Most branches restored ahead of their Suffix starts (see "Prefetched branches")."""
         self._prefetcher: BranchPrefetcher | None = None
         self._snapshot_lock = threading.Lock()
         """One snapshot build at a time (the prefetch thread builds them too)."""

@@ -246,10 +246,10 @@ class WebEnv(GUIEnv):
         self._page_shell: str | None = None
         """``__adaroll.shell()`` right after the page's first episode start."""
         self.reset_counts = {"loaded": 0, "reused": 0, "reuse_refused": 0}
+        """Resets that loaded the page, that reused it, and reuses refused (then loaded)."""
         self.pointer_parked = False
         """The pointer is known to rest where :func:`park` leaves it (a reset then skips the
         move, which waits for a frame; every pointer action but ``hover`` ends parked)."""
-        """Resets that loaded the page, that reused it, and reuses refused (then loaded)."""
         try:
             self.reconnect()
         except BaseException:
