@@ -3,6 +3,7 @@ which new ones whose command line names a program (chromium, criu) are still ali
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -31,18 +32,47 @@ def live_processes() -> dict[int, str]:
     return out
 
 
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _ancestors(pid: int) -> set[int]:
+    out = set()
+    while pid > 1 and pid not in out:
+        out.add(pid)
+        pid = _parent(pid)
+    return out
+
+
+def started_by_other_work(pid: int, before: dict[int, str], ours: set[int]) -> bool:
+    """The process descends from one that was running before the work began and is not this
+    process or one of its ancestors: another job on a shared machine (a training run's
+    browsers), not something the work left. Orphans (re-parented to init) count as the work's."""
+    parent = _parent(pid)
+    while parent > 1 and parent not in ours:
+        if parent in before:
+            return True
+        parent = _parent(parent)
+    return False
+
+
 def left_behind(before: dict[int, str], *programs: str, wait_s: float = 10.0) -> dict[int, str]:
     """Processes started since ``before`` whose command line names one of ``programs`` and
     that are still alive after up to ``wait_s`` seconds (a kill takes a moment to land).
     A new process of a browser that was already running before (its profile folder is in
     ``before``; Chromium starts some utility processes lazily) belongs to whoever started that
-    browser, not to the work, and is left out."""
+    browser, not to the work, and is left out; so is one that other work started
+    (:func:`started_by_other_work`)."""
     earlier = {profile for cmd in before.values() if (profile := _profile(cmd)) is not None}
+    ours = _ancestors(os.getpid())
     deadline = time.monotonic() + wait_s
     while True:
         new = {pid: cmd for pid, cmd in live_processes().items()
                if before.get(pid) != cmd and any(p in cmd for p in programs)
-               and _profile(cmd) not in earlier}  # fmt: skip
+               and _profile(cmd) not in earlier and not started_by_other_work(pid, before, ours)}  # fmt: skip
         if not new or time.monotonic() > deadline:
             return new
         time.sleep(0.1)
