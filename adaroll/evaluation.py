@@ -52,7 +52,7 @@ def evaluate_split(
     try:
         # the env class says how many instances it can afford at once; they are reused by reset
         batch = max(1, min(batch, envs[0].max_live)) if envs else batch
-        per_env = max(1, int(getattr(envs[0], "episodes_per_env", 1))) if envs else 1
+        per_env = max(1, envs[0].episodes_per_env) if envs else 1
         for start in range(0, len(attempts), batch * per_env):
             chunk = attempts[start : start + batch * per_env]
             for retry in range(max_retries + 1):

@@ -88,7 +88,7 @@ def root_waves(job: Job, episodes_per_env: int) -> list[Job]:
     starts its later episodes in the page it already loaded). Other jobs stay whole."""
     if job.kind != "root" or episodes_per_env <= 1 or job.group_size <= 1:
         return [job]
-    envs = -(-job.group_size // min(episodes_per_env, job.group_size))
+    envs = -(-job.group_size // episodes_per_env)  # ceil: the envs each wave uses
     return [replace(job, group_size=min(envs, job.group_size - start))
             for start in range(0, job.group_size, envs)]  # fmt: skip
 
