@@ -196,7 +196,7 @@ def bench_task(backend: Any, template: str, prefix_len: int, restores: int, repl
               f"{out['image_mb']} MB (of which browser state {out['state_copy_mb']} MB)",
               flush=True)  # fmt: skip
 
-        walls, parts = [], {"criu": [], "first_cdp": [], "connect": [], "verify": []}
+        walls, parts = [], {"criu": [], "connect": [], "verify": []}
         for _ in range(restores):
             t0 = time.perf_counter()
             branch = backend.restore(ref)
@@ -204,7 +204,6 @@ def bench_task(backend: Any, template: str, prefix_len: int, restores: int, repl
             info = branch.restore_info
             assert info["check"].ok, info["check"].describe()
             parts["criu"].append(info["criu_seconds"])
-            parts["first_cdp"].append(info["first_cdp_seconds"])
             parts["connect"].append(info["connect_seconds"])
             parts["verify"].append(info["verify_seconds"])
             branch.close()
@@ -213,8 +212,7 @@ def bench_task(backend: Any, template: str, prefix_len: int, restores: int, repl
         rp = out["restore_parts_s"]
         print(f"  restore per branch (n={restores}): median {out['restore_s']['median']:.3f} s, "
               f"p95 {out['restore_s']['p95']:.3f} s | criu restore median "
-              f"{rp['criu']['median']:.3f} s, first CDP answer {rp['first_cdp']['median'] * 1000:.1f}"
-              f" ms, reconnect {rp['connect']['median'] * 1000:.1f} ms, verify "
+              f"{rp['criu']['median']:.3f} s, reconnect {rp['connect']['median'] * 1000:.1f} ms, verify "
               f"{rp['verify']['median'] * 1000:.1f} ms  (load {load()})", flush=True)  # fmt: skip
 
         out["concurrent"] = {}

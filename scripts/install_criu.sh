@@ -37,8 +37,8 @@ if [ "$(uname -m)" != "x86_64" ]; then
   exit 1
 fi
 
-# -- system tools the backend drives: unshare/nsenter (util-linux), mount, ip (iproute2: raises
-#    each branch's loopback; criu itself runs `ip` when it rebuilds a network namespace).
+# -- system tools the backend drives: unshare/nsenter (util-linux), ip (iproute2: criu runs it
+#    when it rebuilds a network namespace that is not external), mount (the tests' checks).
 #    Installed through the system's own apt.
 need=()
 command -v unshare >/dev/null 2>&1 || need+=(util-linux)

@@ -3,8 +3,9 @@
 Why a module of its own: an unusable CRIU must fail *early and with a reason* - before a
 training run has spent time collecting expert checkpoints - and the reasons differ: no
 binary, Debian bookworm's 3.17 (which fails on this kernel's vDSO), ``criu check`` failing
-(kernel features, missing capabilities), not root, or no ``unshare``/``nsenter``/``mount``/
-``ip`` (branches get a fresh network namespace whose loopback is raised with ``ip``). Every
+(kernel features, missing capabilities), not root, or no ``unshare``/``nsenter``/``ip``
+(browsers start in namespaces made by ``unshare``, dumps run under ``nsenter``, and criu runs
+``ip`` when it rebuilds a network namespace that is not external). Every
 failure raises :class:`CriuUnavailableError` naming the cause and the fix: the project's own
 ``scripts/install_criu.sh``, which unpacks criu >= 4.2 from Debian sid into a private prefix
 (DESIGN.md section 4) and writes a wrapper ``PREFIX/bin/criu``.
@@ -99,7 +100,7 @@ def _check(path: str) -> CriuTool:
         raise CriuUnavailableError("CRIU snapshots need root (criu, unshare and nsenter "
                                    "create namespaces and mounts); run as root")  # fmt: skip
     for tool, package in (("unshare", "util-linux"), ("nsenter", "util-linux"),
-                          ("mount", "mount"), ("ip", "iproute2")):  # fmt: skip
+                          ("ip", "iproute2")):  # fmt: skip
         if shutil.which(tool) is None:
             raise CriuUnavailableError(f"`{tool}` not found; install {package} "
                                        "(scripts/install_criu.sh does)")  # fmt: skip

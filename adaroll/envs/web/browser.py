@@ -281,7 +281,10 @@ class BrowserProcess:
     * ``port``: DevTools port on 127.0.0.1 inside ``net_ns_path`` (host loopback when not
       isolated);
     * ``net_ns_path`` / ``mnt_ns_path``: ``/proc/PID/ns/net`` and ``/proc/PID/ns/mnt``
-      (None when not isolated).
+      (None when not isolated);
+    * ``page_url``: the page target's DevTools WebSocket URL when known beforehand (a restored
+      branch keeps the target of the browser it was dumped from): :meth:`connect` then opens
+      it directly instead of asking for the target list over HTTP first.
     """
 
     def __init__(
@@ -293,11 +296,13 @@ class BrowserProcess:
         isolated: bool,
         popen: subprocess.Popen[bytes] | None = None,
         owned_dirs: tuple[str, ...] = (),
+        page_url: str | None = None,
     ) -> None:
         self.pid = pid
         self.port = port
         self.state_dir = state_dir
         self.isolated = isolated
+        self.page_url = page_url
         self._res = _Resources(pid, popen, list(owned_dirs), process_group=not isolated)
         self._finalizer = weakref.finalize(self, _Resources.release, self._res)
         JANITOR.register_pid(pid)
@@ -442,6 +447,7 @@ class BrowserProcess:
         isolated: bool = True,
         owned_dirs: tuple[str, ...] = (),
         popen: subprocess.Popen[bytes] | None = None,
+        page_url: str | None = None,
     ) -> BrowserProcess:
         """Take ownership of a browser started elsewhere (e.g. a CRIU-restored branch whose
         init ``pid`` was re-parented to this subreaper). :meth:`kill` will SIGKILL and reap
@@ -449,7 +455,7 @@ class BrowserProcess:
         if not pid_alive(pid):
             raise BrowserUnavailableError(f"process {pid} is not running")
         return cls(pid, port=port, state_dir=state_dir, isolated=isolated, popen=popen,
-                   owned_dirs=owned_dirs)  # fmt: skip
+                   owned_dirs=owned_dirs, page_url=page_url)  # fmt: skip
 
     def disown_dirs(self) -> tuple[str, ...]:
         """Stop owning the host directories (``kill`` will not remove them; the crash janitor
@@ -549,7 +555,12 @@ class BrowserProcess:
         return _exit_status(popen.returncode)
 
     def connect(self, timeout: float = 10.0) -> CDPSession:
-        """A fresh :class:`CDPSession` to the page target (call again after every restore)."""
+        """A fresh :class:`CDPSession` to the page target (call again after every restore):
+        ``page_url`` when it answers, else the page the target list names."""
+        if self.page_url:
+            with contextlib.suppress(CDPError, OSError):
+                return CDPSession.open(self.page_url, sock=self.open_socket(timeout),
+                                       timeout=timeout)  # fmt: skip
         url = self.page_ws_url()
         return CDPSession.open(url, sock=self.open_socket(timeout), timeout=timeout)
 

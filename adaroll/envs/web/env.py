@@ -100,7 +100,7 @@ from adaroll.envs.web.browser import (
     BrowserProcess,
     BrowserUnavailableError,
 )
-from adaroll.envs.web.cdp import CDPError, CDPSession, CDPTimeoutError
+from adaroll.envs.web.cdp import CDPError, CDPSession, CDPTimeoutError, evaluation_value
 from adaroll.envs.web.input_events import execute, park
 from adaroll.envs.web.miniwob import (
     PAGE_READY_JS,
@@ -276,12 +276,15 @@ class WebEnv(GUIEnv):
             self._cdp.close()
         self._cdp = self._browser.connect()
         cdp = self._cdp
-        cdp.call("Page.enable")
-        self._prelude_id = cdp.call(
-            "Page.addScriptToEvaluateOnNewDocument", {"source": self._prelude}
-        ).get("identifier")
-        # a page loaded before this session (e.g. restored) already has it; a blank one gets it
-        cdp.evaluate(self._prelude)
+        # a page loaded before this session (e.g. restored) already has the prelude (it returns
+        # at once then); a blank one gets it
+        _, added, evaluated = cdp.call_all(
+            ("Page.enable", {}),
+            ("Page.addScriptToEvaluateOnNewDocument", {"source": self._prelude}),
+            ("Runtime.evaluate", {"expression": self._prelude, "returnByValue": True}),
+        )
+        evaluation_value(evaluated)
+        self._prelude_id = added.get("identifier")
         if self.config.screenshot:
             emulate_capture_viewport(self)
 
@@ -453,6 +456,14 @@ class WebEnv(GUIEnv):
         """Evaluate JavaScript in the task page. PRIVILEGED: experts/tests only."""
         with self._call("evaluate", self.config.step_timeout_s):
             return self.cdp.evaluate(expression, await_promise=await_promise)
+
+    def collect_garbage(self) -> None:
+        """Let V8 collect garbage and Chromium drop its caches (a critical memory-pressure
+        signal): nothing the page can observe changes, and the browser's memory - what a CRIU
+        snapshot taken next must copy - shrinks. PRIVILEGED: snapshot backends."""
+        with self._call("collect_garbage", self.config.step_timeout_s):
+            self.cdp.call_all(("HeapProfiler.collectGarbage", {}),
+                              ("Memory.simulatePressureNotification", {"level": "critical"}))  # fmt: skip
 
     def page_status(self) -> dict[str, Any]:
         """MiniWoB's episode status: done, raw_reward, reason, ready. PRIVILEGED."""

@@ -82,6 +82,22 @@ def test_success_failure_and_terminal_info(web_env):
     assert (reward, terminated, info["success"]) == (0.0, True, False)
 
 
+def test_collecting_garbage_changes_nothing_the_episode_sees(web_env):
+    """What a CRIU dump does first (``CriuConfig.collect_garbage``): the page, its state and
+    the episode go on as before."""
+    web_env.reset(options={"task": _task("login-user", 0)})
+    suite = MiniWoBSuite()
+    web_env.step(suite.expert_action(web_env))  # the username typed
+    before = web_env.observe()
+    web_env.collect_garbage()
+    assert web_env.observe().element_tree_hash() == before.element_tree_hash()
+    assert web_env.steps_taken == 1
+    terminated, info = False, {}
+    while not terminated:
+        _, _, terminated, _, info = web_env.step(suite.expert_action(web_env))
+    assert info["success"]
+
+
 def test_done_and_truncation(web_env):
     web_env.reset(options={"task": _task("enter-text", 1)})
     _, reward, terminated, truncated, info = web_env.step(Action.done())
