@@ -354,8 +354,8 @@ class RolloutConfig(Frozen):
     prefetch_branches: int = Field(8, ge=0)
     """Local backend: snapshot branches restored ahead of the iteration's Suffix starts, in a
     background thread while other jobs run, when the env's calls wait on other processes
-    (browsers); bounds how many are ready or restoring at once (each holds a browser, about
-    180 MB; fewer when the snapshot backend's branch pool could not also hold a whole group).
+    (browsers); bounds how many are ready or restoring at once (each holds a browser, 60-80
+    MB; fewer when the snapshot backend's branch pool could not also hold a whole group).
     Prefetched branches are verified like any restore, so results do not depend on it. 0: off."""
     episodes_per_env: int | None = Field(None, ge=1)
     """Episodes of a Root group that each env plays one after another (both backends): a group

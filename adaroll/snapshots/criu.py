@@ -113,9 +113,10 @@ IMAGE_SUBDIR = "img"
 STATE_SUBDIR = "state"
 MANIFEST = "manifest.json"
 BRANCH_PSS_MB = 100
-"""PSS of one live restored branch measured on this machine class: 80-102 MB for
-chromium-headless-shell on book-flight and choose-date (benchmarks/restore_latency.py; about
-170 with the full chromium, DESIGN.md section 4)."""
+"""PSS of one live restored branch measured on this machine class: 61-77 MB for
+chromium-headless-shell on book-flight and choose-date with ``collect_garbage`` (95-108 MB
+without; benchmarks/restore_latency.py; about 170 with the full chromium, DESIGN.md
+section 4). Sizing the pool by 100 leaves room for larger pages."""
 
 # criu action script; paths come from the environment (criu passes its own to the script).
 _HOOK = """#!/bin/sh
