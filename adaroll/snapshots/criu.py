@@ -19,12 +19,12 @@ profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
   hash (and, for an env that observes screenshots, a screenshot hash: ``verify_screenshot``)
   are recorded for verification, with the env's episode bookkeeping
   (task, step counter, instruction) that lives outside the browser.
-* **restore** = a child of the restore launcher (:mod:`adaroll.snapshots.restore_launcher`,
-  one single-threaded process per backend) enters a new mount namespace with private
-  propagation, mounts a per-branch tmpfs at ``state_dir`` and an overlay on top of it (lower =
-  the copied state, upper/work on the tmpfs), then runs ``criu restore -d --pidfile ...``: the
-  same as ``unshare``, ``mount`` and ``ip`` would do, with system calls instead of seven
-  programs (about 15 ms less per restore). criu recreates fresh pid and time namespaces
+* **restore** = the backend's restore launcher (:mod:`adaroll.snapshots.restore_launcher`, one
+  small single-threaded process) moves into a new mount namespace with private propagation,
+  mounts a per-branch tmpfs at ``state_dir`` and an overlay on top of it (lower = the copied
+  state, upper/work on the tmpfs), spawns ``criu restore -d --pidfile ...`` there and moves
+  back: what ``unshare``, ``mount`` and ``ip`` would do, with system calls instead of seven
+  programs (about 13 ms less per restore). criu recreates fresh pid and time namespaces
   per restore; the network namespace is dumped as *external* and every branch gets a fresh one
   with ``lo`` up (cheaper than criu rebuilding it with ``ip`` commands),
   so branches never share a port, a file or a pid. criu's kernel-probe cache is shown to it at

@@ -75,7 +75,7 @@ class Request:
 
 
 class LauncherError(RuntimeError):
-    """The launcher or one of its children failed before criu ran."""
+    """The launcher could not start criu (the namespaces, its output file) or died."""
 
 
 # -- the launcher (runs in its own process; standard library only) ------------------------------
