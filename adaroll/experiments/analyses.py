@@ -219,7 +219,7 @@ def efficiency(x: Inputs) -> Section:
 
 
 # -- Figure 5 -----------------------------------------------------------------------------------
-@analysis("routing", "bandit-routing")
+@analysis("routing")
 def routing(x: Inputs) -> Section:
     modes = ("local", "suffix", "root")
     panels = [(v, n) for v in x.exp.variants_for(x.profile) for n in x.exp.configurations]
@@ -313,6 +313,14 @@ def ablation(x: Inputs) -> Section:
             f"share its Base and do not train Base->Vanilla themselves); the fixed target is "
             f"{100 * x.profile.fixed_target:.0f} Val Avg@4. Decisions read Val; Held-Out is reported.")  # fmt: skip
     return Section(f"{note}\n\n{table}\n", {"rows": data})
+
+
+@analysis("bandit-routing")
+def bandit_routing(x: Inputs) -> Section:
+    """The bandit against the thresholds on Base->Hybrid - the promotion rule (profiles without
+    an options run need it here) - and both routers' shares over training."""
+    rule, shares = ablation(x), routing(x)
+    return Section(f"{rule.markdown}\n{shares.markdown}", rule.data | shares.data)
 
 
 # -- Table 1 ------------------------------------------------------------------------------------

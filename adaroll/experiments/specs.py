@@ -160,7 +160,7 @@ for _exp in (
                note="The options table trains Base->Hybrid only; this checks the bandit option "
                "on the other Hybrid configuration. Both rows start from the "
                "same Action policy (routing acts in Stage II only)."),
-    Experiment("bandit-routing", "Beyond the paper: route shares of the bandit option (Figure 5 view)",
+    Experiment("bandit-routing", "Beyond the paper: the bandit router against the thresholds (promotion rule; Figure 5 view)",
                ("default", "bandit"), ("base_hybrid",)),
     Experiment("device", "The device: perturbations, and demonstrations from before they began",
                ("default", "clean-demos"),
