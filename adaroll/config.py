@@ -347,10 +347,10 @@ class RolloutConfig(Frozen):
     """Local backend: Root jobs collected at once when the env's calls wait on other processes
     (browsers) and the policy can hand over its sampling state (the small policy); each job
     samples from its own seed, so results do not depend on it. 1: one job after another. Each
-    job holds its own browsers (about 100 MB each): ceil(group size / episodes_per_env), one
-    with the web env's 8 and groups of 8, but a whole group's with episodes_per_env 1 (then
-    lower this: 16 x 8 browsers need about 13 GB). 16 ran the web collector benchmark fastest
-    here (docs/web.md, "Speed")."""
+    job holds ceil(group size / episodes_per_env) browsers (about 100 MB each), and the jobs at
+    once hold at most this many between them: 16 jobs of one browser with the web env's 8
+    episodes per env and groups of 8, two jobs of 8 with episodes_per_env 1. 16 ran the web
+    collector benchmark fastest here (docs/web.md, "Speed")."""
     prefetch_branches: int = Field(8, ge=0)
     """Local backend: snapshot branches restored ahead of the iteration's Suffix starts, in a
     background thread while other jobs run, when the env's calls wait on other processes

@@ -23,13 +23,15 @@ failed attempts of one group :class:`~adaroll.rollout.jobs.RolloutFailed` is rai
 Parallel jobs. With ``parallel_jobs > 1``, a policy that can hand over its sampling state
 (:meth:`~adaroll.policies.base.Policy.sampling_state`) and envs that take calls from threads
 (:attr:`~adaroll.envs.base.GUIEnv.concurrent_calls`: browsers), up to that many Root jobs run at
-once (jobs of one task template in order, so that they reuse each other's loaded pages; a
-template's jobs are split over several queues when there are fewer templates than parallel jobs), each
-in its own thread with its own envs; every policy call swaps the job's own sampling
-state in (one call at a time), so each group is still exactly the group the job gives alone -
-the browsers of one job work (or sleep through a ``long_press``) while another job's wait.
-Other jobs, and Root jobs otherwise, run one after another. Within a job, envs that take calls
-from threads are reset and stepped at once (:mod:`adaroll.rollout.concurrent`).
+once, each in its own thread with its own envs, and together they hold at most that many envs
+(:class:`~adaroll.rollout.concurrent.EnvBudget`: a wave waits until its envs fit). Jobs of one
+task template run in order, so that they reuse each other's loaded pages; a template's jobs are
+split over several queues when there are fewer templates than parallel jobs. Every policy call
+swaps the job's own sampling state in (one call at a time), so each group is still exactly the
+group the job gives alone - the browsers of one job work (or sleep through a ``long_press``)
+while another job's wait. Other jobs, and Root jobs otherwise, run one after another. Within a
+job, envs that take calls from threads are reset and stepped at once
+(:mod:`adaroll.rollout.concurrent`).
 
 Waves. With ``episodes_per_env > 1`` a Root group of G episodes runs on ceil(G / that) envs,
 as consecutive waves that each reset the envs the wave before left (a web env starts the next
@@ -69,7 +71,7 @@ from adaroll.actions import PAPER_MATCHER, Action, ActionMatcher
 from adaroll.checkpoints import Checkpoint, CheckpointStore
 from adaroll.envs.base import EnvFault, EnvTimeout, GUIEnv, Observation, replay
 from adaroll.policies.base import Context, Policy, SampledAction
-from adaroll.rollout.concurrent import call_each
+from adaroll.rollout.concurrent import EnvBudget, call_each
 from adaroll.rollout.episodes import Episode, Sampler, run_episodes
 from adaroll.rollout.jobs import (
     Cost,
@@ -232,8 +234,9 @@ class Collector:
                 longest = max(queues, key=len)  # fewer templates than parallel jobs: split one
                 queues.remove(longest)
                 queues += [longest[: len(longest) // 2], longest[len(longest) // 2 :]]
+            budget = EnvBudget(self.parallel_jobs)
             with ThreadPoolExecutor(self.parallel_jobs, thread_name_prefix="adaroll-job") as pool:
-                done = [pool.submit(self._collect_queue, [(j, jobs[j], seeds[j]) for j in queue])
+                done = [pool.submit(self._collect_queue, [(j, jobs[j], seeds[j]) for j in queue], budget)
                         for queue in queues]  # fmt: skip
                 wait(done)
             for future in done:
@@ -255,12 +258,15 @@ class Collector:
             self._release(env, reuse=True)
         return self._concurrent_envs
 
-    def _collect_queue(self, queue: Sequence[tuple[int, Job, int]]) -> list[tuple[int, Group]]:
+    def _collect_queue(self, queue: Sequence[tuple[int, Job, int]], budget: EnvBudget
+                       ) -> list[tuple[int, Group]]:  # fmt: skip
         """Root jobs one after another while other queues run, each sampled from its own seed's
-        sampling state: ``(index, job, seed)`` -> ``(index, group)``."""
+        sampling state, each wave once its envs fit in ``budget``: ``(index, job, seed)`` ->
+        ``(index, group)``."""
         def wave(part: Job, seed: int) -> Group:
             lane = _Lane(self.policy, self._sampling, seed)
-            return self._with_retries([part], lane.restart, lane)[0]
+            with budget.hold(part.group_size):  # the wave's envs, one per episode
+                return self._with_retries([part], lane.restart, lane)[0]
 
         return [(j, self._in_waves(job, seed, wave)) for j, job, seed in queue]
 

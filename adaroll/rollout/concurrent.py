@@ -13,8 +13,9 @@ in the order of the inputs, so a collection stays a pure function of its seed.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
@@ -51,3 +52,30 @@ def call_each(fn: Callable[[T], R], items: Sequence[T], *, concurrent: bool) -> 
     futures = [_executor().submit(fn, item) for item in items]
     wait(futures)
     return [future.result() for future in futures]
+
+
+class EnvBudget:
+    """How many envs parallel jobs may hold at once: a job waits until its envs fit, and one
+    that needs more than the whole budget runs alone. Why: a Root job holds a browser per
+    episode it plays at once, so 16 jobs of 8 single-episode browsers would be 128 browsers
+    (about 13 GB); with a budget the jobs share ``envs`` of them however the groups are cut."""
+
+    def __init__(self, envs: int) -> None:
+        if envs < 1:
+            raise ValueError(f"an env budget must be >= 1, got {envs}")
+        self.envs = envs
+        self._free = envs
+        self._cond = threading.Condition()
+
+    @contextlib.contextmanager
+    def hold(self, n: int) -> Iterator[None]:
+        n = min(n, self.envs)
+        with self._cond:
+            self._cond.wait_for(lambda: self._free >= n)
+            self._free -= n
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._free += n
+                self._cond.notify_all()

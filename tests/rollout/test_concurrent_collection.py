@@ -13,7 +13,7 @@ import torch
 
 from adaroll.envs.base import EnvFault
 from adaroll.rollout.collector import Collector
-from adaroll.rollout.concurrent import call_each
+from adaroll.rollout.concurrent import EnvBudget, call_each
 from adaroll.rollout.jobs import Group, Job
 from adaroll.snapshots.memory import MemorySnapshots
 from tests.fakes import GoPolicy, LineEnv, LineSuite
@@ -106,13 +106,45 @@ def collect(store, make_env, jobs, **kw) -> tuple[list[Group], Collector]:
 def test_threads_and_parallel_jobs_collect_the_same_groups(store) -> None:
     jobs = jobs_for(store)
     alone, _, after_alone = collect(store, LineEnv, jobs)
-    for parallel_jobs in (1, 3):
+    for parallel_jobs in (1, 3, 12):
         ThreadedLineEnv.arm()
         groups, _, after = collect(store, ThreadedLineEnv, jobs, parallel_jobs=parallel_jobs)
         assert [outcome(g) for g in groups] == [outcome(g) for g in alone]
         assert torch.equal(after, after_alone)
-        # the envs did work at once: a group's envs (threads), and with parallel jobs, groups
-        assert ThreadedLineEnv.most_busy > (6 if parallel_jobs > 1 else 1)
+        # the envs did work at once: a group's envs (threads), and with room for two groups'
+        # envs (12), two groups
+        assert ThreadedLineEnv.most_busy > (6 if parallel_jobs == 12 else 1)
+
+
+def test_parallel_jobs_hold_at_most_parallel_jobs_envs(store) -> None:
+    """Root groups of 4-6 single-episode envs and room for 10: two groups at once at most
+    (6 + 4), never three; the groups are the one-after-another ones."""
+    jobs = jobs_for(store)
+    alone, _, _ = collect(store, LineEnv, jobs)
+    ThreadedLineEnv.arm()
+    groups, _, _ = collect(store, ThreadedLineEnv, jobs, parallel_jobs=10)
+    assert [outcome(g) for g in groups] == [outcome(g) for g in alone]
+    assert 6 < ThreadedLineEnv.most_busy <= 10
+
+
+def test_an_env_budget_lets_a_job_larger_than_it_run_alone() -> None:
+    budget = EnvBudget(3)
+    order: list[str] = []
+
+    def small_job() -> None:
+        with budget.hold(1):
+            order.append("small")
+
+    with budget.hold(5):  # more than the budget: takes all of it
+        order.append("big")
+        blocked = threading.Thread(target=small_job)
+        blocked.start()
+        blocked.join(timeout=0.2)
+        assert blocked.is_alive() and order == ["big"]  # waits while the big job runs
+    blocked.join(timeout=5)
+    assert order == ["big", "small"]
+    with pytest.raises(ValueError, match=">= 1"):
+        EnvBudget(0)
 
 
 def test_a_fault_under_parallel_jobs_reruns_only_its_group(store) -> None:
