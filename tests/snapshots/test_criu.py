@@ -354,7 +354,7 @@ env = WebEnv()
 env.reset(options={"task": TaskSpec("web", "login-user", 1)})
 ref = backend.save(env, ())
 branches = [backend.restore(ref) for _ in range(2)]
-print(json.dumps({"pids": [env.browser.pid] + [b.browser.pid for b in branches],
+print(json.dumps({"pids": [env.browser.pid, backend._launcher._proc.pid] + [b.browser.pid for b in branches],
                   "dirs": [str(backend.dir), os.path.dirname(env.browser.state_dir)]}), flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
@@ -362,7 +362,8 @@ os.kill(os.getpid(), signal.SIGKILL)
 
 def test_controller_crash_leaves_nothing_behind():
     """A SIGKILLed controller: the janitor kills the original and restored browsers and
-    removes the images and the pinned state directory; namespaces and mounts die with them."""
+    removes the images and the pinned state directory; namespaces and mounts die with them, and
+    the restore launcher exits when its control socket closes."""
     require_criu_stack()
     import json
     import sys
