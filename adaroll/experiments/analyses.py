@@ -318,9 +318,40 @@ def ablation(x: Inputs) -> Section:
 @analysis("bandit-routing")
 def bandit_routing(x: Inputs) -> Section:
     """The bandit against the thresholds on Base->Hybrid - the promotion rule (profiles without
-    an options run need it here) - and both routers' shares over training."""
-    rule, shares = ablation(x), routing(x)
-    return Section(f"{rule.markdown}\n{shares.markdown}", rule.data | shares.data)
+    an options run need it here) - both routers' shares over training, and what the bandit's
+    probes credited each kind of arm with."""
+    rule, shares, credit = ablation(x), routing(x), _bandit_credit(x)
+    return Section(f"{rule.markdown}\n{shares.markdown}\n{credit.markdown}",
+                   rule.data | shares.data | credit.data)  # fmt: skip
+
+
+def _bandit_credit(x: Inputs) -> Section:
+    """Progress (change of root success between counted probes) that the bandit credited to
+    each kind of arm, from its final state: discounted sums over the seeds."""
+    rows, data = [], {}
+    for variant in x.exp.variants_for(x.profile):
+        for name in x.exp.configurations:
+            sums: dict[str, list[float]] = {}
+            for seed in x.seeds:
+                meta = x.run_dir(variant, seed) / name / "state" / "meta.json"
+                pooled = json.loads(meta.read_text()).get("scheduler", {}).get("pooled") if meta.exists() else None
+                for kind, entry in (pooled or {}).items():
+                    arm = "suffix" if kind.startswith("suffix") else kind
+                    total = sums.setdefault(arm, [0.0, 0.0, 0.0])
+                    total[:] = [a + b for a, b in zip(total, entry, strict=True)]
+            for arm in ("local", "suffix", "root"):
+                if arm in sums:
+                    pulls, progress, cost = sums[arm]
+                    data[f"{variant}/{name}/{arm}"] = {"pulls": pulls, "progress": progress, "cost": cost}
+                    rows.append([f"{variant}/{name}", arm, f"{pulls:.1f}", f"{progress / max(pulls, 1e-9):+.4f}",
+                                 f"{1000 * progress / max(cost, 1e-9):+.3f}"])  # fmt: skip
+    if not rows:
+        return Section("")
+    note = ("What the bandit's counted root probes credited each kind of arm with, from its final "
+            "state (discounted sums over the seeds; a pull's cost is its env steps plus its policy "
+            "samples at the configured price).")  # fmt: skip
+    table = _table(["configuration", "arm", "pulls", "progress per pull", "progress per 1,000 cost"], rows)
+    return Section(f"{note}\n\n{table}\n", {"credit": data})
 
 
 # -- Table 1 ------------------------------------------------------------------------------------
