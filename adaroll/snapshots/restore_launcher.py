@@ -28,16 +28,16 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import fcntl
+import importlib.util
 import json
 import os
 import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
+import types
 from dataclasses import asdict, dataclass
 
 CLONE_NEWNS = 0x00020000
@@ -46,9 +46,6 @@ MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
 MNT_DETACH = 0x2
-SIOCGIFFLAGS = 0x8913
-SIOCSIFFLAGS = 0x8914
-IFF_UP = 0x1
 NETNS_FD = 3
 """The descriptor criu inherits the branch's network namespace on (``--inherit-fd fd[3]:...``)."""
 _MAX_MESSAGE = 1 << 16
@@ -98,11 +95,18 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int,
          f"mount {fstype or 'bind'} at {target}")  # fmt: skip
 
 
-def _loopback_up() -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        ifreq = struct.pack("16sH14s", b"lo", 0, b"")
-        flags = struct.unpack("16sH", fcntl.ioctl(s, SIOCGIFFLAGS, ifreq)[:18])[1]
-        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b""))
+def _nsinit() -> types.ModuleType:
+    """The isolated browser's namespace init (standard library only), loaded from its file:
+    this one runs as a script with ``-I``, where the ``adaroll`` package is not importable."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "envs", "web", "_nsinit.py")
+    spec = importlib.util.spec_from_file_location("adaroll_nsinit", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_loopback_up = _nsinit()._loopback_up
 
 
 def _say(reply: socket.socket, text: str) -> None:
