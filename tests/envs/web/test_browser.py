@@ -173,3 +173,25 @@ def test_the_env_runs_the_headless_shell_and_an_explicit_binary_wins(browser, mo
     monkeypatch.setenv("ADAROLL_CHROMIUM", "/usr/lib/chromium/chromium")
     assert find_chromium(headless_shell=True) == "/usr/lib/chromium/chromium"
     assert find_chromium("/bin/true", headless_shell=True) == "/bin/true"
+
+
+def test_the_browser_loads_no_software_gpu(web_env):
+    """``--disable-gpu`` alone still loads SwiftShader (10 MB more per browser and CRIU image);
+    ``--disable-software-rasterizer`` keeps it out of every process of a browser that drew a page."""
+    from adaroll.envs.base import TaskSpec
+
+    require(isolation_available(), "an isolated browser's processes are its pid namespace's")
+    web_env.reset(options={"task": TaskSpec("web", "click-button", 0)})
+    web_env.screenshot()
+    root = web_env.browser.pid
+    namespace = os.readlink(f"/proc/{root}/ns/pid")
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and _in_namespace(p, namespace)]
+    assert root in pids and len(pids) >= 2  # the browser and the page's renderer
+    assert not [pid for pid in pids if "swiftshader" in Path(f"/proc/{pid}/maps").read_text()]
+
+
+def _in_namespace(pid: str, namespace: str) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid") == namespace
+    except OSError:
+        return False
