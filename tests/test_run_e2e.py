@@ -121,6 +121,28 @@ def test_a_different_config_for_a_run_directory_is_refused(straight_run: Path) -
     assert (straight_run / "config.yaml").read_text() == saved
 
 
+def test_a_run_resumes_only_under_the_env_settings_it_started_with(straight_run: Path, tmp_path: Path) -> None:
+    recorded = json.loads((straight_run / "env.json").read_text())
+    assert recorded["device"]["name"] == "noisy" and 0 < recorded["device"]["ad"] < 1  # defaults resolved
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(straight_run, unfinished)
+    (unfinished / "summary.json").unlink()
+    # as if the code's noisy device had showed ads at another rate when the run started
+    (unfinished / "env.json").write_text(json.dumps({**recorded, "device": {**recorded["device"], "ad": 0.5}}))
+    done = _cli("run", "--quick", "--no-progress", "--out", str(unfinished))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"device.ad: 0.5 -> {recorded['device']['ad']!r}" in done.stderr and "--fresh" in done.stderr
+    assert not (unfinished / "summary.json").exists()  # nothing ran
+    # a finished run is only read again: it passes with a note, its results unchanged
+    finished = tmp_path / "finished"
+    shutil.copytree(straight_run, finished)
+    shutil.copy(unfinished / "env.json", finished / "env.json")
+    done = _cli("run", "--quick", "--no-progress", "--out", str(finished))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "env's settings changed" in done.stdout and "only read" in done.stdout
+    assert (finished / "summary.json").read_text() == (straight_run / "summary.json").read_text()
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "adaroll.cli", *args], capture_output=True,
                           text=True, timeout=CLI_TIMEOUT_S)  # fmt: skip

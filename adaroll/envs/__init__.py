@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -80,6 +81,17 @@ def make_env_factory(name: str, **options: Any) -> Callable[[], GUIEnv]:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{what}: {exc}") from None
     return lambda: factory(**options)
+
+
+def env_settings(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """What decides how envs of kind ``name`` made with ``options`` behave, defaults resolved
+    and as JSON values: the factory's ``settings(**options)`` where it has one (the web env adds
+    its browser flags), else the options as given. A run records this, so that a default
+    changed in the code later cannot silently change a resumed run's env (``env.json``)."""
+    _ensure(name)
+    settings = getattr(ENVS.get(name), "settings", None)
+    resolved = settings(**options) if settings is not None else dict(options)
+    return json.loads(json.dumps(resolved, default=str))  # tuples -> lists, as read back
 
 
 def episodes_per_env(name: str) -> int:

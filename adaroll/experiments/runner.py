@@ -88,10 +88,14 @@ def shares_base(variant: str) -> bool:
 
 
 def copy_base(source: Path, target: Path) -> None:
-    """Seed ``target`` with the finished Base of ``source`` (same seed, same env and SFT)."""
+    """Seed ``target`` with the finished Base of ``source`` (same seed, same env and SFT), and
+    with the env settings it was made under (``env.json``): a target whose env now differs
+    then refuses to start instead of building on a Base of another env."""
     if not (source / "policies" / "base" / "done").exists():
         return
-    for rel in SHARED_BASE:
+    for rel in (*SHARED_BASE, "env.json"):
+        if rel == "env.json" and not (source / rel).exists():
+            continue  # a Base from before settings were recorded
         src, dst = source / rel, target / rel
         if dst.exists():
             continue

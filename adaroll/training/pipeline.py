@@ -30,15 +30,12 @@ from adaroll.checkpoints import CheckpointStore
 from adaroll.config import (
     ConfigError,
     ConfigurationName,
-    RolloutConfig,
     RunConfig,
-    SchedulerConfig,
     TrainConfig,
     dump_config,
-    load_config,
 )
+from adaroll.envs import env_settings, get_suite, make_env_factory
 from adaroll.envs import episodes_per_env as env_episodes_per_env
-from adaroll.envs import get_suite, make_env_factory
 from adaroll.envs.base import ENVS, GUIEnv, TaskSpec, TaskSuite
 from adaroll.evaluation import evaluate_split
 from adaroll.experts import ExpertCollection, collect_experts, replay_on_device, save_collection
@@ -50,6 +47,7 @@ from adaroll.seeding import derive_seed, seed_everything
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SupportsStateCopy
 from adaroll.training.bill import Bill
 from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
+from adaroll.training.run_identity import experiment_changes, settings_changes
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.self_pool import SelfPivotPool
 from adaroll.training.sft import train_sft
@@ -315,6 +313,7 @@ class Pipeline:
         if saved.exists() and (changed := experiment_changes(saved.read_text(), self.cfg)):
             raise ConfigError(f"{saved} holds a different config ({'; '.join(changed[:4])}"
                               f"{'; ...' if len(changed) > 4 else ''}); use a new --out or the same config")
+        self._record_env_settings(started=saved.exists())
         atomic_write_text(saved, dump_config(self.cfg))
         atomic_write_text(self.out / "format.json", json.dumps({"format": RUN_FORMAT}))
         wanted = set(self.cfg.configurations)
@@ -359,6 +358,44 @@ class Pipeline:
         atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=2))
         return summary
 
+    def _record_env_settings(self, *, started: bool) -> None:
+        """``env.json``: the env's settings with every default resolved (:func:`env_settings`)
+        as the run started. A run with work left resumes only under the same settings: a default
+        changed in the code since then would mix two envs in one run. A finished run is only read
+        again (re-analysed), so it passes with a note; a run from before settings were recorded
+        has none to compare."""
+        path = self.out / "env.json"
+        now = env_settings(self.cfg.env.name, dict(self.cfg.env.options))
+        if not path.exists():
+            if not started:
+                atomic_write_text(path, json.dumps(now, indent=2))
+            return
+        try:
+            then = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{path} is not readable ({exc}): the env settings this run started "
+                              "with are unknown; restore the file, or rerun with --fresh or a new --out") from None  # fmt: skip
+        changed = settings_changes(then, now)
+        if not changed:
+            return
+        listed = "; ".join(changed[:4]) + ("; ..." if len(changed) > 4 else "")
+        if self._finished():
+            self.say(f"note: the {self.cfg.env.name} env's settings changed since {self.out} was run "
+                     f"({listed}); it is finished, so its results are only read")  # fmt: skip
+            return
+        raise ConfigError(f"{path}: the {self.cfg.env.name} env's settings changed since this run "
+                          f"started ({listed}), as an env default changed in the code; finish it "
+                          "with the code it started with, or rerun it with --fresh or a new --out")  # fmt: skip
+
+    def _finished(self) -> bool:
+        """Whether every configuration of the config has its row in ``summary.json``."""
+        path = self.out / "summary.json"
+        try:
+            rows = json.loads(path.read_text()).get("configurations", {})
+        except (OSError, ValueError):
+            return False
+        return set(self.cfg.configurations) <= set(rows)
+
     def _policy(self, directory: Path) -> Policy:
         return load_policy(self.cfg.policy, directory)
 
@@ -399,55 +436,6 @@ class Pipeline:
         scores = {f"{split}_{kind}4": metrics.get(f"{split}_{kind}")
                   for split in FINAL_SPLITS for kind in ("avg", "pass")}  # fmt: skip
         return {**bill.row(expert_steps), **scores}
-
-
-_EXECUTION_ONLY = ("backend", "workers", "ray_address", "max_retries", "job_timeout_s", "parallel_jobs",
-                   "prefetch_branches")
-"""Rollout fields that change where work runs, never its results: a run may resume with others."""
-
-
-def experiment_changes(saved_yaml: str, cfg: RunConfig) -> list[str]:
-    """How ``cfg`` differs from a saved config as an experiment (``field: saved -> new``; empty:
-    the same experiment): equal up to the execution-only rollout fields (e.g. resuming a local
-    run on Ray workers) and the list of configurations (each is seeded by its own name, so
-    adding one later reuses the others)."""
-    import yaml
-
-    try:
-        saved = load_config(yaml.safe_load(saved_yaml) or {})  # a missing section = its defaults
-    except (ConfigError, yaml.YAMLError) as exc:
-        return [f"unreadable: {str(exc).splitlines()[0]}"]
-    old, new = _flat(_identity(saved).model_dump()), _flat(_identity(cfg).model_dump())
-    return [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in sorted(old.keys() | new.keys())
-            if old.get(k) != new.get(k)]  # fmt: skip
-
-
-def _flat(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in tree.items():
-        if isinstance(value, dict) and value:
-            out |= _flat(value, f"{prefix}{key}.")
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
-def _identity(cfg: RunConfig) -> RunConfig:
-    default = RolloutConfig()
-    keep = {key: getattr(default, key) for key in _EXECUTION_ONLY}
-    rollout = cfg.rollout.model_copy(update=keep)
-    phases = {name: _read_settings_only(getattr(cfg, name)) for name in ("stage1", "rl")}
-    return cfg.model_copy(update={"rollout": rollout, "configurations": (), **phases})
-
-
-def _read_settings_only(phase: TrainConfig) -> TrainConfig:
-    """The phase with the bandit's settings at their defaults when the thresholds route (they
-    are never read then): changing an unread setting does not change the experiment."""
-    if phase.scheduler.routing == "bandit":
-        return phase  # the validator already pins the threshold-only settings
-    defaults = SchedulerConfig()
-    unread = {k: getattr(defaults, k) for k in SchedulerConfig.model_fields if k.startswith("bandit_")}
-    return phase.model_copy(update={"scheduler": phase.scheduler.model_copy(update=unread)})
 
 
 def _keep_earlier_rows(path: Path, results: dict[str, Any], curves: dict[str, Any]) -> None:

@@ -56,6 +56,11 @@ def test_copy_base_copies_a_finished_base_only(tmp_path: Path):
     copy_base(source, target)
     assert all((target / rel).exists() for rel in SHARED_BASE)
     assert not (target / "evals" / "sft.json").exists()  # SFT on train experts is not Base
+    assert not (target / "env.json").exists()  # a Base from before env settings were recorded
+    (source / "env.json").write_text('{"device": "noisy"}')
+    later = tmp_path / "later"
+    copy_base(source, later)
+    assert (later / "env.json").read_text() == '{"device": "noisy"}'  # the env the Base was made in
 
 
 def test_a_profile_skips_its_variants():

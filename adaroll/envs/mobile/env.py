@@ -8,7 +8,7 @@ microseconds and branches can never interfere (nothing is shared that can change
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -94,6 +94,12 @@ class MobileEnv(GUIEnv):
     def validate_options(**options: Any) -> None:
         """Raise ValueError for a bad option value (a device profile's name or rate)."""
         MobileEnvConfig(**options)
+
+    @staticmethod
+    def settings(**options: Any) -> dict[str, Any]:
+        """Every option with its default filled in, the device profile as its rates
+        (:func:`adaroll.envs.env_settings`)."""
+        return asdict(MobileEnvConfig(**options))
 
     # -- Gymnasium API ------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None,

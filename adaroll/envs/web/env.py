@@ -79,7 +79,7 @@ import contextlib
 import json
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from adaroll.actions import Action, ActionKind
@@ -99,6 +99,7 @@ from adaroll.envs.web.browser import (
     BrowserConfig,
     BrowserProcess,
     BrowserUnavailableError,
+    chromium_command,
 )
 from adaroll.envs.web.cdp import CDPError, CDPSession, CDPTimeoutError, evaluation_value
 from adaroll.envs.web.input_events import execute, park
@@ -166,6 +167,16 @@ class WebEnvConfig:
     """How to launch the browser when the env owns one."""
 
 
+def _launch_config(config: WebEnvConfig) -> BrowserConfig:
+    """How an env of ``config`` launches its own browser."""
+    launch = config.browser
+    if config.screenshot:  # a screenshot need not wait for the next 60 Hz frame
+        launch = replace(launch, extra_args=(*launch.extra_args, *FAST_FRAME_FLAGS))
+    if config.single_process:
+        launch = replace(launch, extra_args=(*launch.extra_args, "--single-process"))
+    return launch
+
+
 def _coerce_task(task: Any, seed: int | None) -> TaskSpec:
     if isinstance(task, TaskSpec):
         spec = task
@@ -197,6 +208,16 @@ class WebEnv(GUIEnv):
         checked before any env or browser is built."""
         config_from_options(WebEnvConfig, options, "web env")
 
+    @staticmethod
+    def settings(**options: Any) -> dict[str, Any]:
+        """Every option with its default filled in, and the Chromium command line an env of
+        these options launches (flags are defaults too; :func:`adaroll.envs.env_settings`)."""
+        config = config_from_options(WebEnvConfig, options, "web env")
+        launch = _launch_config(config)
+        command = chromium_command("CHROMIUM", user_data_dir="USER_DATA_DIR", port=0,
+                                   window_size=launch.window_size, extra_args=launch.extra_args)  # fmt: skip
+        return {**asdict(config), "chromium_command": command}
+
     def __init__(
         self,
         config: WebEnvConfig | None = None,
@@ -223,12 +244,7 @@ class WebEnv(GUIEnv):
         """The fault that broke this env, if one did; every later call re-raises it."""
         self._in_call = False
         if browser is None:
-            launch = config.browser
-            if config.screenshot:  # a screenshot need not wait for the next 60 Hz frame
-                launch = replace(launch, extra_args=(*launch.extra_args, *FAST_FRAME_FLAGS))
-            if config.single_process:
-                launch = replace(launch, extra_args=(*launch.extra_args, "--single-process"))
-            browser = BrowserProcess.launch(launch)
+            browser = BrowserProcess.launch(_launch_config(config))
         self._browser = browser
         self._cdp: CDPSession | None = None
         self._prelude = prelude_js(config)
