@@ -21,6 +21,7 @@ def test_mobile_settings_resolve_the_device_profile_to_its_rates() -> None:
 def test_web_settings_hold_every_default_and_the_browser_command_line() -> None:
     default = env_settings("web", {})
     assert default["reuse_page"] is True and default["browser"]["window_size"] == [800, 600]
+    assert "step_timeout_s" not in default and "startup_timeout" not in default["browser"]  # waits only
     command = default["chromium_command"]
     assert "--disable-gpu" in command and "--disable-software-rasterizer" in command
     assert "--single-process" not in command and "--disable-frame-rate-limit" not in command

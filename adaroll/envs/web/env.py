@@ -167,6 +167,12 @@ class WebEnvConfig:
     """How to launch the browser when the env owns one."""
 
 
+_WHERE_ONLY = ("step_timeout_s", "reset_timeout_s")
+_BROWSER_WHERE_ONLY = ("startup_timeout", "startup_attempts", "tmpfs_size_mb", "base_dir")
+"""Options that decide how long to wait and where files go, never what an episode shows or
+does: left out of :meth:`WebEnv.settings`, so a changed default there does not stop a resume."""
+
+
 def _launch_config(config: WebEnvConfig) -> BrowserConfig:
     """How an env of ``config`` launches its own browser."""
     launch = config.browser
@@ -216,7 +222,12 @@ class WebEnv(GUIEnv):
         launch = _launch_config(config)
         command = chromium_command("CHROMIUM", user_data_dir="USER_DATA_DIR", port=0,
                                    window_size=launch.window_size, extra_args=launch.extra_args)  # fmt: skip
-        return {**asdict(config), "chromium_command": command}
+        settings = {**asdict(config), "chromium_command": command}
+        for name in _WHERE_ONLY:
+            settings.pop(name)
+        for name in _BROWSER_WHERE_ONLY:
+            settings["browser"].pop(name)
+        return settings
 
     def __init__(
         self,
