@@ -39,11 +39,9 @@ profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
   :class:`SnapshotVerificationError` (``verify="raise"``) or is recorded on the branch
   (``verify="report"``: ``branch.restore_info["check"]``). The rollout layer then replays the
   checkpoint's prefix instead (:mod:`adaroll.snapshots.fallback`) and counts the fallback.
-  Screenshots are hashed with the text caret hidden and once the frame stopped changing
-  (:func:`stable_screenshot_hash`): a blinking caret or a not yet drawn hover would otherwise
-  make identical states differ.
-* **resources**: a pool caps live branches (sized from cores and available memory, ~170 MB PSS
-  per branch measured here), a semaphore caps concurrent restores (criu restore is CPU-bound).
+  The checks and the screenshot hashes: :mod:`adaroll.snapshots.verification`.
+* **resources**: a pool caps live branches (sized from cores and available memory, about 50 MB
+  PSS per branch measured here), a semaphore caps concurrent restores (criu restore is CPU-bound).
   Images are reference-counted (``save`` = 1 reference, :meth:`CriuSnapshots.retain` adds,
   :meth:`CriuSnapshots.release` drops) and a branch holds its image (the overlay's lower layer)
   until it is closed; an image is deleted when neither holds it.
@@ -65,7 +63,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import os
 import shutil
@@ -89,6 +86,14 @@ from adaroll.snapshots.base import (
 )
 from adaroll.snapshots.criu_tool import CriuTool, CriuUnavailableError, check_criu, clean_output
 from adaroll.snapshots.restore_launcher import NETNS_FD, LauncherError, Request, RestoreLauncher
+from adaroll.snapshots.verification import (
+    RestoreCheck,
+    SnapshotVerificationError,
+    array_hash,
+    screenshot_hash,
+    stable_screenshot_hash,
+    verify_branch,
+)
 
 if TYPE_CHECKING:
     from adaroll.envs.web.browser import BrowserProcess
@@ -113,10 +118,11 @@ IMAGE_SUBDIR = "img"
 STATE_SUBDIR = "state"
 MANIFEST = "manifest.json"
 BRANCH_PSS_MB = 100
-"""PSS of one live restored branch measured on this machine class: 61-77 MB for
-chromium-headless-shell on book-flight and choose-date with ``collect_garbage`` (95-108 MB
-without; benchmarks/restore_latency.py; about 170 with the full chromium, DESIGN.md
-section 4). Sizing the pool by 100 leaves room for larger pages."""
+"""PSS of one live restored branch measured on this machine class: 48-49 MB for
+chromium-headless-shell without SwiftShader on book-flight and choose-date with
+``collect_garbage`` (95-108 MB without it and with SwiftShader; benchmarks/restore_latency.py;
+about 170 with the full chromium, DESIGN.md section 4). Sizing the pool by 100 leaves room for
+larger pages."""
 
 # criu action script; paths come from the environment (criu passes its own to the script).
 _HOOK = """#!/bin/sh
@@ -127,96 +133,6 @@ exec cp -a -- "$ADAROLL_STATE_DIR" "$ADAROLL_STATE_COPY"
 
 NET_KEY = "adaroll-net"
 """Name of the browser's network namespace as an external resource of the image."""
-
-
-class SnapshotVerificationError(SnapshotError):
-    """A restored branch does not match the recorded state (``.check`` says how)."""
-
-    def __init__(self, message: str, check: RestoreCheck) -> None:
-        super().__init__(message)
-        self.check = check
-
-
-@dataclass(frozen=True)
-class RestoreCheck:
-    """Result of verifying a restored branch against its snapshot (paper A.1)."""
-
-    alive: bool
-    element_tree_match: bool
-    screenshot_match: bool | None
-    """None when no screenshot hash was recorded or screenshot checks are off."""
-    expected_tree: str = ""
-    got_tree: str = ""
-    expected_screenshot: str = ""
-    got_screenshot: str = ""
-    error: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.alive and self.element_tree_match and self.screenshot_match is not False
-
-    def describe(self) -> str:
-        if self.ok:
-            return "ok"
-        parts = []
-        if not self.alive:
-            parts.append(f"branch not alive ({self.error or 'no answer'})")
-        if self.alive and not self.element_tree_match:
-            parts.append(f"element tree {self.got_tree} != recorded {self.expected_tree}")
-        if self.screenshot_match is False:
-            parts.append(f"screenshot {self.got_screenshot} != recorded {self.expected_screenshot}")
-        return "; ".join(parts)
-
-
-def array_hash(array: Any) -> str:
-    """Hash of a screenshot (H x W x 3 uint8): shape and pixel bytes."""
-    import numpy as np
-
-    arr = np.ascontiguousarray(array)
-    h = hashlib.sha256(repr((arr.shape, str(arr.dtype))).encode())
-    h.update(arr.tobytes())
-    return h.hexdigest()[:16]
-
-
-_HIDE_CARET_JS = """(() => { const s = document.createElement('style'); s.id = '__adaroll_nocaret';
-  s.textContent = '* { caret-color: transparent !important; }';
-  (document.head || document.documentElement).appendChild(s); return true; })()"""
-_SHOW_CARET_JS = """(() => { const s = document.getElementById('__adaroll_nocaret');
-  if (s) s.remove(); return true; })()"""
-
-
-def screenshot_hash(env: Any) -> str:
-    """:func:`array_hash` of the env's screenshot taken with the text caret hidden.
-
-    Why: a focused text field's caret blinks every ~500 ms, so two screenshots of one
-    unchanged state differ by a 1-pixel line half of the time. For the hash only, a style rule
-    makes carets transparent and is removed right after (it lives in ``<head>``, which the
-    element tree never lists)."""
-    env.evaluate(_HIDE_CARET_JS)
-    try:
-        return array_hash(env.screenshot())
-    finally:
-        env.evaluate(_SHOW_CARET_JS)
-
-
-def stable_screenshot_hash(env: Any, want: str | None = None, tries: int = 4,
-                           pause_s: float = 0.03) -> str:  # fmt: skip
-    """A screenshot hash that has stopped changing (or equals ``want``).
-
-    Why: right after an action the compositor may not have drawn its last frame yet (e.g. a
-    hover highlight after a click into a date picker): the first screenshot can differ from
-    every later one. At save time the hash is taken until two consecutive ones agree; at
-    verification until it equals the recorded one or stops changing."""
-    last = screenshot_hash(env)
-    for _ in range(tries):
-        if want is not None and last == want:
-            return last
-        time.sleep(pause_s)
-        cur = screenshot_hash(env)
-        if cur == last and want is None:
-            return cur
-        last = cur
-    return last
 
 
 def _mem_available_mb() -> int:
@@ -882,19 +798,7 @@ class CriuSnapshots(SnapshotBackend):
     def _verify(self, env: Any, ref: SnapshotRef) -> RestoreCheck:
         if self.config.verify == "off":
             return RestoreCheck(True, True, None)
-        try:
-            alive = env.browser.alive()
-            tree = env.observe().element_tree_hash() if alive else ""
-            want_shot = str(ref.meta.get("screenshot_hash", ""))
-            shot = ""
-            shot_match: bool | None = None
-            if alive and want_shot and self.config.verify_screenshot is not False:
-                shot = stable_screenshot_hash(env, want_shot)
-                shot_match = shot == want_shot
-        except Exception as exc:  # noqa: BLE001 - a dead/unresponsive branch is a result
-            return RestoreCheck(False, False, None, ref.element_tree_hash, error=str(exc))
-        return RestoreCheck(alive, tree == ref.element_tree_hash, shot_match,
-                            ref.element_tree_hash, tree, want_shot, shot)  # fmt: skip
+        return verify_branch(env, ref, screenshots=self.config.verify_screenshot is not False)
 
     @staticmethod
     def _kill(pid: int) -> None:
