@@ -9,9 +9,10 @@ elements to instruction words can learn to match them. Matching is the crux of G
 it is also given to the network explicitly, as exact symbolic features (token overlap, quoted
 span equality/containment, character-trigram Jaccard) per element and per candidate string.
 
-Per context this module computes (the part that depends only on the instruction and the
-elements is cached per screen, since screens recur across rollouts; whole contexts are cached
-by object identity, see :class:`FeatureCache`):
+The text side (hashed ids, quoted spans, the instruction's candidates, match features) is
+:mod:`adaroll.policies.text_match`. Per context this module computes (the part that depends
+only on the instruction and the elements is cached per screen, since screens recur across
+rollouts; whole contexts are cached by object identity, see :class:`FeatureCache`):
 
 * **elements** (at most ``max_elements``, the first ones in the observation's order): text bag,
   role bag, numeric features (flags, bounds, match and history features), and the *pointer
@@ -21,8 +22,9 @@ by object identity, see :class:`FeatureCache`):
 * **candidate strings** for ``type`` / ``open_app`` / ``done(answer)``, deduplicated by exact
   string, with a flag per source: ``quoted`` (double-quoted spans of the instruction),
   ``ngram`` (its word n-grams outside quotes), ``element`` (element texts), ``app`` (configured
-  app names), ``part`` (pieces of element texts, see :func:`element_parts`) and ``number``
-  (``"0"`` to ``"12"``); sources no head uses are not generated;
+  app names), ``part`` (pieces of element texts, see
+  :func:`~adaroll.policies.text_match.element_parts`) and ``number`` (``"0"`` to ``"12"``);
+  sources no head uses are not generated;
 * **history**: the last ``history_len`` actions (kind, point, direction, text/key bag), plus
   per element whether recent taps hit it and per candidate whether it was already typed or is
   the next quoted span in order (``quote index == number of type actions so far``);
@@ -39,9 +41,7 @@ sampled tap always maps back to the element it was drawn from.
 
 from __future__ import annotations
 
-import re
 import weakref
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -52,6 +52,20 @@ import numpy as np
 from adaroll.actions import DIRECTIONS, POINT_KINDS, Action, ActionKind
 from adaroll.envs.base import ELEMENT_FLAGS, UIElement
 from adaroll.policies.base import Context
+from adaroll.policies.text_match import (
+    InstructionInfo,
+    contains_sequence,
+    element_parts,
+    instruction_info,
+    jaccard,
+    normalise,
+    text_ids,
+    text_match,
+    token_ids,
+    trigrams,
+    word_ids,
+    words,
+)
 
 ACTION_KINDS: tuple[ActionKind, ...] = tuple(k for k in ActionKind if k is not ActionKind.HOVER)
 """Kinds with a one-hot slot in the history features. ``hover`` (web only, added later) has none:
@@ -68,11 +82,6 @@ N_CANDIDATE_FEATURES = len(CANDIDATE_SOURCES) + 16
 N_HISTORY_FEATURES = len(ACTION_KINDS) + 3 + len(DIRECTIONS) + 1
 N_GLOBAL_FEATURES = 6
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_QUOTED = re.compile(r'"([^"]*)"|\u201c([^\u201d]*)\u201d')
-_STRIP = ".,;:!?()[]{}<>'\"\u201c\u201d\u2018\u2019"
-_PART_SPLIT = re.compile(r":\s+|\s{2,}|\s+[-\u2013\u2014|\u00b7]\s+")
-MAX_PARTS = 12
 
 
 @dataclass(frozen=True)
@@ -89,115 +98,6 @@ class FeatureSpec:
     type_sources: tuple[str, ...] = ("quoted",)
     app_sources: tuple[str, ...] = ("app", "element")
     answer_sources: tuple[str, ...] = ("element", "quoted", "part", "number")
-
-
-# -- text -------------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=1 << 16)
-def normalise(text: str) -> str:
-    """Case-folded text with whitespace collapsed."""
-    return " ".join(text.casefold().split())
-
-
-@lru_cache(maxsize=1 << 16)
-def words(text: str) -> tuple[str, ...]:
-    """Lower-cased alphanumeric words of ``text`` (punctuation separates words)."""
-    return tuple(_WORD.findall(text.casefold()))
-
-
-def stable_hash(token: str, buckets: int) -> int:
-    """A process-independent hash of ``token`` into ``1 .. buckets - 1`` (0 is never used)."""
-    return zlib.crc32(token.encode("utf-8")) % (buckets - 1) + 1
-
-
-@lru_cache(maxsize=1 << 17)
-def word_ids(word: str, buckets: int, n: int) -> tuple[int, ...]:
-    """Hashed ids of one word: the whole word plus its character n-grams (with boundaries)."""
-    ids = [stable_hash("w:" + word, buckets)]
-    padded = f"<{word}>"
-    if n > 0:
-        for i in range(max(1, len(padded) - n + 1)):
-            ids.append(stable_hash("c:" + padded[i : i + n], buckets))
-    return tuple(ids)
-
-
-@lru_cache(maxsize=1 << 16)
-def text_ids(text: str, buckets: int, n: int, max_words: int = 24) -> np.ndarray:
-    """The bag of hashed ids of a whole text (all its words); a marker id when it has none."""
-    ws = words(text)[:max_words]
-    if not ws:
-        return np.array([stable_hash("<empty>", buckets)], dtype=np.int64)
-    out: list[int] = []
-    for w in ws:
-        out.extend(word_ids(w, buckets, n))
-    arr = np.array(out, dtype=np.int64)
-    arr.setflags(write=False)
-    return arr
-
-
-@lru_cache(maxsize=4096)
-def token_ids(token: str, buckets: int) -> np.ndarray:
-    """A one-id bag for a symbolic token (role names, keys, markers)."""
-    arr = np.array([stable_hash("t:" + token, buckets)], dtype=np.int64)
-    arr.setflags(write=False)
-    return arr
-
-
-@lru_cache(maxsize=1 << 16)
-def trigrams(text: str) -> frozenset[str]:
-    padded = f" {normalise(text)} "
-    return frozenset(padded[i : i + 3] for i in range(len(padded) - 2))
-
-
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b:
-        return 0.0
-    return len(a & b) / len(a | b)
-
-
-def quoted_spans(instruction: str) -> list[str]:
-    """Non-empty double-quoted spans of the instruction ("..." or curly quotes), in order."""
-    out = []
-    for m in _QUOTED.finditer(instruction):
-        span = m.group(1) if m.group(1) is not None else m.group(2)
-        if span.strip():
-            out.append(span)
-    return out
-
-
-@lru_cache(maxsize=1 << 16)
-def element_parts(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Sub-strings of an element text offered as answer candidates (source ``part``), each with
-    its left context (up to two words before it): the segments between ``": "``, runs of
-    spaces and dashes, and the single tokens of multi-token segments. ``"Phone: 555-1234"``
-    gives ``("Phone", ()), ("555-1234", ("phone",))``; ``"Storage: 33 GB of 64 GB used"``
-    gives the number ``"33"`` with left context ``("storage",)``."""
-    text = text.strip()
-    if not text or len(text) > 120:
-        return ()
-    segments = [seg.strip() for seg in _PART_SPLIT.split(text)]
-    segments = [seg for seg in segments if seg]
-    out: list[tuple[str, tuple[str, ...]]] = []
-    seen = {text}
-    left: list[str] = []
-    for seg in segments:
-        if len(segments) > 1 and seg not in seen:
-            seen.add(seg)
-            out.append((seg, tuple(left[-2:])))
-        toks = [t.strip(",;!?()") for t in seg.split()]
-        toks = [t for t in toks if t]
-        for t in toks:
-            if len(toks) > 1 and t not in seen:
-                seen.add(t)
-                out.append((t, tuple(left[-2:])))
-            left.extend(words(t))
-    return tuple(out[:MAX_PARTS])
-
-
-def contains_sequence(haystack: str, needle: tuple[str, ...]) -> bool:
-    """Whether the word sequence ``needle`` occurs contiguously in ``haystack`` (" w1 w2 ... ")."""
-    return bool(needle) and (" " + " ".join(needle) + " ") in haystack
 
 
 # -- the tap rule -------------------------------------------------------------------------------
@@ -241,125 +141,6 @@ def pointer_options(elements: Sequence[UIElement]) -> tuple[np.ndarray, np.ndarr
     on_screen = (b[:, 2] >= 0) & (b[:, 0] <= 1) & (b[:, 3] >= 0) & (b[:, 1] <= 1)
     back = _targets(b, clickable, centres)
     return on_screen & (back == np.arange(len(elements))), centres
-
-
-# -- per-instruction information ------------------------------------------------------------------
-
-
-@dataclass
-class _InstructionCandidate:
-    text: str
-    quoted: bool
-    qidx: int
-    rel_pos: float
-    left: tuple[str, ...]
-
-
-@dataclass(eq=False)  # hashed by identity (instances are cached per instruction string)
-class InstructionInfo:
-    """Everything derived from the instruction text alone (cached per instruction string)."""
-
-    word_list: tuple[str, ...]
-    word_in_quote: np.ndarray
-    word_qidx: np.ndarray
-    word_first: np.ndarray
-    word_set: frozenset[str]
-    seq: str
-    tri: frozenset[str]
-    quoted: tuple[str, ...]
-    quoted_norm: tuple[str, ...]
-    quoted_words: tuple[frozenset[str], ...]
-    quoted_tri: tuple[frozenset[str], ...]
-    candidates: tuple[_InstructionCandidate, ...]
-
-
-@lru_cache(maxsize=4096)
-def instruction_info(instruction: str, max_words: int, max_ngram: int) -> InstructionInfo:
-    spans = quoted_spans(instruction)
-    # Words with quote membership, by walking the instruction's quoted and unquoted segments.
-    wl: list[str] = []
-    inq: list[float] = []
-    qid: list[float] = []
-    first: list[float] = []
-    cands: list[_InstructionCandidate] = []
-    pos = 0
-    q = 0
-    segments: list[tuple[str, int, int]] = []  # (text, qidx or -1, start)
-    for m in _QUOTED.finditer(instruction):
-        segments.append((instruction[pos : m.start()], -1, pos))
-        span = m.group(1) if m.group(1) is not None else m.group(2)
-        segments.append((span, q if span.strip() else -1, m.start()))
-        q += 1 if span.strip() else 0
-        pos = m.end()
-    segments.append((instruction[pos:], -1, pos))
-    left: list[str] = []
-    n_words = max(1, len(words(instruction)))
-    for text, qidx, _start in segments:
-        ws = words(text)
-        for i, w in enumerate(ws):
-            wl.append(w)
-            inq.append(1.0 if qidx >= 0 else 0.0)
-            qid.append(qidx if qidx >= 0 else -1)
-            first.append(1.0 if qidx >= 0 and i == 0 else 0.0)
-        if qidx >= 0:
-            rel = min(1.0, len(left) / n_words)
-            cands.append(_InstructionCandidate(text, True, qidx, rel, tuple(left[-2:])))
-        else:
-            toks = [t.strip(_STRIP) for t in text.split()]
-            toks = [t for t in toks if t]
-            before = list(left)
-            for i in range(len(toks)):
-                rel = min(1.0, len(before) / n_words)
-                for n in range(1, max_ngram + 1):
-                    if i + n > len(toks):
-                        break
-                    cands.append(
-                        _InstructionCandidate(
-                            " ".join(toks[i : i + n]), False, -1, rel, tuple(before[-2:])
-                        )
-                    )
-                before.extend(words(toks[i]))
-        left.extend(ws)
-    wl = wl[:max_words] or ["<empty>"]
-    n_w = len(wl)
-    pad = [0.0] * max(0, n_w - len(inq))
-    quoted_norm = tuple(normalise(s) for s in spans)
-    all_words = words(instruction)
-    return InstructionInfo(
-        word_list=tuple(wl),
-        word_in_quote=np.array((inq + pad)[:n_w], dtype=np.float32),
-        word_qidx=np.array((qid + pad)[:n_w], dtype=np.float32),
-        word_first=np.array((first + pad)[:n_w], dtype=np.float32),
-        word_set=frozenset(all_words),
-        seq=" " + " ".join(all_words) + " ",
-        tri=trigrams(instruction),
-        quoted=tuple(spans),
-        quoted_norm=quoted_norm,
-        quoted_words=tuple(frozenset(words(s)) for s in spans),
-        quoted_tri=tuple(trigrams(s) for s in spans),
-        candidates=tuple(cands),
-    )
-
-
-@lru_cache(maxsize=1 << 16)
-def _text_match(text: str, info: InstructionInfo) -> tuple[float, ...]:
-    """Match features of an element text against an instruction (10 numbers)."""
-    norm = normalise(text)
-    ws = words(text)
-    wset = frozenset(ws)
-    tri = trigrams(text)
-    if not norm:
-        return (0.0,) * 10
-    eq_q = any(norm == q for q in info.quoted_norm)
-    q_in_t = any(q and q in norm for q in info.quoted_norm)
-    t_in_q = any(norm in q for q in info.quoted_norm)
-    in_seq = contains_sequence(info.seq, ws)
-    frac_w = len(wset & info.word_set) / len(wset) if wset else 0.0
-    frac_q = max((len(qw & wset) / len(qw) for qw in info.quoted_words if qw), default=0.0)
-    jac_q = max((jaccard(tri, qt) for qt in info.quoted_tri), default=0.0)
-    frac_tri = len(tri & info.tri) / len(tri) if tri else 0.0
-    return (1.0, float(eq_q), float(q_in_t), float(t_in_q), float(in_seq), frac_w, frac_q, jac_q,
-            frac_tri, float(np.log1p(len(ws)) / 3))  # fmt: skip
 
 
 # -- per-context features -------------------------------------------------------------------------
@@ -583,7 +364,7 @@ def _static(instruction: str, elements: tuple[UIElement, ...], spec: FeatureSpec
         el_num[:, nf + 8] = np.sqrt(np.clip(w * h, 0, None))
         col = nf + 9
         for i, e in enumerate(elements):
-            el_num[i, col : col + 10] = _text_match(e.text, info)
+            el_num[i, col : col + 10] = text_match(e.text, info)
         col = _EL_HIST + 3
         el_num[:, col] = np.arange(E) / max(E, 1)
         option, point = pointer_options(elements)

@@ -13,15 +13,7 @@ import torch
 from adaroll.actions import DIRECTIONS, Action, ActionKind
 from adaroll.envs.base import Observation, UIElement
 from adaroll.policies.base import POLICIES, Context, SampledAction
-from adaroll.policies.features import (
-    CANDIDATE_SOURCES,
-    element_parts,
-    featurise,
-    pointer_options,
-    quoted_spans,
-    stable_hash,
-    tap_target,
-)
+from adaroll.policies.features import CANDIDATE_SOURCES, featurise, pointer_options, tap_target
 from adaroll.policies.small import (
     FORMAT,
     PolicyFileError,
@@ -30,6 +22,7 @@ from adaroll.policies.small import (
     UnrepresentableActionError,
     make_optimizer,
 )
+from adaroll.policies.text_match import element_parts, quoted_spans, stable_hash
 from tests.policies.synthetic import make_examples, name_pool
 
 ALL_KINDS = ("tap", "double_tap", "long_press", "swipe", "type", "key", "open_app", "wait", "done")
