@@ -83,7 +83,6 @@ N_HISTORY_FEATURES = len(ACTION_KINDS) + 3 + len(DIRECTIONS) + 1
 N_GLOBAL_FEATURES = 6
 
 
-
 @dataclass(frozen=True)
 class FeatureSpec:
     """The part of the policy configuration that featurisation depends on."""

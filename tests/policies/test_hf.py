@@ -379,7 +379,7 @@ def _tiny_llava(folder: Path) -> None:
     like a hub checkpoint - the VLM path without a download or torchvision."""
     import transformers as tf
 
-    from adaroll.policies.hf import build_tiny_tokenizer
+    from adaroll.policies.hf_tiny import build_tiny_tokenizer
 
     tok = build_tiny_tokenizer()
     tok.add_special_tokens({"additional_special_tokens": ["<image>"]})
