@@ -384,8 +384,9 @@ class Pipeline:
                      f"({listed}); it is finished, so its results are only read")  # fmt: skip
             return
         raise ConfigError(f"{path}: the {self.cfg.env.name} env's settings changed since this run "
-                          f"started ({listed}), as an env default changed in the code; finish it "
-                          "with the code it started with, or rerun it with --fresh or a new --out")  # fmt: skip
+                          f"started ({listed}): an env default in the code, or the browser, changed; "
+                          "finish it with the code and browser it started with, or rerun it with "
+                          "--fresh or a new --out")  # fmt: skip
 
     def _finished(self) -> bool:
         """Whether every configuration of the config has its row in ``summary.json``."""

@@ -1,5 +1,7 @@
 """What a run records of its env (``env.json``): every option with its default resolved, for the
-web env also the Chromium command line; the same options give the same settings."""
+web env also the Chromium command line and version; the same options give the same settings.
+
+Under CI a missing Chromium fails the web test (tests/components.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 import pytest
 
 from adaroll.envs import env_settings
+from tests.components import require_chromium
 
 
 def test_mobile_settings_resolve_the_device_profile_to_its_rates() -> None:
@@ -18,8 +21,11 @@ def test_mobile_settings_resolve_the_device_profile_to_its_rates() -> None:
     assert custom["device"]["ad"] == 0.5 and custom["device"]["banner"] == noisy["device"]["banner"]
 
 
-def test_web_settings_hold_every_default_and_the_browser_command_line() -> None:
+@pytest.mark.web
+def test_web_settings_hold_every_default_the_browser_command_line_and_its_version() -> None:
+    require_chromium()
     default = env_settings("web", {})
+    assert default["chromium"].startswith("Chromium ")  # another build may draw pages differently
     assert default["reuse_page"] is True and default["browser"]["window_size"] == [800, 600]
     assert "step_timeout_s" not in default and "startup_timeout" not in default["browser"]  # waits only
     command = default["chromium_command"]
@@ -31,7 +37,7 @@ def test_web_settings_hold_every_default_and_the_browser_command_line() -> None:
 
 
 def test_settings_of_bad_options_are_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="unknown web env option"):
+    with pytest.raises(ValueError, match="unknown web env option"):  # before any browser is asked
         env_settings("web", {"screenshots": True})
 
 

@@ -36,6 +36,7 @@ client live in :mod:`adaroll.envs.web.processes`; this module re-exports them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -173,6 +174,20 @@ def find_chromium(executable: str | None = None, *, headless_shell: bool = False
     raise BrowserUnavailableError(
         f"{what} not found (tried {', '.join(candidates)}); {INSTALL_HINT}"
     )
+
+
+@functools.lru_cache(maxsize=8)
+def chromium_version(executable: str) -> str:
+    """What ``EXECUTABLE --version`` prints (e.g. ``Chromium 156.0.8078.114``): part of a web
+    run's env settings, as another build may lay out and draw pages differently."""
+    try:
+        done = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BrowserUnavailableError(f"{executable} --version failed: {exc}") from None
+    if done.returncode != 0 or not done.stdout.strip():
+        raise BrowserUnavailableError(f"{executable} --version failed (exit {done.returncode}): "
+                                      f"{(done.stderr or done.stdout).strip()[-300:]}")  # fmt: skip
+    return done.stdout.strip()
 
 
 def isolation_available() -> bool:

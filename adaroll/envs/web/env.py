@@ -100,6 +100,8 @@ from adaroll.envs.web.browser import (
     BrowserProcess,
     BrowserUnavailableError,
     chromium_command,
+    chromium_version,
+    find_chromium,
 )
 from adaroll.envs.web.cdp import CDPError, CDPSession, CDPTimeoutError, evaluation_value
 from adaroll.envs.web.input_events import execute, park
@@ -216,13 +218,15 @@ class WebEnv(GUIEnv):
 
     @staticmethod
     def settings(**options: Any) -> dict[str, Any]:
-        """Every option with its default filled in, and the Chromium command line an env of
-        these options launches (flags are defaults too; :func:`adaroll.envs.env_settings`)."""
+        """Every option with its default filled in, the Chromium command line an env of these
+        options launches (flags are defaults too) and the browser's version
+        (:func:`adaroll.envs.env_settings`)."""
         config = config_from_options(WebEnvConfig, options, "web env")
         launch = _launch_config(config)
         command = chromium_command("CHROMIUM", user_data_dir="USER_DATA_DIR", port=0,
                                    window_size=launch.window_size, extra_args=launch.extra_args)  # fmt: skip
-        settings = {**asdict(config), "chromium_command": command}
+        executable = find_chromium(config.browser.executable, headless_shell=True)
+        settings = {**asdict(config), "chromium_command": command, "chromium": chromium_version(executable)}
         for name in _WHERE_ONLY:
             settings.pop(name)
         for name in _BROWSER_WHERE_ONLY:
