@@ -147,7 +147,8 @@ def experiment(
         ),
     ],
     env: Annotated[
-        str, typer.Option(help="Environment profile: mobile (the noisy phone), mobile-clean or web.")
+        str, typer.Option(help="Environment profile: mobile (the noisy phone), mobile-clean, web "
+                               "or web-long (four times web's RL budget).")
     ] = "mobile",
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0,1,2",
     quick: Annotated[

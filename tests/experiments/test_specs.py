@@ -78,3 +78,11 @@ def test_a_profile_skips_configurations_in_every_experiment():
     assert trained and not trained & set(web.skip_configurations)
     mobile = {c for u in plan_units(["full"], seeds=[0], profile=PROFILES["mobile"]) for c in u.configurations}
     assert set(web.skip_configurations) <= mobile
+
+
+def test_web_long_differs_from_web_only_in_the_rl_budget_and_its_evaluations():
+    web, long = PROFILES["web"], PROFILES["web-long"]
+    differ = {o.split("=")[0] for o in set(web.overrides) ^ set(long.overrides)}
+    assert differ == {"rl.budget", "rl.eval.every_env_steps", "rl.eval.every_policy_samples"}
+    assert "rl.budget={env_steps: 12000, policy_samples: 12000}" in long.overrides
+    assert (web.quick, web.skip, web.skip_configurations) == (long.quick, long.skip, long.skip_configurations)
