@@ -1,7 +1,7 @@
 """Restore latency: CRIU branches vs replaying the action prefix (paper: 2.97 s vs 15.7 s).
 
 For a 10-step expert prefix on book-flight, book-flight-nodelay and choose-date (multi-step
-MiniWoB++ tasks whose experts need 14-16 steps on the seeds used), this measures
+MiniWoB++ tasks whose experts need more than 10 steps on the seeds used), this measures
 
 * replay: a fresh browser + reset + the prefix (what a new branch costs without snapshots),
   and reset + prefix on an already running browser (the cheapest possible replay);
@@ -53,7 +53,7 @@ from adaroll.envs.base import SUITES, TaskSpec, replay
 from adaroll.envs.web.miniwob import get_task
 
 SEEDS = {"book-flight": 0, "book-flight-nodelay": 0, "choose-date": 0}
-"""Seeds whose expert trajectories are longer than 10 steps (book-flight 15, choose-date 14)."""
+"""Seeds whose expert trajectories are longer than 10 steps (e.g. book-flight 15, choose-date 14)."""
 LONG_TASK_STEPS = 10
 """The 10x goal over a fresh replay is judged on the curated tasks whose expert needs at least
 this many steps on average (the registry's ``expert_steps``: book-flight, book-flight-nodelay);
