@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,21 @@ def test_episodes_per_env_unset_takes_the_env_kinds_choice(tmp_path: Path) -> No
     assert _pipeline(tmp_path, "env.name=web", "rollout.episodes_per_env=2").episodes_per_env() == 2
     with pytest.raises(ConfigError, match="episodes_per_env"):
         _pipeline(tmp_path, "rollout.episodes_per_env=0")
+
+
+def test_env_settings_are_recorded_when_a_run_starts_and_only_then(tmp_path: Path) -> None:
+    fresh = _pipeline(tmp_path / "fresh")
+    (tmp_path / "fresh").mkdir()
+    fresh._record_env_settings(started=False)
+    assert json.loads((tmp_path / "fresh" / "env.json").read_text())["device"]["name"] == "noisy"
+    older = _pipeline(tmp_path / "older")  # a run from before settings were recorded
+    (tmp_path / "older").mkdir()
+    older._record_env_settings(started=True)
+    assert not (tmp_path / "older" / "env.json").exists()  # unknown stays unknown
+
+
+def test_an_unreadable_env_record_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "env.json").write_text('{"device": ')  # torn, as by a full disk
+    with pytest.raises(ConfigError, match=r"env.json is not readable .*--fresh"):
+        _pipeline(tmp_path)._record_env_settings(started=True)
+    assert (tmp_path / "env.json").read_text() == '{"device": '  # left for the user to restore
