@@ -162,9 +162,9 @@ class WebEnvConfig:
     every reset."""
     single_process: bool = False
     """Launch Chromium with ``--single-process`` (browser, renderer and utility work in one
-    process): CRIU snapshots and restored branches then hold about 105 instead of 165 MB and a
-    ``criu restore`` takes about 45% less time (book-flight after 10 steps, measured for issue
-    17). Chromium calls the mode unsupported; off by default (docs/web.md, "Speed")."""
+    process): CRIU images about a sixth smaller and restores a little faster. Off by default:
+    Chromium calls the mode unsupported, and it is not the same env - some text is drawn in
+    another face and some elements land 1/10,000 of the width apart (docs/web.md, "Speed")."""
     browser: BrowserConfig = field(default_factory=BrowserConfig)
     """How to launch the browser when the env owns one."""
 
