@@ -32,6 +32,19 @@ def live_processes() -> dict[int, str]:
     return out
 
 
+def namespace_pids(init: int) -> list[int]:
+    """The processes in the pid namespace whose init is ``init`` (an isolated browser's)."""
+    namespace = os.readlink(f"/proc/{init}/ns/pid")
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and os.readlink(entry / "ns" / "pid") == namespace:
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
 def _parent(pid: int) -> int:
     try:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])

@@ -6,29 +6,15 @@ Under CI (``CI=true``) missing CRIU/Chromium/root FAIL these tests (``tests.comp
 
 from __future__ import annotations
 
-import contextlib
-import os
-from pathlib import Path
-
 import pytest
 
 from adaroll.envs.base import TaskSpec
 from tests.components import require_criu_stack
-from tests.processes import left_behind, live_processes
+from tests.processes import left_behind, live_processes, namespace_pids
 
 pytestmark = [pytest.mark.criu, pytest.mark.web]
 
 TASK = TaskSpec("web", "login-user", 3)
-
-
-def processes_in_namespace(init: int) -> int:
-    """Processes in the pid namespace whose init is ``init`` (an isolated browser's)."""
-    namespace = os.readlink(f"/proc/{init}/ns/pid")
-    count = 0
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError):
-            count += entry.name.isdigit() and os.readlink(entry / "ns" / "pid") == namespace
-    return count
 
 
 def test_single_process_branches_verify_and_finish_the_task() -> None:
@@ -42,7 +28,7 @@ def test_single_process_branches_verify_and_finish_the_task() -> None:
     backend = CriuSnapshots(max_branches=4, verify_screenshot=True)
     single, default = WebEnv(single_process=True), WebEnv()
     try:
-        assert processes_in_namespace(single.browser.pid) < processes_in_namespace(default.browser.pid)
+        assert len(namespace_pids(single.browser.pid)) < len(namespace_pids(default.browser.pid))
         default.close()
         single.reset(options={"task": TASK})
         prefix = []

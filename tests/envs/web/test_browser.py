@@ -15,6 +15,7 @@ import pytest
 
 from adaroll.envs.web.browser import BrowserProcess, isolation_available, pid_alive
 from tests.components import require
+from tests.processes import namespace_pids
 
 pytestmark = pytest.mark.web
 
@@ -184,14 +185,6 @@ def test_the_browser_loads_no_software_gpu(web_env):
     web_env.reset(options={"task": TaskSpec("web", "click-button", 0)})
     web_env.screenshot()
     root = web_env.browser.pid
-    namespace = os.readlink(f"/proc/{root}/ns/pid")
-    pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and _in_namespace(p, namespace)]
+    pids = namespace_pids(root)
     assert root in pids and len(pids) >= 2  # the browser and the page's renderer
     assert not [pid for pid in pids if "swiftshader" in Path(f"/proc/{pid}/maps").read_text()]
-
-
-def _in_namespace(pid: str, namespace: str) -> bool:
-    try:
-        return os.readlink(f"/proc/{pid}/ns/pid") == namespace
-    except OSError:
-        return False
