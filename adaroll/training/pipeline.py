@@ -336,9 +336,12 @@ class Pipeline:
             stage1 = self.rl_phase("stage1", base, self.cfg.stage1, resume=resume)
             policies["action"] = stage1.policy_dir
             bills["action"] = before.plus(Bill.of_phase(stage1.final))
+            stage1_steps = stage1.final.get("optimizer_steps")
         for name in ("base", "sft", "action"):
             if name in policies and (name in wanted or name == "base"):
                 results[name] = self._row(self.evaluate(name, self._policy(policies[name])), bills[name], expert_steps)
+        if "action" in results:
+            results["action"]["optimizer_steps"] = stage1_steps
         curves: dict[str, list[dict[str, Any]]] = {}
         for name, (start, algorithm) in RL_CONFIGS.items():
             if name not in wanted:
@@ -350,6 +353,8 @@ class Pipeline:
             bill = before.plus(Bill.of_phase(result.final))
             results[name] = self._row(result.final["last_eval"] or {}, bill, expert_steps)
             results[name]["stopped_by"] = result.final["stopped_by"]
+            results[name]["optimizer_steps"] = result.final.get("optimizer_steps")
+            results[name]["iterations"] = result.final["iteration"]
             curves[name] = [_curve_point(p, before, expert_steps)
                             for p in _read_metrics(self.out / name) if p.get("kind") == "eval"]  # fmt: skip
         _keep_earlier_rows(self.out / "summary.json", results, curves)
