@@ -103,8 +103,11 @@ def _rollout_overrides(workers: int | None, ray_address: str | None) -> list[str
 
 def _print_headline(summary: dict) -> None:  # type: ignore[type-arg]
     from adaroll.report import LABELS, table3
+    from adaroll.training.cost_report import cost_lines
 
     typer.echo("\n" + table3(summary))
+    if summary.get("cost_model", {}).get("phases"):
+        typer.echo("\n" + "\n".join(cost_lines(summary, LABELS)))
     rows = summary["configurations"]
     target = summary.get("target_val_avg4")
     if target is None:
@@ -310,6 +313,57 @@ def eval_cmd(
                            history_window=pipeline.cfg.policy.history, seed=seed)  # fmt: skip
         typer.echo(f"{name}: Avg@{k} {100 * r.avg:.2f}  Pass@{k} {100 * r.pass_:.2f}  "
                    f"({r.episodes} episodes, {r.env_steps} env steps)")  # fmt: skip
+
+
+@app.command()
+def jitter(
+    run: Annotated[Path, typer.Argument(help="A run directory (`adaroll run --out`).")],
+    configuration: Annotated[
+        str, typer.Option("--configuration", "-c", help="RL configuration, e.g. base_vanilla.")
+    ] = "base_vanilla",
+    repeats: Annotated[int, typer.Option(min=2, help="Evaluation seeds per saved policy.")] = 8,
+    target: Annotated[
+        float | None, typer.Option(help="Val Avg@k to cross (fraction); default: the run's target.")
+    ] = None,
+    split: Annotated[str, typer.Option(help="Split evaluated (val, as for the target).")] = "val",
+) -> None:
+    """Crossing jitter: evaluate every policy a phase saved at its evaluations
+    (rl.eval.keep_policies=true) under REPEATS fresh evaluation seeds and print where each seed
+    first crosses the target, and their spread (env steps). Reports only: nothing is billed."""
+    from adaroll.config import load_config
+    from adaroll.experiments.jitter import measure
+    from adaroll.policies import load_policy
+    from adaroll.training.pipeline import Pipeline
+
+    saved = run / "config.yaml"
+    if not saved.exists():
+        typer.echo(f"error: {saved} does not exist (not a run directory)", err=True)
+        raise typer.Exit(2)
+    cfg = load_config(saved)
+    if target is None:
+        summary = json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
+        target = summary.get("target_val_avg4")
+        if target is None:
+            typer.echo("error: the run has no target yet; pass --target", err=True)
+            raise typer.Exit(2)
+    pipeline = Pipeline(cfg, run, progress=False, say=lambda m: typer.echo(m, err=True))
+    try:
+        result = measure(run / configuration, target, load=lambda p: load_policy(cfg.policy, p),
+                         make_env=pipeline.make_env, tasks=pipeline.split(split), k=cfg.rl.eval.k,
+                         history_window=cfg.policy.history, repeats=repeats, seed=cfg.seed)  # fmt: skip
+    except (FileNotFoundError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"{configuration}: target {100 * target:.2f}, {len(result.marks)} marks x {repeats} evaluation seeds")
+    for r, crossing in enumerate(result.crossings):
+        typer.echo(f"  evaluation seed {r}: first crossing at "
+                   + (f"{crossing:,} phase env steps" if crossing is not None else "never"))  # fmt: skip
+    spread = result.spread
+    typer.echo("crossing jitter (sd over evaluation seeds): "
+               + (f"{spread:,.0f} env steps" if spread is not None else "n/a (fewer than two crossings)"))  # fmt: skip
+    out = run / configuration / "jitter.json"
+    out.write_text(json.dumps(result.as_dict(), indent=2))
+    typer.echo(f"written: {out}")
 
 
 # -- envs -------------------------------------------------------------------------------------

@@ -299,6 +299,10 @@ class EvalConfig(Frozen):
     """Task splits evaluated at the end of a phase."""
     select_on: str = "val"
     """Split whose Avg@k chooses Stage I's best policy; never a held-out split."""
+    keep_policies: bool = False
+    """Also save the policy of every evaluation under PHASE/marks/<iteration>, so that the
+    crossing jitter (how far a first crossing of the target moves with the evaluation's own
+    sampling, same policies) can be measured afterwards (`adaroll jitter`)."""
 
     @field_validator("select_on")
     @classmethod

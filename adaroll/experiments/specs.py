@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from adaroll.registry import Registry
 
-
 _SWEEP_MARKS = ("rl.eval.every_env_steps=3000", "rl.eval.every_policy_samples=3000")
 """The recipe sweep reads Val at the budget and at the last marks only: fewer evaluations."""
 

@@ -46,6 +46,7 @@ from adaroll.rollout.collector import Collector, RolloutCollector
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SupportsStateCopy
 from adaroll.training.bill import Bill
+from adaroll.training.cost_report import phase_costs, predicted_savings
 from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
 from adaroll.training.run_identity import experiment_changes, settings_changes
 from adaroll.training.scheduler import SCHEDULERS
@@ -360,8 +361,23 @@ class Pipeline:
         _keep_earlier_rows(self.out / "summary.json", results, curves)
         summary = summarise(results, curves)
         summary["expert_env_steps"] = expert_steps
+        summary["cost_model"] = self.cost_model(summary)
         atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=2))
         return summary
+
+    def cost_model(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """The cost model fed from this run's RL phases (:mod:`adaroll.training.cost_report`):
+        predicted and measured env steps per iteration, and Hybrid's predicted saving."""
+        phases: dict[str, Any] = {}
+        n_tasks = len(self.split("train"))
+        for name, (_, algorithm) in RL_CONFIGS.items():
+            path = self.out / name / "metrics.jsonl"
+            if name in summary["configurations"] and path.exists():
+                phase = self.cfg.rl.model_copy(update={"algorithm": algorithm})
+                phases[name] = phase_costs(_read_metrics(self.out / name), algorithm, phase, n_tasks)
+        savings = predicted_savings(phases, summary["configurations"], summary["curves"],
+                                    summary.get("target_val_avg4"))  # fmt: skip
+        return {"phases": phases, "savings": savings}
 
     def _record_env_settings(self, *, started: bool) -> None:
         """``env.json``: the env's settings with every default resolved (:func:`env_settings`)

@@ -149,6 +149,8 @@ class Trainer:
                                 iteration=self.iteration)  # fmt: skip
         row.update(self._totals())  # a selection evaluation is part of its own point's cost
         self._log(row)
+        if self.cfg.eval.keep_policies:
+            self.policy.save(self.dir / "marks" / f"{self.iteration:06d}")
         score = row.get(f"{self.cfg.eval.select_on}_avg", -1.0)
         if self.cfg.algorithm == "stage1" and score > self.best["score"]:
             self.best = {"score": score, "split": self.cfg.eval.select_on, "iteration": self.iteration}
