@@ -3,6 +3,7 @@ a number in Contacts, a date in Messages) and used in two or three others."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from random import Random
 from types import MappingProxyType as P
 from typing import Any
@@ -10,9 +11,11 @@ from typing import Any
 from adaroll.envs.mobile import data
 from adaroll.envs.mobile.apps.calendar import date_text
 from adaroll.envs.mobile.apps.contacts import email_for, full_names, phone_number
+from adaroll.envs.mobile.apps.notes import Note, NotesState
 from adaroll.envs.mobile.apps.shop import PAYMENTS
+from adaroll.envs.mobile.state import next_uid
 from adaroll.envs.mobile.tasks.base import register
-from adaroll.envs.mobile.tasks.calendar import has_event
+from adaroll.envs.mobile.tasks.calendar import goto_day, has_event
 from adaroll.envs.mobile.tasks.clock import free_time
 from adaroll.envs.mobile.tasks.contacts import goto_detail
 from adaroll.envs.mobile.tasks.files import folder_path
@@ -26,9 +29,9 @@ from adaroll.envs.mobile.tasks.long.acts import (
 )
 from adaroll.envs.mobile.tasks.long.parts import LongTemplate, Part, goal, look, sub
 from adaroll.envs.mobile.tasks.messages import thread_path
-from adaroll.envs.mobile.tasks.notes import new_title
+from adaroll.envs.mobile.tasks.notes import editor_path, new_title
 from adaroll.envs.mobile.tasks.settings import path as settings_path
-from adaroll.envs.mobile.tasks.shop import add_product, fill_checkout, in_cart
+from adaroll.envs.mobile.tasks.shop import add_product, fill_checkout, in_cart, shipping
 from adaroll.envs.mobile.world import Apps
 
 SECURITY = ("Security Team", "security@accounts.example")
@@ -87,10 +90,6 @@ class CodeToNoteAndEmail(LongTemplate):
 
 
 def _without_note(world: Apps, title: str) -> Apps:
-    from dataclasses import replace
-
-    from adaroll.envs.mobile.apps.notes import NotesState
-
     return replace(world, notes=NotesState(tuple(n for n in world.notes.notes if n.title != title)))
 
 
@@ -201,8 +200,6 @@ class EventToEmailAndAlarm(LongTemplate):
                 "hour": e.hour, "time": e.time, "contact": c.name, "address": c.email}, world  # fmt: skip
 
     def parts(self, p: P) -> list[Part]:
-        from adaroll.envs.mobile.tasks.calendar import goto_day
-
         return [look("Calendar", lambda x: goto_day(x, p["month"], p["day"])),
                 emailed(p["contact"], p["address"], p["title"], p["time"]),
                 sub("clock.new_alarm_label", hour=p["hour"], minute=0, label=p["title"])]  # fmt: skip
@@ -217,12 +214,6 @@ class ListToCartCheckout(LongTemplate):
                    '"{address}", "{city}", paying with {payment}')  # fmt: skip
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
-        from dataclasses import replace
-
-        from adaroll.envs.mobile.apps.notes import Note, NotesState
-        from adaroll.envs.mobile.state import next_uid
-        from adaroll.envs.mobile.tasks.shop import shipping
-
         first, second = rng.sample([p.name for p in world.shop.catalog if not p.options], 2)
         title = new_title(rng, world)
         notes = world.notes.notes
@@ -231,8 +222,6 @@ class ListToCartCheckout(LongTemplate):
         return {**shipping(rng), "title": title, "uid": uid, "product": first, "product2": second}, world
 
     def parts(self, p: P) -> list[Part]:
-        from adaroll.envs.mobile.tasks.notes import editor_path
-
         def ordered(w: Apps) -> bool:
             return any({i.product for i in o.items} >= {p["product"], p["product2"]}
                        and (o.name, o.address, o.city, o.payment)

@@ -9,18 +9,31 @@ from types import MappingProxyType as P
 from typing import Any
 
 from adaroll.envs.mobile import data
+from adaroll.envs.mobile.apps.calendar import date_text
+from adaroll.envs.mobile.apps.clock import LABELS, Alarm
 from adaroll.envs.mobile.apps.contacts import ContactsState, full_names, phone_number
+from adaroll.envs.mobile.apps.files import TRASH
 from adaroll.envs.mobile.apps.mail import MailState
 from adaroll.envs.mobile.apps.notes import NotesState
 from adaroll.envs.mobile.state import next_uid
-from adaroll.envs.mobile.tasks.base import register
+from adaroll.envs.mobile.tasks.base import get_template, register
 from adaroll.envs.mobile.tasks.calendar import has_event, pick_event
 from adaroll.envs.mobile.tasks.clock import ALARMS, free_time
 from adaroll.envs.mobile.tasks.contacts import goto_detail
 from adaroll.envs.mobile.tasks.long.acts import note_body_is, note_gone, texted
 from adaroll.envs.mobile.tasks.long.parts import LongTemplate, Part, goal, sub
 from adaroll.envs.mobile.tasks.mail import email_path
-from adaroll.envs.mobile.tasks.shop import add_product, fill_cart, in_cart, item_key
+from adaroll.envs.mobile.tasks.notes import LIST
+from adaroll.envs.mobile.tasks.shop import (
+    CART,
+    add_product,
+    fill_cart,
+    fill_checkout,
+    in_cart,
+    item_key,
+    shipping,
+    variant,
+)
 from adaroll.envs.mobile.world import Apps
 
 
@@ -188,8 +201,6 @@ class ThreeAlarms(LongTemplate):
                    'labelled "{l2}"')  # fmt: skip
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
-        from adaroll.envs.mobile.apps.clock import LABELS
-
         p: dict[str, Any] = {}
         used: set[tuple[int, int]] = set()
         for i, label in enumerate(rng.sample(LABELS, 3)):
@@ -214,8 +225,6 @@ class AlarmsCleanup(LongTemplate):
                    'alarm for {time} labelled "{label}"')  # fmt: skip
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
-        from adaroll.envs.mobile.apps.clock import LABELS, Alarm
-
         alarms = list(world.clock.alarms)
         while len(alarms) < 4:
             t = free_time(rng, replace(world, clock=replace(world.clock, alarms=tuple(alarms))))
@@ -248,8 +257,6 @@ class ThreeEvents(LongTemplate):
                    '"{t2}" on {d2} at {time2}')  # fmt: skip
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
-        from adaroll.envs.mobile.apps.calendar import date_text
-
         p: dict[str, Any] = {}
         days = rng.sample(range(1, 31), 3)
         for i, (title, day) in enumerate(zip(rng.sample(data.EVENT_TITLES, 3), days, strict=True)):
@@ -274,8 +281,6 @@ class WeekPlan(LongTemplate):
                    'an event "{t0}" on {d0} at {time0}')  # fmt: skip
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
-        from adaroll.envs.mobile.apps.calendar import date_text
-
         moved = pick_event(rng, world)
         gone = rng.choice([e for e in world.calendar.events if e.uid != moved.uid])
         hour = rng.choice([h for h in range(7, 22) if h != moved.hour])
@@ -289,8 +294,6 @@ class WeekPlan(LongTemplate):
                 "d0": date_text(1, day), "h0": h0, "time0": f"{h0:02d}:00"}, world  # fmt: skip
 
     def parts(self, p: P) -> list[Part]:
-        from adaroll.envs.mobile.tasks.base import get_template
-
         delete = get_template("calendar.delete_event")
         q = P({"uid": p["gone_uid"], "month": p["gone_month"], "day": p["gone_day"]})
         gone = (p["gone_uid"], p["gone"], p["gone_month"], p["gone_day"])  # a new event may reuse the uid
@@ -307,8 +310,6 @@ class ThreeItemsCart(LongTemplate):
     instruction = ('Add to the shopping cart: {q0} "{p0}" in {v0}, {q1} "{p1}" in {v1} and {q2} "{p2}"')
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
-        from adaroll.envs.mobile.tasks.shop import variant
-
         with_opts = rng.sample([p for p in world.shop.catalog if p.options], 2)
         plain = rng.choice([p for p in world.shop.catalog if not p.options])
         p: dict[str, Any] = {}
@@ -336,8 +337,6 @@ class CartFixCheckout(LongTemplate):
                    'check out to "{name}", "{address}", "{city}", paying with {payment}')  # fmt: skip
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
-        from adaroll.envs.mobile.tasks.shop import shipping
-
         world = fill_cart(rng, world, 3)
         gone, kept, other = rng.sample(list(world.shop.cart), 3)
         qty = rng.choice([q for q in range(1, 6) if q != kept.qty])
@@ -345,8 +344,6 @@ class CartFixCheckout(LongTemplate):
                 "key": item_key(kept), "qty": qty, "other": item_key(other)}, world  # fmt: skip
 
     def parts(self, p: P) -> list[Part]:
-        from adaroll.envs.mobile.tasks.shop import CART, fill_checkout
-
         def ordered(w: Apps) -> bool:
             return any({item_key(i): i.qty for i in o.items}.get(p["key"]) == p["qty"]
                        and p["gone_key"] not in {item_key(i) for i in o.items}
@@ -395,8 +392,6 @@ class FilesCleanup(LongTemplate):
                    'and restore "{t}" from the Trash')  # fmt: skip
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
-        from adaroll.envs.mobile.apps.files import TRASH
-
         d0, d1, r = rng.sample([f for f in world.files.files if f.folder in data.FOLDERS], 3)
         t = rng.choice(world.files.in_folder(TRASH))
         ext = r.name[r.name.rindex("."):]
@@ -450,8 +445,6 @@ class NotesSpringClean(LongTemplate):
 
     def parts(self, p: P) -> list[Part]:
         def unpin(x: Any) -> Any:
-            from adaroll.envs.mobile.tasks.notes import LIST
-
             return x.goto("Notes", [LIST]) or (
                 x.press("menu:pin") if x.route.dialog else x.long_press(f"note:{p['u_uid']}"))
 

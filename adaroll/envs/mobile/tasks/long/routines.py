@@ -3,22 +3,29 @@ form) or a routine of settings across apps (bedtime, travel, a new colleague, a 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from random import Random
 from types import MappingProxyType as P
 from typing import Any
 
 from adaroll.envs.mobile import data
 from adaroll.envs.mobile.apps.calendar import date_text
+from adaroll.envs.mobile.apps.clock import LABELS
 from adaroll.envs.mobile.apps.contacts import email_for, full_names, phone_number
 from adaroll.envs.mobile.tasks.base import register
 from adaroll.envs.mobile.tasks.calendar import has_event
 from adaroll.envs.mobile.tasks.clock import free_time
+from adaroll.envs.mobile.tasks.contacts import goto_detail
 from adaroll.envs.mobile.tasks.long.acts import emailed, texted
 from adaroll.envs.mobile.tasks.long.parts import LongTemplate, Part, goal, sub
 from adaroll.envs.mobile.tasks.notes import new_title
-from adaroll.envs.mobile.tasks.settings import _with
+from adaroll.envs.mobile.tasks.settings import path
 from adaroll.envs.mobile.tasks.shop import add_product, fill_checkout, in_cart, shipping, variant
 from adaroll.envs.mobile.world import Apps
+
+
+def _with(world: Apps, **settings: Any) -> Apps:
+    return replace(world, settings=replace(world.settings, **settings))
 
 
 def _order(p: P, want: set[tuple[str, str, int]]) -> Part:
@@ -93,8 +100,6 @@ class NewColleague(LongTemplate):
                 "text": rng.choice(data.REPLY_TEXTS)}, world  # fmt: skip
 
     def parts(self, p: P) -> list[Part]:
-        from adaroll.envs.mobile.tasks.contacts import goto_detail
-
         def favorite(x: Any) -> Any:
             c = x.apps.contacts.by_name(p["name"])
             return goto_detail(x, c.uid) or x.press("toggle:favorite")
@@ -142,8 +147,6 @@ class MorningSetup(LongTemplate):
                    "timer for {minutes} minutes, and set the screen brightness to {value}%")  # fmt: skip
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
-        from adaroll.envs.mobile.apps.clock import LABELS
-
         hour, minute = free_time(rng, world)
         value = rng.randrange(1, 11) * 10
         world = _with(world, brightness=rng.choice([v for v in range(10, 101, 10) if v != value]))
@@ -200,8 +203,6 @@ class Travel(LongTemplate):
                 "language": rng.choice([x for x in data.LANGUAGES if x != "English"])}, world  # fmt: skip
 
     def parts(self, p: P) -> list[Part]:
-        from adaroll.envs.mobile.tasks.settings import path
-
         def airplane(x: Any) -> Any:
             return x.goto("Settings", path("network")) or x.press("toggle:airplane")
 
