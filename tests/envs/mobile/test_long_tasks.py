@@ -194,3 +194,15 @@ def test_a_seed_whose_expert_fails_is_dropped_with_its_reason(monkeypatch: pytes
         assert any(task_id in r.getMessage() and reason in r.getMessage() for r in caplog.records)
     with pytest.raises(ValueError, match=r"long.test_flaky#\d+.*fails on the noisy device"):
         expert_length(_Flaky.name, "noisy", seeds=tuple(s for s in range(1_000_000, 1_000_050)))
+
+
+def test_expert_collection_checkpoints_every_step_of_a_long_task() -> None:
+    from adaroll.experts import collect_experts
+
+    suite = get_suite("mobile", {"device": "noisy"}, templates=["long.shop_buy_three", "long.trip_from_message"],
+                      n_train=4, n_val=0, n_heldout=0, n_pretrain=0)  # fmt: skip
+    tasks = suite.split("train")
+    collection = collect_experts(lambda: MobileEnv(device="noisy"), suite, tasks, progress=False)
+    assert all(run.success for run in collection.runs)
+    lengths = [len(run.actions) for run in collection.runs]
+    assert min(lengths) >= 12 and len(collection.store) == sum(lengths)  # one checkpoint per step
