@@ -206,3 +206,32 @@ def test_expert_collection_checkpoints_every_step_of_a_long_task() -> None:
     assert all(run.success for run in collection.runs)
     lengths = [len(run.actions) for run in collection.runs]
     assert min(lengths) >= 12 and len(collection.store) == sum(lengths)  # one checkpoint per step
+
+
+def test_long_experts_follow_the_short_ones_rules() -> None:
+    """As for the default family: screens of <= 40 elements, taps a policy can attribute from
+    the element list alone, and typed text quoted in the instruction (unless it was read in
+    another app)."""
+    from adaroll.actions import ActionKind
+
+    env, suite = MobileEnv(), MobileTaskSuite()
+    for template in LONG:
+        cross_app = "cross_app" in LONG_TEMPLATES[template].tags
+        for seed in (0, 1):
+            task = TaskSpec("mobile", template, seed)
+            env.reset(options={"task": task})
+            quoted = re.findall(r'"([^"]*)"', instantiate(task).instruction)
+            while True:
+                elements = env.observe().elements
+                assert len(elements) <= 40
+                action = suite.expert_action(env)
+                if action.kind in (ActionKind.TAP, ActionKind.LONG_PRESS):
+                    hits = [e for e in elements if "clickable" in e.flags
+                            and e.bounds[0] <= action.x <= e.bounds[2] and e.bounds[1] <= action.y <= e.bounds[3]]  # fmt: skip
+                    chosen = min(hits, key=lambda e: ((e.bounds[2] - e.bounds[0]) * (e.bounds[3] - e.bounds[1]), e.id))
+                    assert chosen.id == env.view.hit(action.x, action.y), (task.id, action.to_text())  # type: ignore[arg-type]
+                if action.kind is ActionKind.TYPE and not cross_app:
+                    assert any(action.text.strip(", ") in q for q in quoted), (task.id, action.text, quoted)  # type: ignore[union-attr]
+                _, _, terminated, truncated, _ = env.step(action)
+                if terminated or truncated:
+                    break
