@@ -416,10 +416,20 @@ def envs_list(
     templates: Annotated[
         bool, typer.Option("--templates", help="List every task template.")
     ] = False,
+    lengths: Annotated[
+        bool,
+        typer.Option("--lengths", help="Mobile: one line per template (both families), its id first "
+                     "and its expert's mean length in steps last, measured now on --device."),
+    ] = False,
+    device: DeviceOpt = None,
 ) -> None:
     """Environments, their task templates and split sizes."""
     from adaroll.config import ConfigError
     from adaroll.envs import get_suite, load_all
+
+    if lengths:
+        _list_lengths(env, device)
+        return
 
     for name, problem in load_all().items():
         if env is not None and name != env:
@@ -448,6 +458,27 @@ def envs_list(
                     extra = (f"  steps~{i['difficulty']:g}  [{' '.join(i['tags'])}]"
                              + ("  (held-out template)" if i["heldout"] else ""))  # fmt: skip
                 typer.echo(f"  {t}{extra}")
+
+
+def _list_lengths(env: str | None, device: str | None) -> None:
+    """``envs list mobile --lengths``: run each template's expert on a few seeds and print
+    ``id  family  apps  mean-steps`` (nothing is cached: the lengths are today's experts')."""
+    if env not in (None, "mobile"):
+        typer.echo(f"error: --lengths measures the mobile env's scripted experts; not {env!r}", err=True)
+        raise typer.Exit(2)
+    from adaroll.envs.mobile.suite import LENGTH_SEEDS, expert_length
+    from adaroll.envs.mobile.tasks import all_templates
+
+    profile = device or "noisy"
+    typer.echo(f"# template family apps mean-expert-steps ({profile} device, seeds "
+               f"{', '.join(map(str, LENGTH_SEEDS))})", err=True)  # fmt: skip
+    try:
+        for name, tpl in sorted(all_templates().items()):
+            steps = expert_length(name, profile)
+            typer.echo(f"{name}  {tpl.family}  {','.join(tpl.apps)}  {steps:.2f}")
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 @envs_app.command("show")

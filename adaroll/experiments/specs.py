@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from adaroll.config import ConfigError, GRPOConfig, SchedulerConfig
 from adaroll.registry import Registry
 
 _SWEEP_MARKS = ("rl.eval.every_env_steps=3000", "rl.eval.every_policy_samples=3000")
@@ -73,6 +74,11 @@ class Profile:
     """Variants not run on this environment (compute: a web run costs ten mobile ones)."""
     skip_configurations: tuple[str, ...] = ()
     """Configurations no experiment trains on this environment (same reason)."""
+    bucket: tuple[float, float] | None = None
+    """Horizon profiles: the (lo, hi] range of mean expert length (noisy device, the seeds of
+    ``adaroll envs list mobile --lengths``) that every one of ``templates`` falls in."""
+    templates: tuple[str, ...] = ()
+    """Horizon profiles: the templates the suite draws its pools from (``templates`` option)."""
 
 
 _WEB_TEMPLATES = ("login-user, email-inbox-forward-nl, click-shades, multi-orderings, choose-date-nodelay, "
@@ -116,6 +122,65 @@ def _web_profile(rl_env_steps: int, evals: int) -> Profile:
                    skip_configurations=("base_onestep", "sft_vanilla", "sft_hybrid"))
 
 
+HORIZON_BUCKETS: dict[str, tuple[int, int]] = {"h6": (0, 6), "h12": (6, 12), "h24": (12, 24), "h40": (24, 40)}
+"""Horizon buckets by (lo, hi] mean expert length in steps: <= 6, 7-12, 13-24, 25-40."""
+HORIZON_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "h6": ("settings.wifi", "mail.star", "notes.pin", "contacts.favorite", "shop.remove_from_cart",
+           "clock.add_city", "files.move", "messages.reply", "calendar.delete_event", "files.new_folder"),
+    "h12": ("clock.change_alarm", "notes.create_with_text", "mail.forward", "settings.device_name",
+            "contacts.add", "calendar.add_event_time", "messages.new_conversation", "files.rename",
+            "shop.add_with_options", "mail.compose"),
+    "h24": ("long.code_to_device_name", "long.shop_cart_fix_checkout", "long.mail_triage",
+            "long.notes_spring_clean", "long.settings_bedtime", "long.files_folder_of_three",
+            "long.messages_three_replies", "long.contacts_three", "long.calendar_week_plan",
+            "long.trip_from_message"),
+    "h40": ("long.clock_three_alarms", "long.contact_refresh", "long.reminder_from_message",
+            "long.travel_ready", "long.calendar_three_events", "long.list_to_cart_checkout",
+            "long.party_planning", "long.shop_buy_with_options", "long.new_colleague",
+            "long.cart_from_mail_checkout"),
+}  # fmt: skip
+"""Ten trainable templates per bucket, over at least five apps each, chosen from expert lengths
+alone (``adaroll envs list mobile --lengths``, before any RL run) at least half a step inside
+their bucket; tests/experiments/test_horizon_profiles.py re-measures them."""
+VANILLA_UPDATES = 30
+"""Iterations Base->Vanilla can make at least within a horizon profile's RL budget."""
+
+
+def horizon_budget(hi: int, vanilla_updates: int = VANILLA_UPDATES) -> int:
+    """The budget rule every horizon profile shares: ``vanilla_updates`` Vanilla iterations
+    (tasks per iteration x group size root rollouts) whose every episode runs to the step limit
+    of a task at the bucket's top length (1.5 x hi + 5, plus the noisy device's allowance) - so
+    Base->Vanilla makes at least that many updates whatever its success rate."""
+    from adaroll.envs.mobile.device import PROFILES as DEVICES
+    from adaroll.envs.mobile.tasks.base import max_steps_for
+
+    step_limit = max_steps_for(hi) + DEVICES["noisy"].extra_steps
+    per_iteration = SchedulerConfig().tasks_per_iteration * GRPOConfig().group_size
+    return vanilla_updates * per_iteration * step_limit
+
+
+def horizon_profile(bucket: str, templates: tuple[str, ...],
+                    vanilla_updates: int = VANILLA_UPDATES) -> Profile:  # fmt: skip
+    """The noisy phone restricted to ``templates`` of one horizon bucket, with 80-task pools and
+    the shared budget rule (:func:`horizon_budget`); an empty bucket is a config error."""
+    if bucket not in HORIZON_BUCKETS:
+        raise ConfigError(f"unknown horizon bucket {bucket!r}; buckets: {', '.join(HORIZON_BUCKETS)}")
+    lo, hi = HORIZON_BUCKETS[bucket]
+    if not templates:
+        raise ConfigError(f"horizon bucket {bucket!r} ({lo} < expert steps <= {hi}) has no templates")
+    names = ", ".join(templates)
+    budget = horizon_budget(hi, vanilla_updates)
+    every = budget // 4
+    pools = (f"env.suite_options={{n_train: 80, n_val: 80, n_heldout: 80, n_heldout_templates: 0, "
+             f"templates: [{names}]}}")  # fmt: skip
+    quick = (f"env.suite_options={{n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 0, "
+             f"templates: [{names}]}}", *_MOBILE_QUICK[1:])  # fmt: skip
+    return Profile("mobile", ("env.options.device=noisy", pools, f"rl.budget={{env_steps: {budget}, "
+                              f"policy_samples: {budget}}}", f"rl.eval.every_env_steps={every}",
+                              f"rl.eval.every_policy_samples={every}"),
+                   quick, fixed_target=0.50, bucket=(lo, hi), templates=tuple(templates))  # fmt: skip
+
+
 PROFILES: dict[str, Profile] = {
     "mobile": Profile("mobile", ("env.options.device=noisy", _MOBILE_POOLS), _MOBILE_QUICK, fixed_target=0.50),
     "mobile-clean": Profile("mobile", ("env.options.device=clean", _MOBILE_POOLS), _MOBILE_QUICK,
@@ -125,6 +190,9 @@ PROFILES: dict[str, Profile] = {
     # web-long: four times the RL budget, as within 3,000 env steps RL barely moved the web
     # policy (docs/results_discussion.md); it tests whether Hybrid learns faster once
     # something is learned
+    # mobile-h6 .. mobile-h40: the noisy phone by horizon bucket (issue 28), same budget rule;
+    # their fixed_target is a placeholder until the pilot on train sets it, before the runs
+    **{f"mobile-{bucket}": horizon_profile(bucket, HORIZON_TEMPLATES[bucket]) for bucket in HORIZON_BUCKETS},
 }  # fmt: skip
 
 
