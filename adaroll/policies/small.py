@@ -16,7 +16,8 @@ tap/long_press/double_tap   pointer over elements (one head per kind); the actio
                             element's tap point (its centre, clipped to the screen)
 swipe                       one of up/down/left/right
 type                        pointer over candidate strings per ``type_sources`` (default: the
-                            double-quoted spans of the instruction)
+                            double-quoted spans of the instruction; the web suite's hints add
+                            unquoted n-grams, element texts and their parts)
 key                         one of ``config.keys``
 open_app                    pointer over candidate strings per ``app_sources``
 done                        "no answer" or a candidate string per ``answer_sources``

@@ -96,7 +96,7 @@ def test_web_text_match_variants_do_not_reward_the_wrong_fields_text(profile, va
     """login-user: the expert types the username; a sample that types the password (the other
     field's text) earns Stage I's and Local's one-step reward only under the paper's any-text
     match."""
-    cfg = load_config(None, overrides_for(PROFILES[profile], False, Unit(variant, 0, ("action", "action_hybrid"))))
+    cfg = load_config(None, overrides_for(PROFILES[profile], False, Unit(variant, 0, ("action_hybrid",))))
     expert = Action.type_text("kanesha")
     for phase in (cfg.stage1, cfg.rl):
         matcher = phase.match.build()
@@ -110,3 +110,10 @@ def test_the_text_match_variants_run_on_the_web_only():
                 for p in ("mobile", "mobile-clean", "web", "web-long-tasks")}  # fmt: skip
     both = {"default", "match-text-soft", "match-text-exact"}
     assert variants == {"mobile": {"default"}, "mobile-clean": {"default"}, "web": both, "web-long-tasks": both}
+
+
+def test_every_experiment_has_an_analysis():
+    from adaroll.experiments.analyses import ANALYSES
+
+    assert set(EXPERIMENTS.names()) <= set(ANALYSES)
+    assert EXPERIMENTS.get("text-match").configurations == ("action_hybrid",)  # one: an ablation table

@@ -17,6 +17,13 @@ returns only what a person could see on the task area (the ``screen``: the top-l
 * icons (``<img>``, CSS ``content: url(...)``, a text-less background image) are named by
   their ``alt`` text or image file name (``icon`` role when nothing else applies) - what a
   person sees as the picture; ``aria-label``/``title`` name elements without text;
+* a text-less leaf box (no child elements, not a control or picture) whose background stands
+  out from what is behind it, or that a border outlines, is named by its colour (role ``box``):
+  the CSS colour name when the computed colour is exactly one (click-color's "lime", "grey"),
+  else the hue family of its HSL colour (red, orange, yellow, green, cyan, blue, purple,
+  magenta; black/white/grey by lightness and saturation) - what a person would call the shades
+  of click-shades. This is what those tasks' judges read (``data-color``), seen as a person
+  sees it;
 * ``role`` comes from the tag/type/ARIA role; ``text`` is the visible text (a text field's
   value, or its placeholder when empty), whitespace-collapsed, at most ``MAX_TEXT`` characters;
 * ``bounds`` are normalised to the screen and rounded to 4 decimals; ``flags`` from
