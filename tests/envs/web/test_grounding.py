@@ -105,3 +105,15 @@ def test_a_web_profile_with_an_unrepresentable_template_is_refused_at_config_loa
            for o in overrides]  # fmt: skip
     with pytest.raises(ConfigError, match="form-sequence: the slider"):
         MiniWoBSuite(**load_config(None, bad).env.suite_options)
+
+
+def test_web_long_tasks_trains_long_templates_for_at_least_half_of_its_own():
+    from adaroll.envs import get_suite
+    from adaroll.envs.web.miniwob import get_task
+
+    cfg = load_config(None, overrides_for(PROFILES["web-long-tasks"], False, Unit("default", 0, ("base",))))
+    suite = get_suite("web", {}, **cfg.env.suite_options)
+    trained = suite.train_templates()
+    long = [t for t in trained if get_task(t).expert_steps >= 8]
+    assert len(trained) >= 6 and 2 * len(long) >= len(trained), (trained, long)
+    assert cfg.env.snapshot_backend == "criu" and not set(trained) & set(UNREPRESENTABLE)
