@@ -83,13 +83,13 @@ def _autocomplete_place(p: Page, field_id: str, place: str) -> Action | None:
                  "X.all('.ui-menu-item', u)).map(li => X.text(li))")  # fmt: skip
     for i, text in enumerate(items):
         if _airport_matches(text, place):
-            action = p.act_on(f"X.all('.ui-autocomplete').filter(u => X.shown(u)).flatMap(u => "
-                              f"X.all('.ui-menu-item', u))[{i}]")  # fmt: skip
-            if action.kind is ActionKind.SWIPE:
+            pick = p.act_on(f"X.all('.ui-autocomplete').filter(u => X.shown(u)).flatMap(u => "
+                            f"X.all('.ui-menu-item', u))[{i}]")  # fmt: skip
+            if pick.kind is ActionKind.SWIPE:
                 # below the fold of a long menu (a bare code matches city names too): narrow
                 # the search to "(CODE)", a string the instruction does not hold (rare)
-                return p.fill(field, f"({place})") or action
-            return action
+                return p.fill(field, f"({place})") or pick
+            return pick
     # the place as the instruction gives it, which the policy can type too
     action = p.fill(field, place)
     if action is not None:
