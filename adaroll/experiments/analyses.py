@@ -286,7 +286,7 @@ def pivot_signals(x: Inputs) -> Section:
 
 
 # -- ablations of one configuration (thresholds, beyond-the-paper options) -----------------------
-@analysis("sensitivity", "options", "bandit-action", "train-probes")
+@analysis("sensitivity", "options", "bandit-action", "train-probes", "text-match")
 def ablation(x: Inputs) -> Section:
     (name,) = x.exp.configurations
     data, rows = {}, []
