@@ -66,8 +66,11 @@ class ScheduleFeed:
     """Binds slots to the scheduler's jobs and bills reported groups (module docstring)."""
 
     def __init__(self, scheduler: Scheduler, ledger: Ledger, starts: Starts, *, group_size: int,
-                 stage: str = "hybrid", barrier: bool = True) -> None:  # fmt: skip
+                 stage: str = "hybrid", barrier: bool = True, prefetch: bool = True) -> None:  # fmt: skip
         self.scheduler, self.ledger, self.starts = scheduler, ledger, starts
+        self.prefetch = prefetch
+        """Restore each planned Suffix group's branches at once (False where the restores happen
+        in other processes, as in verl's agent-loop workers)."""
         self.group_size, self.stage, self.barrier = group_size, stage, barrier
         self.iteration = 0
         self.bound: dict[int, Bound] = {}
@@ -78,6 +81,8 @@ class ScheduleFeed:
         self.faults = 0
         """Groups re-queued after an env fault."""
         self.idle_rows = 0
+        self.finished = 0
+        """Iterations whose groups were all billed and observed."""
         self.plans: list[list[Job]] = []
         """Every iteration's plan, in order (what the equality check compares)."""
 
@@ -115,7 +120,7 @@ class ScheduleFeed:
         it = _Iteration(self.iteration, list(jobs))
         self._open.append(it)
         self._queue.extend((it, i) for i in range(len(jobs)))
-        for job in jobs:  # restore every Suffix branch of the iteration now, in the background
+        for job in jobs if self.prefetch else ():  # restore every Suffix branch of the iteration now, in the background
             if job.kind == "suffix" and job.checkpoint_id is not None:
                 self.starts.prefetch(job.checkpoint_id, job.group_size)
 
@@ -160,6 +165,7 @@ class ScheduleFeed:
                             restore_fallbacks=c.restore_fallbacks, task_id=job.task.id,
                             stage=self.stage, iteration=it.number)  # fmt: skip
         self.scheduler.observe(groups, it.number)
+        self.finished += 1
 
     def _first_build(self, group: Group) -> int:
         checkpoint = group.job.checkpoint_id
