@@ -18,18 +18,18 @@ from pathlib import Path
 
 import pytest
 
+from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, SchedulerConfig, TrainConfig
+from adaroll.integrations.starts import Starts
+from adaroll.integrations.trl import AdaRollTRL
+from adaroll.rollout.collector import Collector
+from adaroll.snapshots.memory import MemorySnapshots
+from adaroll.training.ledger import Ledger
+from adaroll.training.scheduler import SCHEDULERS
+from adaroll.training.trainer import Trainer
+from tests.integrations.scripted import ScriptedPolicy, drive_like_grpo_trainer
+from tests.real_mobile import HISTORY, MAKE_ENV, SUITE
 
-
-from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, SchedulerConfig, TrainConfig  # noqa: E402
-from adaroll.integrations.starts import Starts  # noqa: E402
-from adaroll.integrations.trl import AdaRollTRL  # noqa: E402
-from adaroll.rollout.collector import Collector  # noqa: E402
-from adaroll.snapshots.memory import MemorySnapshots  # noqa: E402
-from adaroll.training.ledger import Ledger  # noqa: E402
-from adaroll.training.scheduler import SCHEDULERS  # noqa: E402
-from adaroll.training.trainer import Trainer  # noqa: E402
-from tests.integrations.scripted import ScriptedPolicy, drive_like_grpo_trainer  # noqa: E402
-from tests.real_mobile import HISTORY, MAKE_ENV, SUITE  # noqa: E402
+pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
 
 G = 4
 ITERATIONS = 4

@@ -37,6 +37,7 @@ from adaroll.training.ledger import Ledger
 from adaroll.training.scheduler import SCHEDULERS
 
 
+# --- docs:trl begin ---
 def main(out: Path, *, steps: int = 2, num_generations: int = 2, tasks: int = 2, seed: int = 0) -> dict[str, Any]:
     """Train for ``steps`` TRL steps; returns the hub, trainer and a summary of the bill."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -78,6 +79,7 @@ def main(out: Path, *, steps: int = 2, num_generations: int = 2, tasks: int = 2,
                "routes": scheduler.route_counts()}  # fmt: skip
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return {"hub": hub, "trainer": trainer, "summary": summary}
+# --- docs:trl end ---
 
 
 def _cli() -> None:
