@@ -33,7 +33,7 @@ lint: setup
 
 typecheck: setup
 	$(VENV)/bin/mypy adaroll/algos adaroll/actions.py adaroll/training/ledger.py adaroll/config.py adaroll/experiments \
-		adaroll/envs/gymnasium adaroll/envs/as_gymnasium.py adaroll/envs/browsergym
+		adaroll/envs/gymnasium adaroll/envs/as_gymnasium.py adaroll/envs/browsergym adaroll/integrations
 
 test: setup system lint typecheck
 	$(VENV)/bin/python -m pytest -q -rA --durations=15 tests

@@ -40,7 +40,7 @@ from adaroll.snapshots.fallback import Restored, restore_verified
 
 StartKind = Literal["onestep", "suffix", "root", "idle"]
 START_KINDS = ("onestep", "suffix", "root")
-IDLE = "idle"
+IDLE: Literal["idle"] = "idle"
 """A row that only fills a framework's fixed batch while the scheduler waits for outcomes:
 no env, a constant reward (no gradient), its samples billed as ``overhead``."""
 
@@ -209,7 +209,7 @@ class Session:
         self.env: GUIEnv | None = None
         self.instruction = ""
         self.history: list[Action] = []
-        self.observation = Observation([], (1, 1))
+        self.observation = Observation((), (1, 1))
         self.expert_action: Action | None = None
         self.cost = Cost()
         self.decisions = 0

@@ -145,7 +145,9 @@ class AdaRollTRL:
         self.sessions_opened[start.kind] += 1
         return session, bound
 
-    def reward(self, completions: Sequence[Any], environments: Sequence[AdaRollEnv], **_: Any) -> list[float]:
+    def reward(self, completions: Sequence[Any], environments: Sequence[AdaRollEnv],
+               **_: Any) -> list[float | None]:  # fmt: skip
+        # (TRL's reward type allows None: "not applicable"; AdaRoll always has a reward)
         """AdaRoll's rewards for a generation batch; reports each group (module docstring)."""
         sessions: list[Session] = []
         bounds: list[Bound | None] = []
@@ -160,7 +162,7 @@ class AdaRollTRL:
             sessions.append(session)
             bounds.append(env._bound)
         rewards = [s.reward() for s in sessions]
-        given = list(rewards)
+        given: list[float | None] = list(rewards)
         for lo in range(0, len(sessions), self.num_generations):
             hi = lo + self.num_generations
             group, bound = sessions[lo:hi], bounds[lo]

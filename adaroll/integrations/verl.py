@@ -236,8 +236,9 @@ class _AdaRollAgentLoop(AgentLoopBase):
             turns += 1
             if session.steps_left <= 0:  # idle or faulted at the start: the text plays nothing
                 break
-            feedback = await loop.run_in_executor(None, session.act,
-                                                  self.tokenizer.decode(out.token_ids, skip_special_tokens=True))  # fmt: skip
+            tokenizer: Any = self.tokenizer
+            text = tokenizer.decode(out.token_ids, skip_special_tokens=True)
+            feedback = await loop.run_in_executor(None, session.act, text)
             if session.steps_left <= 0 or len(response_ids) >= response_length:
                 break
             turn = await self.apply_chat_template([{"role": "user", "content": feedback}],
