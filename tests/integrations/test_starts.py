@@ -6,6 +6,7 @@ never trained; starts open with AdaRoll's budgets and rewards on the real phone.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 
 import pytest
@@ -115,4 +116,49 @@ def test_env_fault_in_a_trl_rollout_is_counted_requeued_and_never_trained(tmp_pa
     assert faulted.policy_samples > G  # the failed attempt's samples stay on the bill
     assert sum(r.faults for r in records) == 1
     assert hub.sessions_opened["root"] == (len(hub.feed.plans[0]) + 1) * G
+    hub.close()
+
+
+class PairedRestores(MemorySnapshots):
+    """Memory snapshots whose first two restores each wait for the other: they pass only when
+    two restores are in flight at once (serial restores break the barrier)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.barrier = threading.Barrier(2, timeout=20)
+        self.restores = 0
+
+    def restore(self, ref):
+        self.restores += 1
+        if self.restores <= 2:
+            self.barrier.wait()
+        return super().restore(ref)
+
+
+def test_suffix_branches_are_restored_ahead_and_in_parallel(tmp_path: Path, mobile_store):
+    backend = PairedRestores()
+    backend.max_restores = 2
+    starts = Starts(MAKE_ENV, mobile_store, backend, SUITE.split("train"), history_window=HISTORY)
+    checkpoint = mobile_store.for_task(mobile_store.task_ids()[0])[-1]
+    starts.prefetch(checkpoint.id, 2)  # what the feed does as soon as a Suffix group is planned
+    sessions = [starts.open(Start("suffix", checkpoint.task.id, checkpoint.id)) for _ in range(2)]
+    assert not backend.barrier.broken and starts._prefetcher.taken == 2
+    assert all(s.cost.restores == 1 and s.fault is None for s in sessions)
+    starts.close()
+
+
+def test_static_start_rows_are_validated_opened_and_billed(tmp_path: Path, mobile_store):
+    starts = make_starts(mobile_store)
+    hub = AdaRollTRL(None, starts, Ledger(tmp_path / "l.jsonl"), num_generations=2)
+    checkpoint = mobile_store.for_task(mobile_store.task_ids()[0])[-1]
+    row = {"prompt": [], "kind": "suffix", "task_id": checkpoint.task.id, "checkpoint_id": checkpoint.id}
+    envs = [hub.environment_factory() for _ in range(2)]
+    assert all("Previous actions" in env.reset(**row) for env in envs)
+    envs[0].act(checkpoint.expert_action.to_text())  # the last expert action: success
+    envs[1].act("done()")
+    assert hub.reward([[{"role": "assistant", "content": ""}]] * 2, envs) == [1.0, 0.0]
+    (record,) = list(hub.ledger)
+    assert (record.mode, record.restores, record.env_steps, record.training_samples) == ("suffix", 2, 2, 2)
+    with pytest.raises(StartError, match="neither 'adaroll_slot' nor a start"):
+        envs[0].reset(prompt=[])
     hub.close()
