@@ -162,3 +162,18 @@ def test_static_start_rows_are_validated_opened_and_billed(tmp_path: Path, mobil
     with pytest.raises(StartError, match="neither 'adaroll_slot' nor a start"):
         envs[0].reset(prompt=[])
     hub.close()
+
+
+def test_without_the_barrier_batches_are_full_and_every_group_is_billed(tmp_path: Path, mobile_store):
+    cfg = configs(0.0)
+    G = cfg.grpo.group_size
+    hub = AdaRollTRL(scheduler(cfg, mobile_store), make_starts(mobile_store), Ledger(tmp_path / "l.jsonl"),
+                     num_generations=G, barrier=False)  # fmt: skip
+    drive_like_grpo_trainer(hub, ScriptedPolicy(mobile_store, behaviour(mobile_store)), rows_per_batch=4,
+                            iterations=2)  # fmt: skip
+    assert hub.feed.idle_rows == 0 and not [r for r in hub.ledger if r.purpose == "overhead" and r.policy_samples]
+    # iteration 2 was planned before iteration 1 was observed: all its tasks still probe routing
+    assert [j.purpose for j in hub.feed.plans[1]] == ["routing"] * len(hub.feed.plans[1])
+    billed = [r for r in hub.ledger if r.purpose in ("train", "routing")]
+    assert sorted({r.iteration for r in billed}) == list(range(1, hub.feed.finished + 1))
+    hub.close()
