@@ -16,6 +16,7 @@ import pytest
 from omegaconf import OmegaConf
 from verl.experimental.agent_loop.agent_loop import DictConfigWrap, _agent_loop_registry
 from verl.protocol import DataProto
+from verl.trainer.main_ppo import create_rl_sampler
 from verl.utils.dataset.rl_dataset import RLHFDataset
 from verl.workers.rollout.replica import TokenOutput
 
@@ -49,8 +50,12 @@ def sampler(tmp_path: Path):
     verl_setup.LEDGER = tmp_path / "ledger.jsonl"
     integration._SETUPS.clear()
     rows = start_rows(integration.load_setup(SETUP))
-    data_config = OmegaConf.create({"adaroll_setup": SETUP, "dataloader_num_workers": 0, "adaroll_rows": 64})
-    yield AdaRollCurriculumSampler(rows, data_config), rows, data_config
+    data_config = OmegaConf.create({"adaroll_setup": SETUP, "dataloader_num_workers": 0, "adaroll_rows": 64,
+                                    "sampler": {"class_path": "pkg://adaroll.integrations.verl",
+                                                "class_name": "AdaRollCurriculumSampler"}})  # fmt: skip
+    sampler = create_rl_sampler(data_config, rows)  # verl's own loading of data.sampler.class_path
+    assert isinstance(sampler, AdaRollCurriculumSampler)
+    yield sampler, rows, data_config
     integration._SETUPS.clear()
 
 
