@@ -17,7 +17,10 @@ import torch
 
 from adaroll.actions import parse_action
 from adaroll.checkpoints import CheckpointStore
+from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, SchedulerConfig, TrainConfig
 from adaroll.policies.base import Context, Policy, SampledAction
+from adaroll.training.scheduler import SCHEDULERS
+from tests.real_mobile import SUITE
 
 
 class ScriptedPolicy(Policy):
@@ -90,3 +93,27 @@ def drive_like_grpo_trainer(hub: Any, policy: ScriptedPolicy, *, rows_per_batch:
                 while env._session.steps_left > 0:
                     env.act(policy.sample([env._session.context()], 1)[0][0].raw)
         hub.reward([[{"role": "assistant", "content": ""}]] * len(envs), envs)
+
+
+# -- the run both sides make (tests/integrations/test_equality.py, test_starts.py) --
+G = 4
+ITERATIONS = 4
+
+
+def configs(tau_low: float) -> TrainConfig:
+    sched = SchedulerConfig(tasks_per_iteration=3, tau_low=tau_low, tau_high=0.75, routing_probes=G,
+                            root_probes=G, local_reeval_every=2)  # fmt: skip
+    return TrainConfig(algorithm="hybrid", budget=BudgetConfig(iterations=ITERATIONS),
+                       grpo=GRPOConfig(group_size=G), scheduler=sched,
+                       eval=EvalConfig(k=1, splits=(), final_splits=()))  # fmt: skip
+
+
+def scheduler(cfg: TrainConfig, store):
+    tasks = SUITE.split("train")
+    pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
+    return SCHEDULERS.get("hybrid")(tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots, seed=3)
+
+
+def behaviour(store) -> dict[str, str]:
+    ids = sorted(store.task_ids())
+    return dict(zip(ids, ("good", "late", "bad"), strict=True))

@@ -18,42 +18,27 @@ from pathlib import Path
 
 import pytest
 
-from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, SchedulerConfig, TrainConfig
 from adaroll.integrations.starts import Starts
 from adaroll.integrations.trl import AdaRollTRL
 from adaroll.rollout.collector import Collector
 from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.ledger import Ledger
-from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.trainer import Trainer
-from tests.integrations.scripted import ScriptedPolicy, drive_like_grpo_trainer
+from tests.integrations.scripted import (
+    ITERATIONS,
+    G,
+    ScriptedPolicy,
+    behaviour,
+    configs,
+    drive_like_grpo_trainer,
+    scheduler,
+)
 from tests.real_mobile import HISTORY, MAKE_ENV, SUITE
 
 pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
 
-G = 4
-ITERATIONS = 4
 COMPARED = ("mode", "purpose", "task_id", "iteration", "training_samples", "policy_samples", "env_steps",
             "restores", "replayed_steps", "invalid_samples", "faults", "restore_fallbacks")  # fmt: skip
-
-
-def configs(tau_low: float) -> TrainConfig:
-    sched = SchedulerConfig(tasks_per_iteration=3, tau_low=tau_low, tau_high=0.75, routing_probes=G,
-                            root_probes=G, local_reeval_every=2)  # fmt: skip
-    return TrainConfig(algorithm="hybrid", budget=BudgetConfig(iterations=ITERATIONS),
-                       grpo=GRPOConfig(group_size=G), scheduler=sched,
-                       eval=EvalConfig(k=1, splits=(), final_splits=()))  # fmt: skip
-
-
-def scheduler(cfg: TrainConfig, store):
-    tasks = SUITE.split("train")
-    pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
-    return SCHEDULERS.get("hybrid")(tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots, seed=3)
-
-
-def behaviour(store) -> dict[str, str]:
-    ids = sorted(store.task_ids())
-    return dict(zip(ids, ("good", "late", "bad"), strict=True))
 
 
 def billed(ledger: Ledger) -> list[tuple]:

@@ -19,8 +19,13 @@ from adaroll.integrations.trl import NOT_TRAINED, AdaRollTRL
 from adaroll.integrations.versions import TRL_RANGE, VERL_RANGE, check_version
 from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.ledger import Ledger
-from tests.integrations.scripted import ScriptedPolicy, drive_like_grpo_trainer
-from tests.integrations.test_equality import behaviour, configs, scheduler
+from tests.integrations.scripted import (
+    ScriptedPolicy,
+    behaviour,
+    configs,
+    drive_like_grpo_trainer,
+    scheduler,
+)
 from tests.real_mobile import HISTORY, MAKE_ENV, SUITE
 
 pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
