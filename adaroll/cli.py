@@ -150,8 +150,9 @@ def experiment(
         ),
     ],
     env: Annotated[
-        str, typer.Option(help="Environment profile: mobile (the noisy phone), mobile-clean, web "
-                               "or web-long (four times web's RL budget).")
+        str, typer.Option(help="Environment profile: mobile (the noisy phone), mobile-clean, "
+                               "mobile-h6/h12/h24/h40 (the phone by expert horizon), web, web-long "
+                               "(four times web's RL budget) or web-long-tasks.")
     ] = "mobile",
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0,1,2",
     quick: Annotated[
@@ -313,6 +314,65 @@ def eval_cmd(
                            history_window=pipeline.cfg.policy.history, seed=seed)  # fmt: skip
         typer.echo(f"{name}: Avg@{k} {100 * r.avg:.2f}  Pass@{k} {100 * r.pass_:.2f}  "
                    f"({r.episodes} episodes, {r.env_steps} env steps)")  # fmt: skip
+
+
+@app.command()
+def pilot(
+    profiles: Annotated[list[str], typer.Argument(help="Experiment profiles, e.g. mobile-h24.")],
+    seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0",
+    root: Annotated[Path, typer.Option(help="Where pilots go.")] = Path("runs/pilots"),
+) -> None:
+    """Predict before the runs: measure Base on the TRAIN split only (routing probes, pivots,
+    one Suffix group per Suffix task) and print the cost model's Vanilla and Hybrid env steps
+    per iteration and the saving S(N) at 10, 30 and 100 updates (ROOT/PROFILE/seedK/pilot.json)."""
+    from adaroll.experiments.pilot import pilot_table, run_pilot
+    from adaroll.experiments.specs import PROFILES
+
+    unknown = [p for p in profiles if p not in PROFILES]
+    if unknown:
+        typer.echo(f"error: unknown profile(s) {', '.join(unknown)}; profiles: {', '.join(PROFILES)}", err=True)
+        raise typer.Exit(2)
+    results = [run_pilot(p, int(s), root, say=lambda m: typer.echo(m, err=True))
+               for p in profiles for s in seeds.split(",")]  # fmt: skip
+    typer.echo(pilot_table(results))
+
+
+@app.command()
+def power(
+    effect: Annotated[float, typer.Option(help="Predicted saving, total env steps to the target.")],
+    slope: Annotated[float, typer.Option(help="Learning slope near the target: Avg@k points per 1,000 env steps.")],
+    seed_sd: Annotated[float, typer.Option(help="Spread of the paired difference over training seeds, env steps.")],
+    task_variance: Annotated[float, typer.Option(help="Mean over val tasks of p(1-p); 0.25 at most.")] = 0.2,
+    mark_spacing: Annotated[float, typer.Option(help="Env steps between evaluation marks.")] = 1000.0,
+    tasks: Annotated[str, typer.Option(help="Val sizes to consider (comma-separated).")] = "80,160,320",
+    attempts: Annotated[str, typer.Option(help="Attempts per task to consider.")] = "4,8,16",
+    max_seeds: Annotated[int, typer.Option(help="Most seeds affordable.")] = 20,
+) -> None:
+    """How many seeds and what evaluation size detect EFFECT with 80% power (two-sided 5%):
+    the crossing jitter of each evaluation size and the seeds it needs, then the cheapest
+    evaluation within MAX_SEEDS (docs/RESULTS.md, 'Power')."""
+    from adaroll.experiments import power as pw
+
+    try:
+        sizes = [(int(m), int(k)) for m in tasks.split(",") for k in attempts.split(",")]
+        plans = [pw.plan(effect, task_variance=task_variance, slope=slope / 100 / 1000, seed_sd=seed_sd,
+                         tasks=m, attempts=k, mark_spacing=mark_spacing) for m, k in sizes]  # fmt: skip
+        best = pw.smallest_evaluation(effect, max_seeds=max_seeds, task_variance=task_variance,
+                                      slope=slope / 100 / 1000, seed_sd=seed_sd,
+                                      tasks_options=tuple(sorted({m for m, _ in sizes})),
+                                      attempts_options=tuple(sorted({k for _, k in sizes})),
+                                      mark_spacing=mark_spacing)  # fmt: skip
+    except pw.PowerError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo("| val tasks | attempts | eval sd (pts) | crossing jitter (env steps) | paired sd | seeds for 80% power |")
+    typer.echo("|---:|---:|---:|---:|---:|---:|")
+    for p in plans:
+        typer.echo(f"| {p.tasks} | {p.attempts} | {100 * p.eval_sd:.2f} | {p.jitter:,.0f} | {p.difference_sd:,.0f} | {p.seeds} |")
+    if best is None:
+        typer.echo(f"no evaluation size considered detects {effect:,.0f} env steps within {max_seeds} seeds")
+    else:
+        typer.echo(f"cheapest within {max_seeds} seeds: {best.tasks} val tasks x {best.attempts} attempts, {best.seeds} seeds")
 
 
 @app.command()
