@@ -189,12 +189,15 @@ def results(
     notes: Annotated[
         Path | None, typer.Option(help="Hand-written discussion appended to the page.")
     ] = None,
+    pilots: Annotated[
+        Path | None, typer.Option(help="Where `adaroll pilot` wrote its predictions (a table of them).")
+    ] = None,
 ) -> None:
     """Gather every experiment under ROOT into one page (tables, plots, commands, machine,
     versions, seeds) with the paper's numbers side by side."""
     from adaroll.experiments.results_doc import write_results
 
-    typer.echo(write_results(root, out, notes))
+    typer.echo(write_results(root, out, notes, pilots))
 
 
 def _pipeline(out: Path, config: Path | None, set_: list[str] | None, quick: bool = False):  # type: ignore[no-untyped-def]

@@ -21,8 +21,8 @@ from adaroll.experiments.claims import PAPER
 from adaroll.experiments.stats import fmt_interval
 from adaroll.io import atomic_write_text
 
-ORDER = ("full", "device", "efficiency", "routing", "pivots", "sensitivity", "options", "bandit-action",
-         "bandit-routing", "restore-cost")
+ORDER = ("recipe", "full", "device", "efficiency", "routing", "pivots", "sensitivity", "options",
+         "bandit-action", "bandit-routing", "train-probes", "text-match", "restore-cost")
 
 
 def _machine() -> str:
@@ -76,7 +76,23 @@ def _collect(root: Path) -> dict[str, dict[str, tuple[Path, dict[str, Any]]]]:
     return found
 
 
-def write_results(root: Path, out: Path, notes: Path | None = None) -> Path:
+def predictions(pilots: Path) -> str:
+    """The cost model's predictions from every ``adaroll pilot`` under ``pilots`` (train split
+    only, made before the runs they predict), as one table; empty when there are none."""
+    from adaroll.experiments.pilot import pilot_table
+
+    results = [json.loads(p.read_text()) for p in sorted(Path(pilots).glob("*/seed*/pilot.json"))]
+    if not results:
+        return ""
+    return ("## Predictions (cost model, from pilots on the train split)\n\n"
+            "Made by `adaroll pilot PROFILE --seeds K` before the runs they predict, from Base's "
+            "success, episode lengths by outcome, routes and Suffix lengths on the train split only; "
+            "C_V and C_H are env steps per iteration, S(N) the fraction of Vanilla's env steps "
+            "Hybrid saves over N updating iterations, routing pass and extra demonstrations "
+            "included.\n\n" + pilot_table(results) + "\n")  # fmt: skip
+
+
+def write_results(root: Path, out: Path, notes: Path | None = None, pilots: Path | None = None) -> Path:
     found = _collect(root)
     if not found:
         raise FileNotFoundError(
@@ -92,6 +108,8 @@ def write_results(root: Path, out: Path, notes: Path | None = None) -> Path:
     side = side_by_side(found)
     if side:
         parts += ["## Our numbers next to the paper's", "", side, ""]
+    if pilots is not None and (table := predictions(pilots)):
+        parts += [table, ""]
     for profile in sorted(found, key=lambda p: (p.endswith("-quick"), p)):
         parts += [f"## Environment profile `{profile}`", ""]
         for name in sorted(
