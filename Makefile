@@ -18,6 +18,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install -q --disable-pip-version-check torch==2.13.0
 	$(PY) -m pip install -q --disable-pip-version-check -e ".[$(EXTRAS)]"
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps "$(VERL)"
+	$(PY) scripts/remove_verl_tests.py
 	touch $@
 
 # Debian packages (Chromium) and CRIU in a private prefix; needs root, idempotent.
