@@ -195,9 +195,10 @@ class _Launcher:
         os.mkdir(f"{state}/.work")
         # the overlay's root takes the upper directory's owner and mode: the browser's, as the
         # saved state has them (an unprivileged browser could not use a root-owned state_dir)
-        lower = os.stat(req.lower)
-        os.chown(f"{state}/.upper", lower.st_uid, lower.st_gid)
-        os.chmod(f"{state}/.upper", lower.st_mode & 0o7777)
+        with contextlib.suppress(FileNotFoundError):  # (a missing lower fails the mount below)
+            lower = os.stat(req.lower)
+            os.chown(f"{state}/.upper", lower.st_uid, lower.st_gid)
+            os.chmod(f"{state}/.upper", lower.st_mode & 0o7777)
         _mount("adaroll-branch", state, "overlay", 0,
                f"lowerdir={req.lower},upperdir={state}/.upper,workdir={state}/.work")  # fmt: skip
         netns = None

@@ -12,7 +12,8 @@ for arg in "$@"; do
 done
 if [ -n "$profile" ]; then
   chown -R "$ADAROLL_BROWSER_UID:$ADAROLL_BROWSER_GID" "$profile"
-  export HOME="$profile" TMPDIR="$profile"
 fi
+# HOME stays as Playwright set it: Chromium keeps its state in the profile, and a HOME the
+# account cannot write only costs it the crash database (crash reporting is off anyway)
 exec setpriv --reuid="$ADAROLL_BROWSER_UID" --regid="$ADAROLL_BROWSER_GID" --clear-groups \
   --bounding-set=-all --inh-caps=-all -- "$ADAROLL_CHROMIUM" "$@"
