@@ -23,6 +23,7 @@ from adaroll.rollout.jobs import Job, RolloutFailed
 from adaroll.rollout.ray_workers import RayCollector, _check_reachable
 from tests.fakes import GoPolicy, LineEnv, LineSuite
 from tests.rollout.test_ray_workers import make_trainer, totals
+from tests.training.runs import killed_at
 
 SUITE = LineSuite()
 ENV_NODE = "adaroll_env_node"
@@ -88,13 +89,18 @@ def test_two_raylet_run_equals_the_single_process_run(cluster, tmp_path: Path, s
     assert ledger(distributed) == ledger(single)
 
 
-def test_losing_the_worker_node_mid_run_is_a_counted_fault(cluster, tmp_path: Path, store, single) -> None:
-    distributed, collector = make_trainer(tmp_path / "ray", store, "ray", ray_address=cluster.address,
-                                          worker_resources={ENV_NODE: 1}, start_timeout_s=60)  # fmt: skip
+def test_losing_the_worker_node_mid_run_is_a_counted_fault_and_the_run_resumes(
+        cluster, tmp_path: Path, store, single) -> None:  # fmt: skip
+    """The worker raylet dies during a Root dispatch (iteration 2 or 3), a new node takes over,
+    the learner is then killed at iteration 5 and resumed: the finished run equals the
+    uninterrupted single-process run but for the counted faults (and replayed overhead)."""
+    run_dir = tmp_path / "ray"
+    ray_kw = {"ray_address": cluster.address, "worker_resources": {ENV_NODE: 1}, "start_timeout_s": 60}
+    first, collector = make_trainer(run_dir, store, "ray", **ray_kw)
     lost = []
 
     def kill_node_during_a_root_job(slot: int, job: int) -> None:
-        if lost or collector.stats["remote_jobs"] < 6 or not collector.current_jobs[job].kind == "root":
+        if lost or collector.stats["remote_jobs"] < 6 or collector.current_jobs[job].kind != "root":
             return
         node = worker_node(cluster)
         lost.append(node.node_id)
@@ -103,21 +109,26 @@ def test_losing_the_worker_node_mid_run_is_a_counted_fault(cluster, tmp_path: Pa
 
     collector.on_submit = kill_node_during_a_root_job
     try:
-        distributed.train()
+        killed_at(first, 5)  # the learner dies too, after iteration 4's save
         nodes = {ray.get(collector.actor(s).node_id.remote()) for s in range(collector.workers)
                  if collector.actor(s) is not None}  # fmt: skip
     finally:
         collector.close()
     assert lost and lost[0] not in nodes and nodes <= {worker_node(cluster).node_id}
     assert collector.stats["replaced"] >= 1 and collector.stats["faults"] >= 1
-    got, want = totals(distributed), totals(single)
-    assert got["faults"] == collector.stats["faults"] and want["faults"] == 0
-    faulty = [r for r in distributed.ledger.records if r.faults]
-    assert any(r.mode == "root" for r in faulty)
+    resumed, collector = make_trainer(run_dir, store, "ray", **ray_kw)
+    try:
+        resumed.train(resume=True)
+    finally:
+        collector.close()
+    got, want = totals(resumed), totals(single)
+    assert got["faults"] >= 1 and want["faults"] == 0  # the lost node's faults stay in the ledger
+    assert any(r.mode == "root" for r in resumed.ledger.records if r.faults)
     # no group trained twice: exactly the single-process run's samples, updates and policy
     for name in ("training_samples", "policy_samples", "env_steps", "restores", "invalid_samples", "records"):
         assert got[name] == want[name], name
-    assert torch.equal(distributed.policy.theta, single.policy.theta)
+    assert torch.equal(resumed.policy.theta, single.policy.theta)
+    assert list(resumed.metrics) == list(single.metrics)
 
 
 def test_a_cluster_without_the_requested_resource_is_a_clear_error(cluster, store) -> None:
