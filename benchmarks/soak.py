@@ -8,8 +8,9 @@ Three subcommands (all re-runnable; ``sample`` appends, ``report`` reads whateve
   (``/proc/PID/smaps_rollup``), its role and the pid-namespace init it belongs to. Runs until
   PID exits. Long format, so a sampler restarted after a crash simply goes on appending.
 * ``report --csv FILE [--plot PNG]``: per sample, the controller's PSS, the browsers' total PSS,
-  the number of live browsers (pid-namespace inits) and PSS per live browser; prints the
-  first/last hour figures and the growth per hour (least squares), and draws the plot.
+  the number of live browsers (pid-namespace inits) and PSS per live browser; prints the means
+  of the first and last quarter-hour, the peak and the growth per hour (least squares, over the
+  whole run and after its first fifth, the warm-up), and draws the plot.
 * ``--smoke``: the CI check. Saves one CRIU snapshot of a web env, then restores and closes
   ``--branches`` branches (``--live`` at a time) and compares, between the first and the last
   fifth of the rounds, PSS per live branch and the controller's PSS; fails (exit 1) when either
@@ -183,8 +184,10 @@ def report(csv_path: Path, plot: Path | None) -> str:
         last = [p[key] for p in points if p["hours"] >= hours[-1] - window and p[key] == p[key]]
         peak = max((p[key] for p in points if p[key] == p[key]), default=float("nan"))
         mean = lambda v: sum(v) / len(v) if v else float("nan")  # noqa: E731
+        later = [p for p in points if p["hours"] >= hours[-1] / 5]  # past the warm-up
         lines.append(f"  {label:28s} first {mean(first):8.1f}  last {mean(last):8.1f}  peak {peak:8.1f}  "
-                     f"slope {_slope(hours, [p[key] for p in points]):+8.2f}/h")  # fmt: skip
+                     f"slope {_slope(hours, [p[key] for p in points]):+8.2f}/h  after the first fifth "
+                     f"{_slope([p['hours'] for p in later], [p[key] for p in later]):+8.2f}/h")  # fmt: skip
     if plot is not None:
         import matplotlib
 
