@@ -1,7 +1,7 @@
 """No browser runs as root: every process of a WebEnv browser launched with
 ``BrowserConfig.user`` and of a BrowserGym env (by default) has the unprivileged account's uid
-on the host, a BrowserGym browser reaches only its ``allowed_hosts``, and a root account is
-refused. Needs root (to have something to drop), Chromium and, for BrowserGym, its packages:
+on the host, a BrowserGym browser runs Chromium's own sandbox and reaches only its
+``allowed_hosts``, and a root account is refused. Needs root (to have something to drop), Chromium and, for BrowserGym, its packages:
 under CI a missing one fails (tests/components.py)."""
 
 from __future__ import annotations
@@ -30,6 +30,12 @@ def _account() -> tuple[int, int]:
     ids = browser_credentials(BROWSER_USER)
     assert ids is not None and 0 not in ids
     return ids
+
+
+def _seccomp(pid: int) -> int:
+    """The process's seccomp mode (0 off, 2 filter)."""
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(line.split()[1] for line in f if line.startswith("Seccomp:")))
 
 
 def _chromium(pids: list[int]) -> list[int]:
@@ -118,6 +124,13 @@ def test_browsergym_browsers_run_unprivileged_and_reach_only_allowed_hosts(http_
         chromium = _chromium(descendants(os.getpid()))
         assert len(chromium) >= 4  # the task's browser and the chat's, each with renderers
         assert {uids(p) for p in chromium} == {(uid, uid, uid, uid)}
+        # Chromium's own sandbox is on: every renderer runs under seccomp-bpf in a user
+        # namespace of its own, and no process was started with --no-sandbox
+        names = live_processes()
+        renderers = [p for p in chromium if "--type=renderer" in names.get(p, "")]
+        assert renderers and all(_seccomp(p) == 2 for p in renderers)
+        assert all(os.readlink(f"/proc/{p}/ns/user") != os.readlink("/proc/self/ns/user") for p in renderers)
+        assert not any("--no-sandbox" in names.get(p, "") for p in chromium)
         assert _fetch(env, http_server) == "status 200"  # the allowed host
         # the same server by another name (and so any host not listed) is out of reach
         other = _fetch(env, http_server.replace("127.0.0.1", "localhost"))

@@ -98,6 +98,9 @@ class BrowserGymEnvConfig:
     """Account the task's browsers run as when AdaRoll runs as root (never root: a root account
     is refused; :func:`adaroll.envs.web.browser.browser_credentials`); None: as this process.
     Ignored when AdaRoll is not root."""
+    chromium_sandbox: bool = True
+    """Chromium's own sandbox (renderers in their own user namespace under seccomp-bpf) for
+    browsers that run as ``user``; as root Chromium cannot use it and it stays off."""
     allowed_hosts: tuple[str, ...] | None = ()
     """The only hosts the browser may reach (names, IP literals, ``*.domain`` wildcards): e.g.
     ``[webarena-shop.internal, 10.0.0.7]`` for WebArena-class servers. ``[]`` (default): none -
@@ -237,7 +240,7 @@ class BrowserGymEnv(GUIEnv):
                 self._close_gym()
                 self._gym = self._make(gym_id)
                 self._gym_id = gym_id
-            with launch.launch_options(self._ids, self._launch_args):
+            with launch.launch_options(self._ids, self._launch_args, self.config.chromium_sandbox):
                 raw, info = self._gym.reset(seed=task.seed)
             self._task = task
             self._raw = raw

@@ -15,7 +15,8 @@ Per launch (:func:`launch_options`, set by the env around each reset): the brows
 and the hosts it may reach. As root, the wrapper :data:`RUN_AS_USER` is launched instead of
 Chromium: it hands Playwright's profile directory to the account (``BrowserGymEnvConfig.user``)
 and ``exec``s Chromium through ``setpriv`` (that uid/gid, no groups, no capabilities), so no
-BrowserGym browser process runs as root. ``allowed_hosts`` become Chromium flags: every other
+BrowserGym browser process runs as root; and Chromium's own sandbox is on (renderers and
+utilities in their own user namespace under seccomp-bpf), which as root it refuses. ``allowed_hosts`` become Chromium flags: every other
 host name resolves to nothing (``--host-resolver-rules``) and every other connection, IP
 literals and loopback included, goes to a proxy that does not exist (``--proxy-server`` with
 ``--proxy-bypass-list`` = the allowed hosts): ``file://`` pages (MiniWoB++) need no host at
@@ -76,11 +77,12 @@ def network_args(allowed_hosts: Sequence[str] | None) -> list[str]:
 
 
 @contextlib.contextmanager
-def launch_options(ids: tuple[int, int] | None, args: Sequence[str]) -> Iterator[None]:
+def launch_options(ids: tuple[int, int] | None, args: Sequence[str], sandbox: bool = False) -> Iterator[None]:
     """Browsers this thread launches inside the block run as ``ids`` (uid, gid; None: as this
-    process) with ``args`` added."""
+    process) with ``args`` added, and with Chromium's own sandbox when ``sandbox`` (only as
+    another account: Chromium refuses its sandbox as root)."""
     before = getattr(_per_launch, "value", None)
-    _per_launch.value = (ids, list(args))
+    _per_launch.value = (ids, list(args), sandbox and ids is not None)
     try:
         yield
     finally:
@@ -100,7 +102,9 @@ class _ChromiumAt:
 
     def launch(self, **kwargs: Any) -> Any:
         kwargs.setdefault("executable_path", self.executable)
-        ids, args = getattr(_per_launch, "value", None) or (None, [])
+        ids, args, sandbox = getattr(_per_launch, "value", None) or (None, [], False)
+        if sandbox:
+            kwargs["chromium_sandbox"] = True  # Playwright then leaves out --no-sandbox
         if args:
             kwargs["args"] = [*(kwargs.get("args") or []), *args]
         if ids is not None:
