@@ -413,7 +413,8 @@ class BrowserProcess:
     def _launch_once(cls, executable: str, config: BrowserConfig, isolate: bool) -> BrowserProcess:
         ids = browser_credentials(config.user)
         host_dir = tempfile.mkdtemp(prefix="adaroll-browser-", dir=config.base_dir)
-        os.chmod(host_dir, 0o711)  # the browser's user must pass through it to its state
+        if ids is not None:  # the browser's account must pass through it to its state
+            os.chmod(host_dir, 0o711)
         try:
             if isolate:
                 browser = cls._launch_isolated(executable, config, host_dir, ids)
