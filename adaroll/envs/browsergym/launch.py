@@ -138,6 +138,41 @@ def import_browsergym_core() -> Any:
         ) from None
 
 
+def _searchable_by_all(path: str) -> bool:
+    """Every directory from / down to ``path`` may be passed through by any account."""
+    current = os.path.abspath(path)
+    while True:
+        try:
+            if not os.stat(current).st_mode & 0o001:
+                return False
+        except OSError:
+            return False
+        if current == "/":
+            return True
+        current = os.path.dirname(current)
+
+
+def _reachable_tmpdir() -> str | None:
+    """As root: a directory for Playwright's profile folders that the browser's account can
+    reach - None when the temp dir already is; else a sibling of it (``TMPDIR`` + ``-pw``
+    + pid, so that a folder named after ``TMPDIR`` still names the run's browsers), or one
+    under /tmp. Mode 0711 (each profile in it stays 0700, the account's); removed by the crash
+    janitor when this process exits."""
+    import tempfile
+
+    from adaroll.envs.web.browser import JANITOR
+
+    base = tempfile.gettempdir()
+    if os.geteuid() != 0 or _searchable_by_all(base):
+        return None
+    parent = os.path.dirname(base) if _searchable_by_all(os.path.dirname(base)) else "/tmp"
+    path = os.path.join(parent, f"{os.path.basename(base)}-pw{os.getpid()}")
+    os.makedirs(path, mode=0o711, exist_ok=True)
+    os.chmod(path, 0o711)
+    JANITOR.register_dir(path)
+    return path
+
+
 def install_playwright(executable: str | None = None) -> str:
     """Make BrowserGym launch Debian's Chromium (or ``executable``) in this process; returns the
     executable's path. Idempotent; a second call with another executable is an error, because
@@ -155,7 +190,17 @@ def install_playwright(executable: str | None = None) -> str:
         core = import_browsergym_core()
         import playwright.sync_api
 
-        real = playwright.sync_api.sync_playwright().start()
+        tmp, browser_tmp = os.environ.get("TMPDIR"), _reachable_tmpdir()
+        if browser_tmp is not None:  # the driver makes each profile under its TMPDIR
+            os.environ["TMPDIR"] = browser_tmp
+        try:
+            real = playwright.sync_api.sync_playwright().start()
+        finally:
+            if browser_tmp is not None:
+                if tmp is None:
+                    os.environ.pop("TMPDIR", None)
+                else:
+                    os.environ["TMPDIR"] = tmp
         _installed = _PlaywrightAt(real, path)
         core._set_global_playwright(_installed)
     return path

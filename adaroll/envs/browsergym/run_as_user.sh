@@ -15,5 +15,8 @@ if [ -n "$profile" ]; then
 fi
 # HOME stays as Playwright set it: Chromium keeps its state in the profile, and a HOME the
 # account cannot write only costs it the crash database (crash reporting is off anyway)
+# TMPDIR: the caller's may be root's private one; Chromium's temp files (its profile lock's
+# socket directory: a short path is needed) go to /tmp, writable by every account
+export TMPDIR=/tmp
 exec setpriv --reuid="$ADAROLL_BROWSER_UID" --regid="$ADAROLL_BROWSER_GID" --clear-groups \
   --bounding-set=-all --inh-caps=-all -- "$ADAROLL_CHROMIUM" "$@"
