@@ -108,6 +108,9 @@ class _ChromiumAt:
         if args:
             kwargs["args"] = [*(kwargs.get("args") or []), *args]
         if ids is not None:
+            if not os.access(RUN_AS_USER, os.X_OK):
+                raise BrowserGymUnavailableError(f"{RUN_AS_USER} is not executable (chmod +x it), or "
+                                                 "set env.options.user: null")  # fmt: skip
             env = dict(kwargs.get("env") or os.environ)
             env.update(ADAROLL_BROWSER_UID=str(ids[0]), ADAROLL_BROWSER_GID=str(ids[1]),
                        ADAROLL_CHROMIUM=kwargs["executable_path"])  # fmt: skip
