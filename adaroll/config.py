@@ -398,6 +398,16 @@ class RolloutConfig(Frozen):
     job_timeout_s: float | None = Field(900.0, gt=0)
     """Ray only: a worker that returns no result for this long is killed and its jobs retried
     on a fresh actor (a hang outside the env's own step limits); None: wait forever."""
+    ray_start_timeout_s: float = Field(600.0, gt=0)
+    """Ray only: bound on joining ``ray_address`` (an address that does not answer is an error
+    after this long) and on starting each worker actor (one that no live node can host - too few
+    CPUs or ``ray_worker_resources`` - is an error at start-up and a counted fault later, e.g.
+    after its node was lost)."""
+    ray_worker_resources: dict[str, float] = Field(default_factory=dict)
+    """Ray only: custom resources each worker actor asks for besides its 1 CPU, e.g.
+    ``{env_node: 1}`` so that workers run only on nodes started with ``ray start
+    --resources='{"env_node": 8}'`` (not on the learner's head node; docs/ray.md). A resource
+    no node of the cluster has is an error naming this field."""
 
     @model_validator(mode="after")
     def _local_batching(self) -> RolloutConfig:

@@ -89,3 +89,25 @@ def left_behind(before: dict[int, str], *programs: str, wait_s: float = 10.0) ->
         if not new or time.monotonic() > deadline:
             return new
         time.sleep(0.1)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children, their children, ...)."""
+    children: dict[int, list[int]] = {}
+    for child in live_processes():
+        children.setdefault(_parent(child), []).append(child)
+    out, todo = [], list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        out.append(child)
+        todo += children.get(child, [])
+    return out
+
+
+def uids(pid: int) -> tuple[int, int, int, int]:
+    """Real, effective, saved and filesystem uid of ``pid`` as the host sees them."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            real, effective, saved, fs = (int(v) for v in line.split()[1:5])
+            return real, effective, saved, fs
+    raise ValueError(f"/proc/{pid}/status has no Uid line")

@@ -50,17 +50,28 @@ user-facing guide (local Ray, multi-node clusters) is ``docs/ray.md``.
   the env's own time limits. A failed attempt returns nothing, so none of its samples
   can enter an update; the env steps it spent are lost with it and are not ledgered. After
   ``max_retries`` failed attempts of one job, :class:`RolloutFailed` is raised.
+* **Nodes.** ``worker_resources`` (``rollout.ray_worker_resources``) are custom Ray resources
+  each worker asks for besides its CPU, so that workers land only on the nodes started with
+  them (``ray start --resources``; docs/ray.md). A lost node is a fault of every job in flight
+  on it: its actors are replaced (on a surviving or restarted node that offers the resources)
+  and the jobs retried, as above. Every wait is bounded and its error names the setting that
+  bounds it: an unreachable ``ray_address`` fails within ``start_timeout_s``
+  (``rollout.ray_start_timeout_s``), a cluster that lacks a requested resource fails at once,
+  and an actor that cannot be placed (no live node offers its resources) is a fault after
+  ``start_timeout_s``, whether or not ``job_timeout_s`` is set.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import math
 import os
+import socket
 import time
 import zlib
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,9 +104,12 @@ class EnvFactory:
         return make_env(self.name, **self.options)
 
 
-def connect(address: str | None = None, *, workers: int = 1) -> None:
+def connect(address: str | None = None, *, workers: int = 1, timeout_s: float = 600.0) -> None:
     """Join the Ray cluster at ``address``, or start a local Ray with ``max(workers, CPUs)``
-    CPUs and no dashboard. A no-op when this process is already connected.
+    CPUs and no dashboard. A no-op when this process is already connected. An explicit
+    ``HOST:PORT`` (or ``ray://HOST:PORT``) that accepts no connection within ``timeout_s``
+    (``rollout.ray_start_timeout_s``, at most 30 s per try) is a :class:`RolloutFailed` naming
+    ``rollout.ray_address``, not a wait on Ray's own reconnect loop.
 
     A local instance runs its workers at niceness 0 like the learner (Ray's default is 15,
     which lets every other process on a shared machine starve the rollouts); for a cluster
@@ -103,10 +117,30 @@ def connect(address: str | None = None, *, workers: int = 1) -> None:
     if ray.is_initialized():
         return
     if address:
+        _check_reachable(address, timeout_s)
         ray.init(address=address)
     else:
         ray.init(num_cpus=max(workers, os.cpu_count() or 1), include_dashboard=False,
                  _system_config={"worker_niceness": 0})  # fmt: skip
+
+
+def _check_reachable(address: str, timeout_s: float) -> None:
+    """Fail fast when ``address`` names a host and port that do not answer (``auto`` and other
+    forms are left to Ray)."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=min(30.0, timeout_s)):
+                return
+        except OSError as exc:
+            if time.monotonic() >= deadline:
+                raise RolloutFailed(f"rollout.ray_address {address!r}: no Ray cluster answers there "
+                                    f"({exc}) within rollout.ray_start_timeout_s = {timeout_s:g} s"
+                                    ) from None  # fmt: skip
+        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
 
 
 def slot_for(checkpoint_id: str, workers: int) -> int:
@@ -169,6 +203,10 @@ class RolloutWorker:
     def pid(self) -> int:
         return os.getpid()
 
+    def node_id(self) -> str:
+        """The Ray node this worker runs on (hex id)."""
+        return str(ray.get_runtime_context().get_node_id())
+
     def close(self) -> None:
         self.collector.close()
         self.collector.snapshots.close()
@@ -226,6 +264,7 @@ class RayCollector:
         start_timeout_s: float = 600.0,
         job_timeout_s: float | None = 900.0,
         episodes_per_env: int = 1,
+        worker_resources: Mapping[str, float] | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -236,6 +275,7 @@ class RayCollector:
         self.local_onestep, self.inflight_per_worker = local_onestep, max(1, inflight_per_worker)
         self.ray_address, self.start_timeout_s = ray_address, start_timeout_s
         self.job_timeout_s, self.episodes_per_env = job_timeout_s, episodes_per_env
+        self.worker_resources = dict(worker_resources or {})
         # OneStep jobs in the learner: checkpoints only, the snapshot backend is never used.
         self.local = Collector(policy, make_env, checkpoints, ReplaySnapshots(make_env=make_env),
                                history_window=history_window, matcher=matcher)  # fmt: skip
@@ -245,6 +285,8 @@ class RayCollector:
         """Policy version of the weights last published (0: none yet)."""
         self.stats = {"remote_jobs": 0, "local_jobs": 0, "faults": 0, "stale": 0, "replaced": 0}
         self.on_submit: Callable[[int, int], None] | None = None
+        self.current_jobs: Sequence[Job] = ()
+        """The jobs of the collection in progress (what ``on_submit``'s job index refers to)."""
         self._slots: list[_Slot] = []
         self._generations = itertools.count()
         self._weights: Any = None
@@ -262,6 +304,7 @@ class RayCollector:
         """One group per job, in job order, equal to what :class:`Collector` returns for the
         same weights, jobs and seed."""
         base = collection_seed(seed)
+        self.current_jobs = jobs
         local = deque(j for j, job in enumerate(jobs) if self.local_onestep and job.kind == "onestep")
         remote = [j for j in range(len(jobs)) if not (self.local_onestep and jobs[j].kind == "onestep")]
         groups: list[Group | None] = [None] * len(jobs)
@@ -302,15 +345,15 @@ class RayCollector:
                 timeout = 0
             if not inflight:
                 continue
-            watchdog = timeout is None and self.job_timeout_s is not None
+            watchdog = timeout is None
             if watchdog:
-                timeout = max(0.0, self._next_deadline(inflight) - time.monotonic())
+                deadline = self._next_deadline(inflight)
+                timeout = None if math.isinf(deadline) else max(0.0, deadline - time.monotonic())
             ready, _ = ray.wait(list(inflight), num_returns=len(inflight) if timeout == 0 else 1,
                                 timeout=timeout)  # fmt: skip
             if watchdog and not ready:
-                for flight in self._hung(inflight):
-                    requeue(flight.job, None, f"worker slot {flight.slot} returned nothing for "
-                                              f"{self.job_timeout_s:g} s (hung)")  # fmt: skip
+                for flight, why in self._hung(inflight):
+                    requeue(flight.job, None, why)
             for ref in ready:
                 flight = inflight.pop(ref)
                 self._slots[flight.slot].last_progress = time.monotonic()
@@ -355,6 +398,9 @@ class RayCollector:
         for slot in self._slots:
             if slot.actor is None:
                 continue
+            if slot.ready is not None and not ray.wait([slot.ready], timeout=0)[0]:
+                ray.kill(slot.actor, no_restart=True)  # never started (not placed): nothing to close
+                continue
             try:
                 ray.get(slot.actor.close.remote(), timeout=60)
             except (RayError, TimeoutError):
@@ -366,7 +412,8 @@ class RayCollector:
     def _start(self) -> None:
         if self._slots:
             return
-        connect(self.ray_address, workers=self.workers)
+        connect(self.ray_address, workers=self.workers, timeout_s=self.start_timeout_s)
+        self._check_resources()
         self._policy_ref = ray.put(self.policy)
         self._store_ref = ray.put(self.checkpoints)
         self._slots = [self._spawn() for _ in range(self.workers)]
@@ -378,13 +425,30 @@ class RayCollector:
                 slot.ready = None
         except GetTimeoutError:
             self.close()
+            free = ray.available_resources()
+            asked = ", ".join(f"{k} {v:g}" for k, v in {"CPU": 1, **self.worker_resources}.items())
             raise RolloutFailed(
-                f"{self.workers} rollout workers (1 CPU each) did not start within "
-                f"{self.start_timeout_s:.0f} s; free CPUs in the cluster: "
-                f"{ray.available_resources().get('CPU', 0)}") from None  # fmt: skip
+                f"{self.workers} rollout workers ({asked} each) did not start within "
+                f"rollout.ray_start_timeout_s = {self.start_timeout_s:g} s; free in the cluster: "
+                + ", ".join(f"{k} {free.get(k, 0):g}" for k in {"CPU": 1, **self.worker_resources})
+            ) from None  # fmt: skip
+
+    def _check_resources(self) -> None:
+        """A requested custom resource that no node of the cluster has is an error now, not a
+        placement that never happens."""
+        total = ray.cluster_resources()
+        missing = {k: v for k, v in self.worker_resources.items() if total.get(k, 0) < v}
+        if missing:
+            have = sorted(k for k in total if not k.startswith("node:") and k != "memory"
+                          and not k.startswith("object_store"))  # fmt: skip
+            raise RolloutFailed(f"rollout.ray_worker_resources asks each worker for {missing}, "
+                                f"but no node of the cluster has that much (the cluster has: "
+                                f"{', '.join(have)}); start a node with `ray start --resources` "
+                                f"(docs/ray.md)")  # fmt: skip
 
     def _spawn(self) -> _Slot:
-        actor: Any = _RemoteWorker.remote(self._policy_ref, self.make_env, self._store_ref,
+        remote = _RemoteWorker.options(resources=self.worker_resources) if self.worker_resources else _RemoteWorker
+        actor: Any = remote.remote(self._policy_ref, self.make_env, self._store_ref,
                                      self.snapshot_backend, self.history_window, self.matcher,
                                      self.max_retries, self.episodes_per_env)  # fmt: skip
         return _Slot(actor, next(self._generations), actor.pid.remote(), time.monotonic())
@@ -393,29 +457,38 @@ class RayCollector:
         return {f.slot for f in inflight.values() if f.generation == self._slots[f.slot].generation}
 
     def _deadline(self, slot: _Slot) -> float:
-        """When a busy slot runs out of time. A starting actor gets ``start_timeout_s`` more,
-        and its clock restarts once it is seen up, so a slow start is never taken for a hang."""
-        assert self.job_timeout_s is not None
+        """When a busy slot runs out of time (inf: never). A starting actor gets
+        ``start_timeout_s`` (even without ``job_timeout_s``: an actor no live node can host is
+        a fault, not a wait forever), and its clock restarts once it is seen up, so a slow start
+        is never taken for a hang."""
         if slot.ready is not None and ray.wait([slot.ready], timeout=0)[0]:
             slot.ready, slot.last_progress = None, time.monotonic()
-        starting = self.start_timeout_s if slot.ready is not None else 0.0
-        return slot.last_progress + starting + self.job_timeout_s
+        if slot.ready is not None:
+            return slot.last_progress + self.start_timeout_s
+        return math.inf if self.job_timeout_s is None else slot.last_progress + self.job_timeout_s
 
     def _next_deadline(self, inflight: dict[Any, _Flight]) -> float:
         return min(self._deadline(self._slots[s]) for s in self._busy_slots(inflight))
 
-    def _hung(self, inflight: dict[Any, _Flight]) -> list[_Flight]:
-        """Replace every busy slot past its deadline (stuck outside any env time limit: a
-        deadlock, a hung driver) and take its flights out of ``inflight``."""
+    def _hung(self, inflight: dict[Any, _Flight]) -> list[tuple[_Flight, str]]:
+        """Replace every busy slot past its deadline (an actor no node could start, or one stuck
+        outside any env time limit: a deadlock, a hung driver) and take its flights out of
+        ``inflight``, each with the reason."""
         lost = []
         for s in sorted(self._busy_slots(inflight)):
             if self._deadline(self._slots[s]) > time.monotonic():
                 continue
-            log.warning("rollout worker slot %d returned nothing for %g s: replaced", s,
-                        self.job_timeout_s)  # fmt: skip
+            if self._slots[s].ready is not None:
+                why = (f"worker slot {s}: its actor did not start within rollout.ray_start_timeout_s"
+                       f" = {self.start_timeout_s:g} s (no live node with CPU 1"
+                       + "".join(f", {k} {v:g}" for k, v in self.worker_resources.items()) + " free?)")
+            else:
+                why = (f"worker slot {s} returned nothing for rollout.job_timeout_s = "
+                       f"{self.job_timeout_s:g} s (hung)")  # fmt: skip
+            log.warning("rollout %s: replaced", why)
             generation = self._slots[s].generation
             self._replace(next(f for f in inflight.values() if (f.slot, f.generation) == (s, generation)))
-            lost += [inflight.pop(ref) for ref in [r for r, f in inflight.items() if f.slot == s]]
+            lost += [(inflight.pop(ref), why) for ref in [r for r, f in inflight.items() if f.slot == s]]
         return lost
 
     def _replace(self, flight: _Flight) -> None:

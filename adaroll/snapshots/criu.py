@@ -446,6 +446,10 @@ class CriuSnapshots(SnapshotBackend):
                                 "namespaces: run as root with util-linux `unshare`)")  # fmt: skip
         if not browser.alive():
             raise SnapshotError(f"cannot snapshot: browser {browser.pid} is not running")
+        if getattr(browser, "unprivileged", False):
+            raise SnapshotError("criu snapshots cannot restore an unprivileged browser yet (user "
+                                "namespace; docs/web.md, \"Browsers without root\"): launch "
+                                "it with env.options.browser.user: null")  # fmt: skip
         web: WebEnv = env  # type: ignore[assignment]
         if self.config.collect_garbage:
             web.collect_garbage()
@@ -666,7 +670,9 @@ class CriuSnapshots(SnapshotBackend):
                 while not path.exists():
                     created.append(str(path))
                     path = path.parent
-                os.makedirs(state_dir, mode=0o700, exist_ok=True)
+                # searchable (not listable) by the browser's unprivileged user, which passes
+                # through them to the state mounted at state_dir
+                os.makedirs(state_dir, mode=0o711, exist_ok=True)
                 if created:
                     pin.dirs = (*pin.dirs, created[-1])
                     self._janitor.register_dir(created[-1])

@@ -193,6 +193,12 @@ class _Launcher:
         _mount("adaroll-branch", state, "tmpfs", 0, f"mode=0700,size={req.tmpfs_mb}m")
         os.mkdir(f"{state}/.upper")
         os.mkdir(f"{state}/.work")
+        # the overlay's root takes the upper directory's owner and mode: the browser's, as the
+        # saved state has them (an unprivileged browser could not use a root-owned state_dir)
+        with contextlib.suppress(FileNotFoundError):  # (a missing lower fails the mount below)
+            lower = os.stat(req.lower)
+            os.chown(f"{state}/.upper", lower.st_uid, lower.st_gid)
+            os.chmod(f"{state}/.upper", lower.st_mode & 0o7777)
         _mount("adaroll-branch", state, "overlay", 0,
                f"lowerdir={req.lower},upperdir={state}/.upper,workdir={state}/.work")  # fmt: skip
         netns = None

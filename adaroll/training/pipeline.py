@@ -240,6 +240,8 @@ class Pipeline:
                                 history_window=self.cfg.policy.history, workers=rollout.workers,
                                 max_retries=rollout.max_retries, ray_address=rollout.ray_address,
                                 job_timeout_s=rollout.job_timeout_s,
+                                start_timeout_s=rollout.ray_start_timeout_s,
+                                worker_resources=rollout.ray_worker_resources,
                                 episodes_per_env=self.episodes_per_env())  # fmt: skip
         backend = SNAPSHOT_BACKENDS.get(self.cfg.env.snapshot_backend)(make_env=self.make_env)
         return Collector(policy, self.make_env, store, backend, matcher=matcher,

@@ -16,7 +16,7 @@ from adaroll.config import (
 )
 
 _EXECUTION_ONLY = ("backend", "workers", "ray_address", "max_retries", "job_timeout_s", "parallel_jobs",
-                   "prefetch_branches")
+                   "prefetch_branches", "ray_start_timeout_s", "ray_worker_resources")
 """Rollout fields that change where work runs, never its results: a run may resume with others."""
 
 

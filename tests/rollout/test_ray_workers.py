@@ -6,13 +6,16 @@ skip, without it."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
 import pytest
-import ray  # noqa: F401 - a missing `ray` must fail this module, not skip it
+import ray  # a missing `ray` must fail this module, not skip it
+import ray.cloudpickle
 import torch
 
+import tests.fakes
 from adaroll.config import (
     BudgetConfig,
     EvalConfig,
@@ -37,6 +40,10 @@ COUNTERS = ("records", "training_samples", "policy_samples", "env_steps", "resto
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
+    # The test fakes and this module's envs travel by value: a worker need not import this
+    # checkout's `tests` namespace package, which an installed top-level `tests` package shadows.
+    for module in (tests.fakes, sys.modules[__name__]):
+        ray.cloudpickle.register_pickle_by_value(module)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()

@@ -47,6 +47,7 @@ from adaroll.envs.browsergym import launch
 from adaroll.envs.browsergym.actions import ACTION_SUBSETS, ActionGeometry, to_browsergym
 from adaroll.envs.browsergym.observation import axtree_elements
 from adaroll.envs.web import dom
+from adaroll.envs.web.browser import BROWSER_USER, browser_credentials
 
 MINIWOB_SCREEN = (dom.SCREEN_WIDTH, dom.SCREEN_HEIGHT)
 ENV_NAME = "browsergym"
@@ -93,6 +94,18 @@ class BrowserGymEnvConfig:
     """``swipe(direction)`` scrolls by this fraction of the screen's height/width."""
     task_kwargs: dict[str, Any] = field(default_factory=dict)
     """Extra arguments of the BrowserGym task (passed to ``gymnasium.make(task_kwargs=...)``)."""
+    user: str | None = BROWSER_USER
+    """Account the task's browsers run as when AdaRoll runs as root (never root: a root account
+    is refused; :func:`adaroll.envs.web.browser.browser_credentials`); None: as this process.
+    Ignored when AdaRoll is not root."""
+    chromium_sandbox: bool = True
+    """Chromium's own sandbox (renderers in their own user namespace under seccomp-bpf) for
+    browsers that run as ``user``; as root Chromium cannot use it and it stays off."""
+    allowed_hosts: tuple[str, ...] | None = ()
+    """The only hosts the browser may reach (names, IP literals, ``*.domain`` wildcards): e.g.
+    ``[webarena-shop.internal, 10.0.0.7]`` for WebArena-class servers. ``[]`` (default): none -
+    MiniWoB++ pages are ``file://`` URLs; None: no limit (live web tasks). See
+    :func:`adaroll.envs.browsergym.launch.network_args`."""
 
 
 def coerce_task(task: Any, seed: int | None) -> TaskSpec:
@@ -138,6 +151,8 @@ class BrowserGymEnv(GUIEnv):
         if overrides:
             config = replace(config, **overrides)
         self.config = config
+        self._ids = browser_credentials(config.user)
+        self._launch_args = launch.network_args(config.allowed_hosts)
         launch.install_playwright(config.executable)
         self._gym: Any = None
         self._gym_id: str | None = None
@@ -166,6 +181,11 @@ class BrowserGymEnv(GUIEnv):
                 raise ValueError(f"{name} must be a non-negative int or null, got {value!r}")
         if not isinstance(config.task_kwargs, dict):
             raise ValueError(f"task_kwargs must be a mapping, got {config.task_kwargs!r}")
+        if config.allowed_hosts is not None:
+            if isinstance(config.allowed_hosts, str) or not all(isinstance(h, str) for h in config.allowed_hosts):
+                raise ValueError(f"allowed_hosts must be a list of host names or null, got {config.allowed_hosts!r}")
+            launch.network_args(tuple(config.allowed_hosts))
+        browser_credentials(config.user)
 
     # -- GUIEnv ---------------------------------------------------------------------------------
     @property
@@ -220,7 +240,8 @@ class BrowserGymEnv(GUIEnv):
                 self._close_gym()
                 self._gym = self._make(gym_id)
                 self._gym_id = gym_id
-            raw, info = self._gym.reset(seed=task.seed)
+            with launch.launch_options(self._ids, self._launch_args, self.config.chromium_sandbox):
+                raw, info = self._gym.reset(seed=task.seed)
             self._task = task
             self._raw = raw
             obs = self._obs = self._observation(raw)

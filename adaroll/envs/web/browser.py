@@ -21,8 +21,21 @@ Crash safety: every browser is registered with a per-controller *janitor* proces
 directories when the controller exits in any way (even SIGKILL); ``weakref.finalize`` kills
 browsers whose handles are garbage-collected or still alive at interpreter exit.
 
+Browsers without root (``BrowserConfig.user``, opt-in for now): when the controller is root
+and ``user`` names an account (``adaroll-browser``, created by ``scripts/install_system.sh``;
+uid/gid 65534 ``nobody`` where it does not exist), an isolated browser gets a *user namespace*
+whose only ids (0) map to that account on the host, owning its mount/pid/net/time namespaces
+(:mod:`~adaroll.envs.web._nsinit`); the namespace init is ``tini`` and its child ``setpriv
+--bounding-set=-all`` ``exec``s Chromium with no capabilities at all. Every process is that
+account on the host. CRIU dumps such a browser but cannot restore it yet (the restored tasks
+cannot mount their procfs in the branch's mount namespace), so :class:`CriuSnapshots` refuses it
+and ``user`` defaults to None (root, as before). Un-isolated as root: ``Popen(user=, group=,
+extra_groups=[])``. Chromium's own sandbox stays off (``--no-sandbox``): ``--no-zygote``
+(fewer processes, smaller images) requires it off, and its namespace sandbox would nest a
+user namespace CRIU does not dump (docs/web.md, "Browsers without root").
+
 Without root (a developer laptop) the browser runs un-isolated: a plain child process in its
-own session with a temporary profile and ``--remote-debugging-port=0``.
+own session with a temporary profile and ``--remote-debugging-port=0``, as the calling user.
 
 Reuse by the CRIU backend: a restored branch is adopted with :meth:`BrowserProcess.adopt`
 (call :func:`become_subreaper` before running ``criu restore -d`` so the restored init is
@@ -40,6 +53,7 @@ import functools
 import json
 import logging
 import os
+import pwd
 import select
 import shutil
 import signal
@@ -66,6 +80,13 @@ from adaroll.envs.web.processes import (  # noqa: F401 - the rest re-exported fo
 
 _log = logging.getLogger(__name__)
 
+BROWSER_USER = "adaroll-browser"
+"""The unprivileged account browsers run as when AdaRoll runs as root (``scripts/install_system.sh``
+creates it: a system user with no login shell and no home)."""
+NOBODY = 65534
+"""uid and gid of ``nobody``/``nogroup``: the browser's account where :data:`BROWSER_USER` does
+not exist (a machine set up before it was added)."""
+
 DEVTOOLS_PORT = 9333
 """DevTools port inside an isolated browser's network namespace (each has its own loopback)."""
 
@@ -73,6 +94,9 @@ _HERE = Path(__file__).resolve().parent
 NSINIT_SCRIPT = _HERE / "_nsinit.py"
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser")
 """The full browser: the reference the stock ``miniwob`` (Selenium) env and BrowserGym drive."""
+INIT_CANDIDATES = ("/usr/bin/tini", "tini")
+"""The init of an isolated browser's pid namespace (Debian's ``tini``): reaps, forwards signals,
+exits with its child. ``setpriv`` (util-linux) drops the child to the browser's account."""
 HEADLESS_SHELL_CANDIDATES = ("/usr/lib/chromium/chromium-headless-shell",)
 """What WebEnv launches: Debian's ``chromium-headless-shell``, the same Blink without the full
 browser's UI layer. Measured against ``chromium`` on this machine (interleaved, loaded): a page
@@ -190,6 +214,27 @@ def chromium_version(executable: str) -> str:
     return done.stdout.strip()
 
 
+def browser_credentials(user: str | None) -> tuple[int, int] | None:
+    """(uid, gid) a browser launched by this root process runs as: ``user``'s (:data:`NOBODY`
+    when ``user`` is :data:`BROWSER_USER` and that account does not exist); None when ``user``
+    is None (root, as before) or this process is not root (the calling user's). A root account
+    is refused: a ValueError naming ``BrowserConfig.user``."""
+    if user is None or os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam(user)
+        uid, gid = entry.pw_uid, entry.pw_gid
+    except KeyError:
+        if user != BROWSER_USER:
+            raise ValueError(f"BrowserConfig.user: no account named {user!r} on this machine "
+                             f"(default {BROWSER_USER!r}, created by scripts/install_system.sh)") from None  # fmt: skip
+        uid = gid = NOBODY
+    if uid == 0 or gid == 0:
+        raise ValueError(f"BrowserConfig.user: {user!r} is root (uid {uid}, gid {gid}); browsers "
+                         f"never run as root - name an unprivileged account")  # fmt: skip
+    return uid, gid
+
+
 def isolation_available() -> bool:
     """Namespaced launches need root (CAP_SYS_ADMIN) and util-linux ``unshare``."""
     return os.geteuid() == 0 and shutil.which("unshare") is not None
@@ -250,7 +295,14 @@ class BrowserConfig:
     extra_args: tuple[str, ...] = ()
     """Additional Chromium flags."""
     base_dir: str | None = None
-    """Parent of the per-browser host directory (default: the system temp dir)."""
+    """Parent of the per-browser host directory (default: the system temp dir). It must be
+    searchable by :attr:`user` (the browser reaches its state through it)."""
+    user: str | None = None
+    """Unprivileged account the browser runs as when AdaRoll runs as root, e.g.
+    :data:`BROWSER_USER` (:func:`browser_credentials`; a root account is refused): isolated, the
+    browser gets a user namespace whose root is that account on the host. None: root, as
+    before - still the default, because CRIU cannot restore such a browser yet (its dump works;
+    docs/web.md, "Browsers without root"). Ignored when AdaRoll is not root."""
 
 
 @dataclass
@@ -322,6 +374,9 @@ class BrowserProcess:
         self.state_dir = state_dir
         self.isolated = isolated
         self.page_url = page_url
+        self.unprivileged = False
+        """Runs as an unprivileged account (:attr:`BrowserConfig.user`); such a browser cannot
+        be dumped by CRIU yet (docs/web.md, "Browsers without root")."""
         self._res = _Resources(pid, popen, list(owned_dirs), process_group=not isolated)
         self._finalizer = weakref.finalize(self, _Resources.release, self._res)
         JANITOR.register_pid(pid)
@@ -356,12 +411,15 @@ class BrowserProcess:
 
     @classmethod
     def _launch_once(cls, executable: str, config: BrowserConfig, isolate: bool) -> BrowserProcess:
+        ids = browser_credentials(config.user)
         host_dir = tempfile.mkdtemp(prefix="adaroll-browser-", dir=config.base_dir)
+        if ids is not None:  # the browser's account must pass through it to its state
+            os.chmod(host_dir, 0o711)
         try:
             if isolate:
-                browser = cls._launch_isolated(executable, config, host_dir)
+                browser = cls._launch_isolated(executable, config, host_dir, ids)
             else:
-                browser = cls._launch_plain(executable, config, host_dir)
+                browser = cls._launch_plain(executable, config, host_dir, ids)
         except BaseException:
             shutil.rmtree(host_dir, ignore_errors=True)
             raise
@@ -374,8 +432,9 @@ class BrowserProcess:
 
     @classmethod
     def _launch_isolated(
-        cls, executable: str, config: BrowserConfig, host_dir: str
+        cls, executable: str, config: BrowserConfig, host_dir: str, ids: tuple[int, int] | None
     ) -> BrowserProcess:
+        unprivileged = ids is not None
         state_dir = os.path.join(host_dir, "state")
         os.mkdir(state_dir, 0o700)
         chrome = chromium_command(
@@ -386,30 +445,43 @@ class BrowserProcess:
             extra_args=config.extra_args,
         )
         read_fd, write_fd = os.pipe()
-        cmd = [
-            shutil.which("unshare") or "unshare",
-            "--mount", "--propagation", "private", "--pid", "--net", "--time", "--fork", "--",
-            sys.executable, "-I", "-S", str(NSINIT_SCRIPT),
-            str(write_fd), state_dir, str(config.tmpfs_size_mb), "--", *chrome,
-        ]  # fmt: skip
+        go_read, go_write = os.pipe()
+        nsinit = [sys.executable, "-I", "-S", str(NSINIT_SCRIPT), str(write_fd)]
+        if unprivileged:
+            init, setpriv = _tool(*INIT_CANDIDATES), _tool("setpriv")
+            cmd = [*nsinit, str(go_read), state_dir, str(config.tmpfs_size_mb), "--", init, "--",
+                   setpriv, "--bounding-set=-all", "--inh-caps=-all", "--", *chrome]  # fmt: skip
+        else:  # root, dumpable by CRIU
+            cmd = [shutil.which("unshare") or "unshare", "--mount", "--propagation", "private",
+                   "--pid", "--net", "--time", "--fork", "--", *nsinit, "-", state_dir,
+                   str(config.tmpfs_size_mb), "--", *chrome]  # fmt: skip
         try:
             popen = subprocess.Popen(
                 cmd,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                pass_fds=(write_fd,),
+                pass_fds=(write_fd, go_read),
                 start_new_session=True,
             )
         except OSError as exc:
             os.close(read_fd)
-            raise BrowserUnavailableError(f"cannot run unshare: {exc}") from exc
+            os.close(go_write)
+            raise BrowserUnavailableError(f"cannot start the namespace setup: {exc}") from exc
         finally:
             os.close(write_fd)
+            os.close(go_read)
         try:
             report = _read_line(read_fd, config.startup_timeout)
+            if report.startswith("map ") and ids is not None:
+                _map_root(int(report.split()[1]), *ids)
+                os.write(go_write, b"go")
+                report = _read_line(read_fd, config.startup_timeout)
+        except OSError as exc:
+            report = f"error mapping the user namespace: {exc}"
         finally:
             os.close(read_fd)
+            os.close(go_write)
         if not report.startswith("ok "):
             err = b""
             with contextlib.suppress(Exception):
@@ -422,20 +494,31 @@ class BrowserProcess:
         assert popen.stderr is not None
         popen.stderr.close()
         pid = int(report.split()[1])
-        return cls(pid, port=DEVTOOLS_PORT, state_dir=state_dir, isolated=True, popen=popen,
-                   owned_dirs=(host_dir,))  # fmt: skip
+        browser = cls(pid, port=DEVTOOLS_PORT, state_dir=state_dir, isolated=True, popen=popen,
+                      owned_dirs=(host_dir,))  # fmt: skip
+        browser.unprivileged = unprivileged
+        return browser
 
     @classmethod
-    def _launch_plain(cls, executable: str, config: BrowserConfig, host_dir: str) -> BrowserProcess:
+    def _launch_plain(cls, executable: str, config: BrowserConfig, host_dir: str,
+                      ids: tuple[int, int] | None) -> BrowserProcess:  # fmt: skip
+        uid, gid = ids or (os.geteuid(), os.getegid())
         state_dir = os.path.join(host_dir, "state")
+        os.mkdir(state_dir, 0o700)
+        os.chown(state_dir, uid, gid)
         for sub in ("ud", "tmp", "home"):
-            os.makedirs(os.path.join(state_dir, sub), mode=0o700)
+            os.mkdir(os.path.join(state_dir, sub), mode=0o700)
+            os.chown(os.path.join(state_dir, sub), uid, gid)
+        as_user: dict[str, Any] = {}
+        if ids is not None and os.geteuid() == 0:  # the browser's account, without root's groups
+            as_user = {"user": uid, "group": gid, "extra_groups": []}
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": f"{state_dir}/home",
                "TMPDIR": f"{state_dir}/tmp", "LANG": "C.UTF-8", "TZ": "UTC"}  # fmt: skip
         cmd = chromium_command(executable, user_data_dir=f"{state_dir}/ud", port=0,
                                window_size=config.window_size, extra_args=config.extra_args)  # fmt: skip
         popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, env=env, start_new_session=True)  # fmt: skip
+                                 stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+                                 **as_user)  # fmt: skip
         port_file = Path(state_dir, "ud", "DevToolsActivePort")
         deadline = time.monotonic() + config.startup_timeout
         while True:
@@ -453,8 +536,10 @@ class BrowserProcess:
                     f"Chromium ({executable}) did not start within {config.startup_timeout} s"
                 )
             time.sleep(0.01)
-        return cls(popen.pid, port=port, state_dir=state_dir, isolated=False, popen=popen,
-                   owned_dirs=(host_dir,))  # fmt: skip
+        browser = cls(popen.pid, port=port, state_dir=state_dir, isolated=False, popen=popen,
+                      owned_dirs=(host_dir,))  # fmt: skip
+        browser.unprivileged = uid != 0
+        return browser
 
     @classmethod
     def adopt(
@@ -600,6 +685,23 @@ class BrowserProcess:
     def __repr__(self) -> str:
         return (f"BrowserProcess(pid={self.pid}, port={self.port}, isolated={self.isolated}, "
                 f"state_dir={self.state_dir!r}, alive={self.alive()})")  # fmt: skip
+
+
+def _map_root(pid: int, uid: int, gid: int) -> None:
+    """Map root of ``pid``'s new user namespace to ``uid``/``gid`` outside (the only ids that
+    exist in it): its processes are that account on the host."""
+    Path(f"/proc/{pid}/uid_map").write_text(f"0 {uid} 1\n")
+    Path(f"/proc/{pid}/gid_map").write_text(f"0 {gid} 1\n")
+
+
+def _tool(*candidates: str) -> str:
+    """The first of ``candidates`` that is an executable (absolute path or on PATH)."""
+    for cand in candidates:
+        path = cand if os.path.isabs(cand) else shutil.which(cand)
+        if path and os.access(path, os.X_OK):
+            return path
+    raise BrowserUnavailableError(f"{candidates[-1]} not found (tried {', '.join(candidates)}); "
+                                  f"{INSTALL_HINT}")  # fmt: skip
 
 
 def _read_line(fd: int, timeout: float) -> str:

@@ -170,7 +170,7 @@ class WebEnvConfig:
 
 
 _WHERE_ONLY = ("step_timeout_s", "reset_timeout_s")
-_BROWSER_WHERE_ONLY = ("startup_timeout", "startup_attempts", "tmpfs_size_mb", "base_dir")
+_BROWSER_WHERE_ONLY = ("startup_timeout", "startup_attempts", "tmpfs_size_mb", "base_dir", "user")
 """Options that decide how long to wait and where files go, never what an episode shows or
 does: left out of :meth:`WebEnv.settings`, so a changed default there does not stop a resume."""
 
