@@ -83,6 +83,8 @@ def run_pilot(profile: str, seed: int, root: Path, *, updates: Sequence[int] = U
         suffix = collector.collect(suffix_jobs, seed=derive_seed(seed, "pilot", "suffix")) if suffix_jobs else []
     finally:
         collector.close()
+    store = pipe.store("train")
+    depths = [store.get(str(j.checkpoint_id)).step for j in suffix_jobs]
     by_mode = {m: [g for g in probes if routes[g.job.task.id] == m] for m in ("local", "suffix", "root")}
     root_all = _stats(probes)
     n = len(tasks)
@@ -107,8 +109,7 @@ def run_pilot(profile: str, seed: int, root: Path, *, updates: Sequence[int] = U
         "root_length_success": root_all["success_decisions"] / max(root_all["successes"], 1),
         "root_length_failure": root_all["failure_decisions"] / max(root_all["samples"] - root_all["successes"], 1),
         "suffix_episode": hybrid.suffix_episode, "shares": shares,
-        "suffix_depth": (sum(pipe.store("train").get(j.checkpoint_id).step for j in suffix_jobs) / len(suffix_jobs)
-                         if suffix_jobs else None),
+        "suffix_depth": (sum(depths) / len(depths) if depths else None),
         "vanilla_per_iteration": c_v, "hybrid_per_iteration": c_h, "routing_pass": routing,
         "extra_demo_env_steps": extra_demos,
         "predicted_saving": {str(u): cm.saving(c_v, c_h, u, fixed) for u in updates},
