@@ -26,6 +26,7 @@ Loss per factor: ``-min(rho * A, clip(rho, 1 - clip_low, 1 + clip_high) * A)`` w
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
@@ -129,12 +130,25 @@ def clipped_surrogate(
 
 # -- aggregation ----------------------------------------------------------------------------------
 
-Aggregation = Callable[[Tensor, Tensor], Tensor]
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """A loss aggregation: ``reduce`` (``[S, T], [S, T]`` -> scalar) and ``weight``, a
+    micro-batch's share of the reduction's denominator (``mask [S, T]`` -> float). Weighting
+    each micro-batch's reduced loss by ``weight / sum of weights`` makes accumulated gradients
+    equal those of one pass over the whole batch."""
+
+    reduce: Callable[[Tensor, Tensor], Tensor]
+    weight: Callable[[Tensor], float]
+
+    def __call__(self, loss: Tensor, mask: Tensor) -> Tensor:
+        return self.reduce(loss, mask)
+
 
 LOSS_AGGREGATIONS: Registry[Aggregation] = Registry("loss aggregation")
 
 
-@LOSS_AGGREGATIONS.register("token-mean")
 def token_mean(loss: Tensor, mask: Tensor) -> Tensor:
     """Mean over all real factors of the batch: ``sum(loss * mask) / sum(mask)``.
 
@@ -145,7 +159,6 @@ def token_mean(loss: Tensor, mask: Tensor) -> Tensor:
     return (loss * mask).sum() / mask.sum().clamp_min(1.0)
 
 
-@LOSS_AGGREGATIONS.register("sequence-mean")
 def sequence_mean(loss: Tensor, mask: Tensor) -> Tensor:
     """Mean over samples of each sample's mean over its real factors (every sample weighs the
     same). ``[S, T], [S, T]`` -> scalar. Rows with no real factor are left out of the mean."""
@@ -154,6 +167,12 @@ def sequence_mean(loss: Tensor, mask: Tensor) -> Tensor:
     per_seq = (loss * mask).sum(dim=1) / counts.clamp_min(1.0)
     nonempty = (counts > 0).to(loss.dtype)
     return (per_seq * nonempty).sum() / nonempty.sum().clamp_min(1.0)
+
+
+LOSS_AGGREGATIONS.register("token-mean")(Aggregation(token_mean, lambda mask: float(mask.sum())))
+"""A micro-batch weighs its real factors."""
+LOSS_AGGREGATIONS.register("sequence-mean")(Aggregation(sequence_mean, lambda mask: float((mask.sum(-1) > 0).sum())))
+"""A micro-batch weighs its samples with at least one real factor."""
 
 
 def aggregate_loss(loss: Tensor, mask: Tensor, mode: str = "token-mean") -> Tensor:

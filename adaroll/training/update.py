@@ -67,10 +67,7 @@ def grpo_update(
                if reference is not None and cfg.kl_coef > 0 else None)  # fmt: skip
     # Each micro-batch's mean loss is weighted by its share of the aggregation's denominator,
     # so accumulated gradients equal those of one pass over everything.
-    if cfg.aggregation == "token-mean":
-        weights = [float(m.sum()) for _, m in old]
-    else:
-        weights = [float((m.sum(-1) > 0).sum()) for _, m in old]
+    weights = [grpo.LOSS_AGGREGATIONS.get(cfg.aggregation).weight(m) for _, m in old]
     total = sum(weights) or 1.0
     policy.train(True)
     loss_value, stats = 0.0, dict[str, float]()
