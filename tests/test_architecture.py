@@ -89,10 +89,18 @@ def test_the_cycle_finder_finds_a_circle_and_only_a_circle() -> None:
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
 
 
-def test_the_import_graph_sees_deferred_and_relative_imports(tmp_path: Path) -> None:
+def test_the_import_graph_sees_the_package_imports() -> None:
     graph = import_graph()
     assert "adaroll.rollout.jobs" in graph["adaroll.rollout.collector"]
     assert "adaroll.training.scheduler" in graph["adaroll.training.pipeline"]
+
+
+def test_deferred_imports_count_and_type_only_ones_do_not(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import adaroll.b\n\n\n"
+                      "def f():\n    from adaroll import c\n    from adaroll.d import name\n")  # fmt: skip
+    modules = dict.fromkeys(("adaroll.b", "adaroll.c", "adaroll.d", "adaroll.m"), source)
+    assert _imports(source, "adaroll.m", modules) == {"adaroll.c", "adaroll.d"}
 
 
 def test_no_import_circle_inside_adaroll() -> None:
