@@ -54,6 +54,11 @@ class Policy(ABC):
         policy's ``history_len``). The rollout layer and evaluation window histories with it."""
         return DEFAULT_HISTORY_WINDOW
 
+    def represents(self, context: Context, action: Action) -> bool:
+        """Whether the policy can output ``action`` at ``context`` at all (SFT skips demonstration
+        steps it cannot represent); True unless a policy's action space says otherwise."""
+        return True
+
     @abstractmethod
     def sample(
         self, contexts: Sequence[Context], n: int, *, greedy: bool = False
