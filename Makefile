@@ -2,7 +2,9 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,web,llm,ray,browsergym
+EXTRAS ?= dev,web,llm,ray,browsergym,integrations
+# verl without its dependencies (its metadata pins numpy<2); the integrations extra has the rest
+VERL ?= verl>=0.7.1,<0.8
 OUT ?= runs/main
 
 .PHONY: setup system run test lint typecheck clean
@@ -15,6 +17,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install -q --disable-pip-version-check torch==2.13.0
 	$(PY) -m pip install -q --disable-pip-version-check -e ".[$(EXTRAS)]"
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps "$(VERL)"
 	touch $@
 
 # Debian packages (Chromium) and CRIU in a private prefix; needs root, idempotent.

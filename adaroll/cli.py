@@ -103,8 +103,11 @@ def _rollout_overrides(workers: int | None, ray_address: str | None) -> list[str
 
 def _print_headline(summary: dict) -> None:  # type: ignore[type-arg]
     from adaroll.report import LABELS, table3
+    from adaroll.training.cost_report import cost_lines
 
     typer.echo("\n" + table3(summary))
+    if summary.get("cost_model", {}).get("phases"):
+        typer.echo("\n" + "\n".join(cost_lines(summary, LABELS)))
     rows = summary["configurations"]
     target = summary.get("target_val_avg4")
     if target is None:
@@ -147,8 +150,9 @@ def experiment(
         ),
     ],
     env: Annotated[
-        str, typer.Option(help="Environment profile: mobile (the noisy phone), mobile-clean, web "
-                               "or web-long (four times web's RL budget).")
+        str, typer.Option(help="Environment profile: mobile (the noisy phone), mobile-clean, "
+                               "mobile-h6/h12/h24/h40 (the phone by expert horizon), web, web-long "
+                               "(four times web's RL budget) or web-long-tasks.")
     ] = "mobile",
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0,1,2",
     quick: Annotated[
@@ -311,6 +315,116 @@ def eval_cmd(
                    f"({r.episodes} episodes, {r.env_steps} env steps)")  # fmt: skip
 
 
+@app.command()
+def pilot(
+    profiles: Annotated[list[str], typer.Argument(help="Experiment profiles, e.g. mobile-h24.")],
+    seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0",
+    root: Annotated[Path, typer.Option(help="Where pilots go.")] = Path("runs/pilots"),
+) -> None:
+    """Predict before the runs: measure Base on the TRAIN split only (routing probes, pivots,
+    one Suffix group per Suffix task) and print the cost model's Vanilla and Hybrid env steps
+    per iteration and the saving S(N) at 10, 30 and 100 updates (ROOT/PROFILE/seedK/pilot.json)."""
+    from adaroll.experiments.pilot import pilot_table, run_pilot
+    from adaroll.experiments.specs import PROFILES
+
+    unknown = [p for p in profiles if p not in PROFILES]
+    if unknown:
+        typer.echo(f"error: unknown profile(s) {', '.join(unknown)}; profiles: {', '.join(PROFILES)}", err=True)
+        raise typer.Exit(2)
+    results = [run_pilot(p, int(s), root, say=lambda m: typer.echo(m, err=True))
+               for p in profiles for s in seeds.split(",")]  # fmt: skip
+    typer.echo(pilot_table(results))
+
+
+@app.command()
+def power(
+    effect: Annotated[float, typer.Option(help="Predicted saving, total env steps to the target.")],
+    slope: Annotated[float, typer.Option(help="Learning slope near the target: Avg@k points per 1,000 env steps.")],
+    seed_sd: Annotated[float, typer.Option(help="Spread of the paired difference over training seeds, env steps.")],
+    task_variance: Annotated[float, typer.Option(help="Mean over val tasks of p(1-p); 0.25 at most.")] = 0.2,
+    mark_spacing: Annotated[float, typer.Option(help="Env steps between evaluation marks.")] = 1000.0,
+    tasks: Annotated[str, typer.Option(help="Val sizes to consider (comma-separated).")] = "80,160,320",
+    attempts: Annotated[str, typer.Option(help="Attempts per task to consider.")] = "4,8,16",
+    max_seeds: Annotated[int, typer.Option(help="Most seeds affordable.")] = 20,
+) -> None:
+    """How many seeds and what evaluation size detect EFFECT with 80% power (two-sided 5%):
+    the crossing jitter of each evaluation size and the seeds it needs, then the cheapest
+    evaluation within MAX_SEEDS (docs/RESULTS.md, 'Power')."""
+    from adaroll.experiments import power as pw
+
+    try:
+        sizes = [(int(m), int(k)) for m in tasks.split(",") for k in attempts.split(",")]
+        plans = [pw.plan(effect, task_variance=task_variance, slope=slope / 100 / 1000, seed_sd=seed_sd,
+                         tasks=m, attempts=k, mark_spacing=mark_spacing) for m, k in sizes]  # fmt: skip
+        best = pw.smallest_evaluation(effect, max_seeds=max_seeds, task_variance=task_variance,
+                                      slope=slope / 100 / 1000, seed_sd=seed_sd,
+                                      tasks_options=tuple(sorted({m for m, _ in sizes})),
+                                      attempts_options=tuple(sorted({k for _, k in sizes})),
+                                      mark_spacing=mark_spacing)  # fmt: skip
+    except pw.PowerError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo("| val tasks | attempts | eval sd (pts) | crossing jitter (env steps) | paired sd | seeds for 80% power |")
+    typer.echo("|---:|---:|---:|---:|---:|---:|")
+    for p in plans:
+        typer.echo(f"| {p.tasks} | {p.attempts} | {100 * p.eval_sd:.2f} | {p.jitter:,.0f} | {p.difference_sd:,.0f} | {p.seeds} |")
+    if best is None:
+        typer.echo(f"no evaluation size considered detects {effect:,.0f} env steps within {max_seeds} seeds")
+    else:
+        typer.echo(f"cheapest within {max_seeds} seeds: {best.tasks} val tasks x {best.attempts} attempts, {best.seeds} seeds")
+
+
+@app.command()
+def jitter(
+    run: Annotated[Path, typer.Argument(help="A run directory (`adaroll run --out`).")],
+    configuration: Annotated[
+        str, typer.Option("--configuration", "-c", help="RL configuration, e.g. base_vanilla.")
+    ] = "base_vanilla",
+    repeats: Annotated[int, typer.Option(min=2, help="Evaluation seeds per saved policy.")] = 8,
+    target: Annotated[
+        float | None, typer.Option(help="Val Avg@k to cross (fraction); default: the run's target.")
+    ] = None,
+    split: Annotated[str, typer.Option(help="Split evaluated (val, as for the target).")] = "val",
+) -> None:
+    """Crossing jitter: evaluate every policy a phase saved at its evaluations
+    (rl.eval.keep_policies=true) under REPEATS fresh evaluation seeds and print where each seed
+    first crosses the target, and their spread (env steps). Reports only: nothing is billed."""
+    from adaroll.config import load_config
+    from adaroll.experiments.jitter import measure
+    from adaroll.policies import load_policy
+    from adaroll.training.pipeline import Pipeline
+
+    saved = run / "config.yaml"
+    if not saved.exists():
+        typer.echo(f"error: {saved} does not exist (not a run directory)", err=True)
+        raise typer.Exit(2)
+    cfg = load_config(saved)
+    if target is None:
+        summary = json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
+        target = summary.get("target_val_avg4")
+        if target is None:
+            typer.echo("error: the run has no target yet; pass --target", err=True)
+            raise typer.Exit(2)
+    pipeline = Pipeline(cfg, run, progress=False, say=lambda m: typer.echo(m, err=True))
+    try:
+        result = measure(run / configuration, target, load=lambda p: load_policy(cfg.policy, p),
+                         make_env=pipeline.make_env, tasks=pipeline.split(split), k=cfg.rl.eval.k,
+                         history_window=cfg.policy.history, repeats=repeats, seed=cfg.seed)  # fmt: skip
+    except (FileNotFoundError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"{configuration}: target {100 * target:.2f}, {len(result.marks)} marks x {repeats} evaluation seeds")
+    for r, crossing in enumerate(result.crossings):
+        typer.echo(f"  evaluation seed {r}: first crossing at "
+                   + (f"{crossing:,} phase env steps" if crossing is not None else "never"))  # fmt: skip
+    spread = result.spread
+    typer.echo("crossing jitter (sd over evaluation seeds): "
+               + (f"{spread:,.0f} env steps" if spread is not None else "n/a (fewer than two crossings)"))  # fmt: skip
+    out = run / configuration / "jitter.json"
+    out.write_text(json.dumps(result.as_dict(), indent=2))
+    typer.echo(f"written: {out}")
+
+
 # -- envs -------------------------------------------------------------------------------------
 
 EnvArg = Annotated[str, typer.Argument(help="Environment name (see `adaroll envs list`).")]
@@ -361,10 +475,20 @@ def envs_list(
     templates: Annotated[
         bool, typer.Option("--templates", help="List every task template.")
     ] = False,
+    lengths: Annotated[
+        bool,
+        typer.Option("--lengths", help="Mobile: one line per template (both families), its id first "
+                     "and its expert's mean length in steps last, measured now on --device."),
+    ] = False,
+    device: DeviceOpt = None,
 ) -> None:
     """Environments, their task templates and split sizes."""
     from adaroll.config import ConfigError
     from adaroll.envs import get_suite, load_all
+
+    if lengths:
+        _list_lengths(env, device)
+        return
 
     for name, problem in load_all().items():
         if env is not None and name != env:
@@ -393,6 +517,27 @@ def envs_list(
                     extra = (f"  steps~{i['difficulty']:g}  [{' '.join(i['tags'])}]"
                              + ("  (held-out template)" if i["heldout"] else ""))  # fmt: skip
                 typer.echo(f"  {t}{extra}")
+
+
+def _list_lengths(env: str | None, device: str | None) -> None:
+    """``envs list mobile --lengths``: run each template's expert on a few seeds and print
+    ``id  family  apps  mean-steps`` (nothing is cached: the lengths are today's experts')."""
+    if env not in (None, "mobile"):
+        typer.echo(f"error: --lengths measures the mobile env's scripted experts; not {env!r}", err=True)
+        raise typer.Exit(2)
+    from adaroll.envs.mobile.suite import LENGTH_SEEDS, expert_length
+    from adaroll.envs.mobile.tasks import all_templates
+
+    profile = device or "noisy"
+    typer.echo(f"# template family apps mean-expert-steps ({profile} device, seeds "
+               f"{', '.join(map(str, LENGTH_SEEDS))})", err=True)  # fmt: skip
+    try:
+        for name, tpl in sorted(all_templates().items()):
+            steps = expert_length(name, profile)
+            typer.echo(f"{name}  {tpl.family}  {','.join(tpl.apps)}  {steps:.2f}")
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 @envs_app.command("show")

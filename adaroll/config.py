@@ -88,13 +88,19 @@ class GRPOConfig(Frozen):
     clip_eps: float = Field(0.2, gt=0)
     """PPO clip range of the probability ratio."""
     kl_coef: float = Field(0.0, ge=0)
-    """Weight of the KL penalty to the starting policy (0 disables it)."""
+    """Weight of the k3 KL penalty to the phase's starting policy, kept frozen as the reference
+    (0 disables it and keeps no reference copy)."""
     normalize_std: bool = True
     """Divide group advantages by the group's standard deviation."""
     aggregation: Literal["token-mean", "sequence-mean"] = "token-mean"
     """How per-decision losses are averaged."""
     ppo_epochs: int = Field(1, ge=1)
-    """Gradient steps on each batch of groups (ratios differ from 1 after the first)."""
+    """Passes over each batch of groups; each pass makes ``mini_batches`` optimizer steps."""
+    mini_batches: int = Field(1, ge=1)
+    """Optimizer steps per pass: the batch's groups (whole groups, in plan order) are split into
+    this many mini-batches. A batch makes ``ppo_epochs x mini_batches`` steps; from the second
+    one on the PPO ratio leaves 1 and the clip acts. A batch with fewer usable groups than this
+    makes one step per group."""
     max_grad_norm: float = Field(1.0, gt=0)
     """Gradient clipping norm."""
     micro_batch: int = Field(512, ge=1)
@@ -171,6 +177,11 @@ class SchedulerConfig(Frozen):
     """Root rollouts per visit of a Root task; updated only when their outcomes differ."""
     local_reeval_every: int = Field(3, ge=1)
     """Local tasks re-estimate p(x) every this many visits."""
+    train_probes: bool = False
+    """Routing probes also train: a task's routing probes (its first visit's, Local
+    re-evaluations', the demotion monitor's and the bandit's) form a GRPO group that enters the
+    update when their outcomes differ, as Root probes always do. False (the paper's reading):
+    probes only measure p(x). Either way they are billed as routing."""
     tasks_per_iteration: int = Field(8, ge=1)
     """Tasks visited per iteration (round robin over the train split)."""
     pivots_per_iteration: int = Field(64, ge=1)
@@ -288,6 +299,10 @@ class EvalConfig(Frozen):
     """Task splits evaluated at the end of a phase."""
     select_on: str = "val"
     """Split whose Avg@k chooses Stage I's best policy; never a held-out split."""
+    keep_policies: bool = False
+    """Also save the policy of every evaluation under PHASE/marks/<iteration>, so that the
+    crossing jitter (how far a first crossing of the target moves with the evaluation's own
+    sampling, same policies) can be measured afterwards (`adaroll jitter`)."""
 
     @field_validator("select_on")
     @classmethod
@@ -329,6 +344,18 @@ class TrainConfig(Frozen):
         if isinstance(data, dict) and data.get("algorithm") == "stage1" and "keep" not in data:
             return {**data, "keep": "best"}
         return data
+
+    @model_validator(mode="after")
+    def _mini_batches_fit_the_batch(self) -> TrainConfig:
+        groups = (self.scheduler.pivots_per_iteration if self.algorithm in ("stage1", "onestep")
+                  else self.scheduler.tasks_per_iteration)  # fmt: skip
+        if self.grpo.mini_batches > groups:
+            where = ("scheduler.pivots_per_iteration" if self.algorithm in ("stage1", "onestep")
+                     else "scheduler.tasks_per_iteration")  # fmt: skip
+            raise ValueError(f"grpo.mini_batches ({self.grpo.mini_batches}) is larger than the batch: "
+                             f"{where} plans {groups} groups per iteration, so a mini-batch would "
+                             "hold less than one group")  # fmt: skip
+        return self
 
     @model_validator(mode="after")
     def _selection_is_evaluated(self) -> TrainConfig:

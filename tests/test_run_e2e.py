@@ -16,6 +16,7 @@ import torch
 
 from adaroll.config import PolicyConfig
 from adaroll.policies import load_policy
+from adaroll.report import LABELS
 from adaroll.training.bill import BILL_KEYS
 
 RUN_TIMEOUT_S = 900
@@ -43,7 +44,29 @@ def straight_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = subprocess.run([*CMD, "--out", str(out)], capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "report:" in done.stdout and "target = mean of Base->Vanilla" in done.stdout
+    (out / "stdout.txt").write_text(done.stdout)
     return out
+
+
+def test_quick_run_prints_the_cost_model_and_optimizer_steps(straight_run: Path) -> None:
+    summary = json.loads((straight_run / "summary.json").read_text())
+    printed = (straight_run / "stdout.txt").read_text()
+    rows, model = summary["configurations"], summary["cost_model"]
+    for name in ("base_vanilla", "base_hybrid", "base_onestep", "action_vanilla", "action_hybrid",
+                 "sft_vanilla", "sft_hybrid"):  # fmt: skip
+        phase = model["phases"][name]
+        metrics = [json.loads(line) for line in (straight_run / name / "metrics.jsonl").read_text().splitlines()]
+        last = [m for m in metrics if m["kind"] == "iteration"][-1]
+        assert rows[name]["optimizer_steps"] == phase["optimizer_steps"] == last["optimizer_steps"] > 0, name
+        assert f"{LABELS[name]}: {phase['optimizer_steps']} optimizer steps" in printed, name
+    for name in ("base_vanilla", "action_vanilla", "sft_vanilla", "base_hybrid", "action_hybrid", "sft_hybrid"):
+        phase = model["phases"][name]
+        assert phase["predicted_per_iteration"] > 0 and phase["measured_per_iteration"] > 0, name
+        assert f"{phase['predicted_per_iteration']:,.0f} | {phase['measured_per_iteration']:,.0f} env steps per iteration" in printed
+    for name in ("base_hybrid", "action_hybrid", "sft_hybrid"):
+        saving = model["savings"][name]
+        assert f"predicted saving S({saving['updates']})" in printed
+    assert rows["action"]["optimizer_steps"] > 0
 
 
 def _weights(path: Path) -> dict[str, torch.Tensor]:

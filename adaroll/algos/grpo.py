@@ -25,7 +25,7 @@ Loss per factor: ``-min(rho * A, clip(rho, 1 - clip_low, 1 + clip_high) * A)`` w
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -131,16 +131,16 @@ def clipped_surrogate(
 # -- aggregation ----------------------------------------------------------------------------------
 
 
-
 @dataclass(frozen=True)
 class Aggregation:
-    """A loss aggregation: ``reduce`` (``[S, T], [S, T]`` -> scalar) and ``weight``, a
-    micro-batch's share of the reduction's denominator (``mask [S, T]`` -> float). Weighting
-    each micro-batch's reduced loss by ``weight / sum of weights`` makes accumulated gradients
-    equal those of one pass over the whole batch."""
+    """How per-factor losses become one scalar, and how much of that scalar's denominator a
+    batch holds (so losses of micro-batches, weighted by their share of the summed weights,
+    accumulate to the gradient of one pass over all of them)."""
 
     reduce: Callable[[Tensor, Tensor], Tensor]
+    """``(loss [S, T], mask [S, T]) -> scalar``."""
     weight: Callable[[Tensor], float]
+    """``mask [S, T] -> float``: the batch's part of the denominator of ``reduce``."""
 
     def __call__(self, loss: Tensor, mask: Tensor) -> Tensor:
         return self.reduce(loss, mask)
@@ -169,10 +169,12 @@ def sequence_mean(loss: Tensor, mask: Tensor) -> Tensor:
     return (per_seq * nonempty).sum() / nonempty.sum().clamp_min(1.0)
 
 
-LOSS_AGGREGATIONS.register("token-mean")(Aggregation(token_mean, lambda mask: float(mask.sum())))
-"""A micro-batch weighs its real factors."""
-LOSS_AGGREGATIONS.register("sequence-mean")(Aggregation(sequence_mean, lambda mask: float((mask.sum(-1) > 0).sum())))
-"""A micro-batch weighs its samples with at least one real factor."""
+LOSS_AGGREGATIONS.register("token-mean")(
+    Aggregation(token_mean, weight=lambda mask: float(mask.sum()))  # real factors
+)
+LOSS_AGGREGATIONS.register("sequence-mean")(
+    Aggregation(sequence_mean, weight=lambda mask: float((mask.sum(-1) > 0).sum()))  # samples
+)
 
 
 def aggregate_loss(loss: Tensor, mask: Tensor, mode: str = "token-mean") -> Tensor:
@@ -249,3 +251,35 @@ def grpo_loss(
             "samples": float(int(real.any(dim=1).sum())),
         }
     return loss, stats
+
+
+MAX_STATS = ("ratio_max",)
+"""Statistics merged by their maximum; the others are weighted means."""
+COUNT_STATS = ("factors", "samples")
+"""Statistics that count what a pass saw: merged by their mean over passes (each pass over the
+batch sees it all), i.e. summed within one pass over the batch's micro-batches."""
+
+
+def merge_stats(parts: Sequence[tuple[float, dict[str, float]]], passes: int = 1) -> dict[str, float]:
+    """Statistics of a whole update from those of its micro-batches.
+
+    ``parts``: one ``(weight, stats)`` per micro-batch forward of every optimizer step, where
+    ``weight`` is the micro-batch's aggregation weight (its real factors for token-mean) and
+    ``stats`` what :func:`grpo_loss` returned for it; ``passes``: how many times the update went
+    over the batch (PPO epochs). Fractions, means and losses become weight-averages over every
+    micro-batch (so ``clip_frac`` is the share of all trained factors that were clipped, not the
+    last micro-batch's), ``ratio_max`` the maximum, ``factors``/``samples`` the count of one pass.
+    """
+    if not parts:
+        return {}
+    total = sum(w for w, _ in parts) or 1.0
+    out: dict[str, float] = {}
+    for key in parts[0][1]:
+        values = [(w, s[key]) for w, s in parts]
+        if key in MAX_STATS:
+            out[key] = max(v for _, v in values)
+        elif key in COUNT_STATS:
+            out[key] = sum(v for _, v in values) / max(passes, 1)
+        else:
+            out[key] = sum(w * v for w, v in values) / total
+    return out

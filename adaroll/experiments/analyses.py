@@ -286,7 +286,7 @@ def pivot_signals(x: Inputs) -> Section:
 
 
 # -- ablations of one configuration (thresholds, beyond-the-paper options) -----------------------
-@analysis("sensitivity", "options", "bandit-action")
+@analysis("sensitivity", "options", "bandit-action", "train-probes", "text-match")
 def ablation(x: Inputs) -> Section:
     (name,) = x.exp.configurations
     data, rows = {}, []
@@ -313,6 +313,34 @@ def ablation(x: Inputs) -> Section:
             f"share its Base and do not train Base->Vanilla themselves); the fixed target is "
             f"{100 * x.profile.fixed_target:.0f} Val Avg@4. Decisions read Val; Held-Out is reported.")  # fmt: skip
     return Section(f"{note}\n\n{table}\n", {"rows": data})
+
+
+MIN_OPTIMIZER_STEPS = 50
+"""A recipe must make at least this many optimizer steps in the phase the headline compares."""
+
+
+@analysis("recipe")
+def recipe(x: Inputs) -> Section:
+    """The recipe sweep: Base->Vanilla under each recipe, judged on ``val`` only (Held-Out is
+    not read). The choice is the best mean Val Avg@4 among recipes with enough optimizer steps."""
+    name, rows, data = "base_vanilla", [], {}
+    for variant in x.exp.variants_for(x.profile):
+        val = [v for v in x.values(variant, name, "val_avg4") if v is not None]
+        steps = [v for v in x.values(variant, name, "optimizer_steps") if v is not None]
+        last3 = [sum(p["val_avg"] for p in c[-3:]) / len(c[-3:]) for s in x.seeds
+                 if (c := [p for p in x.curve(variant, s, name) if p.get("val_avg") is not None])]  # fmt: skip
+        data[variant] = {"val_avg4": val, "val_last3": last3, "optimizer_steps": steps,
+                         "iterations": x.values(variant, name, "iterations")}  # fmt: skip
+        rows.append([VARIANTS[variant].label, fmt_pct(val), fmt_pct(last3), fmt_count(steps)])
+    eligible = {v: d for v, d in data.items()
+                if d["optimizer_steps"] and min(d["optimizer_steps"]) >= MIN_OPTIMIZER_STEPS and d["val_avg4"]}  # fmt: skip
+    chosen = max(eligible, key=lambda v: sum(eligible[v]["val_avg4"]) / len(eligible[v]["val_avg4"]),
+                 default=None)  # fmt: skip
+    table = _table(["recipe", "Val Avg@4 at the budget", "Val Avg@4, last three marks",
+                    "optimizer steps"], rows)  # fmt: skip
+    verdict = (f"Chosen: **{VARIANTS[chosen].label}** (`{chosen}`)." if chosen else
+               f"No recipe made {MIN_OPTIMIZER_STEPS} optimizer steps in every seed.")  # fmt: skip
+    return Section(f"{table}\n\n{verdict}\n", {"rows": data, "chosen": chosen})
 
 
 @analysis("bandit-routing")

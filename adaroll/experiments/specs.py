@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from adaroll.config import ConfigError, GRPOConfig, SchedulerConfig
 from adaroll.registry import Registry
+
+_SWEEP_MARKS = ("rl.eval.every_env_steps=3000", "rl.eval.every_policy_samples=3000")
+"""The recipe sweep reads Val at the budget and at the last marks only: fewer evaluations."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,11 @@ VARIANTS: dict[str, Variant] = {
     "tau-0.35-0.65": Variant("tau_low/high = 0.35/0.65", ("rl.scheduler.tau_low=0.35", "rl.scheduler.tau_high=0.65")),
     # beyond the paper (issue 9), one option at a time
     "match-soft": Variant("soft text matching + partial credit", ("stage1.match.text=soft", "rl.match.text=soft", "stage1.match.reward=partial", "rl.match.reward=partial")),
+    # one-step rewards that see text (issue 29): a type sample earns the reward only when its
+    # text matches the expert's, so the wrong field's text (login-user's password typed into the
+    # username) is not rewarded; binary reward, unlike match-soft's partial credit
+    "match-text-soft": Variant("soft text matching (one-step reward)", ("stage1.match.text=soft", "rl.match.text=soft")),
+    "match-text-exact": Variant("exact text matching (one-step reward)", ("stage1.match.text=exact", "rl.match.text=exact")),
     "pivot-temperature": Variant("continuous pivot weights (T = 0.05)", ("stage1.pivots.temperature=0.05", "rl.pivots.temperature=0.05")),
     "pivot-task-quantile": Variant("per-task pivot threshold", ("stage1.pivots.threshold=task_quantile", "rl.pivots.threshold=task_quantile")),
     "demotion": Variant("forgetting monitor + demotion + replay", ("rl.scheduler.demotion=true", "rl.scheduler.replay_share=0.125")),
@@ -43,7 +52,17 @@ VARIANTS: dict[str, Variant] = {
     "clean-demos": Variant("demonstrations from the clean device", ("expert.device=clean",)),
     "coverage-0.7": Variant("experts on 70% of tasks", ("expert.train_coverage=0.7",)),
     "coverage-0.7-self-pool": Variant("experts on 70% + self-generated pivots", ("expert.train_coverage=0.7", "rl.pivots.self_pool=true")),
+    # the RL recipe (issue 27): the update size per batch, swept on Base->Vanilla only, on val.
+    # Each variant sets every recipe field, so a variant means the same whatever the default is.
+    **{f"recipe-{name}": Variant(f"lr {lr}, {e} epoch(s) x {m} mini-batch(es), {b} tasks per iteration",
+                                 (f"rl.grpo.lr={lr}", f"rl.grpo.ppo_epochs={e}", f"rl.grpo.mini_batches={m}",
+                                  f"rl.scheduler.tasks_per_iteration={b}", *_SWEEP_MARKS))
+       for name, lr, e, m, b in (("e1m1", "3e-4", 1, 1, 8), ("e1m1-lr1e-3", "1e-3", 1, 1, 8),
+                                 ("e2m2", "3e-4", 2, 2, 8), ("e2m2-lr1e-3", "1e-3", 2, 2, 8),
+                                 ("e4m2", "3e-4", 4, 2, 8), ("b2-lr1e-3", "1e-3", 1, 1, 2))},
+    "train-probes": Variant("routing probes train", ("rl.scheduler.train_probes=true",)),
 }  # fmt: skip
+RECIPE_VARIANTS = tuple(v for v in VARIANTS if v.startswith("recipe-"))
 
 
 @dataclass(frozen=True)
@@ -60,6 +79,11 @@ class Profile:
     """Variants not run on this environment (compute: a web run costs ten mobile ones)."""
     skip_configurations: tuple[str, ...] = ()
     """Configurations no experiment trains on this environment (same reason)."""
+    bucket: tuple[float, float] | None = None
+    """Horizon profiles: the (lo, hi] range of mean expert length (noisy device, the seeds of
+    ``adaroll envs list mobile --lengths``) that every one of ``templates`` falls in."""
+    templates: tuple[str, ...] = ()
+    """Horizon profiles: the templates the suite draws its pools from (``templates`` option)."""
 
 
 _WEB_TEMPLATES = ("login-user, email-inbox-forward-nl, click-shades, multi-orderings, choose-date-nodelay, "
@@ -72,8 +96,40 @@ which the web Base is far from the ceiling: chosen by Base's per-template Train 
 templates Base already solves (enter-text, enter-password 1.00; click-checkboxes,
 click-checkboxes-large 0.92) and book-flight (30-step episodes: a Root group of a failing
 policy alone costs 240 env steps). The other curated templates stay available to `adaroll run`."""
-_WEB_POOLS = f"env.suite_options={{train_seeds: 6, eval_seeds: 4, pretrain_seeds: 10, templates: [{_WEB_TEMPLATES}]}}"
+
+def _web_pools(templates: str, train: int, evals: int, pretrain: int) -> str:
+    """The web suite's options: ``templates`` with seeds per split; ``representable_only``
+    refuses, by name, a template the small policy cannot act on
+    (:data:`adaroll.envs.web.grounding.UNREPRESENTABLE`) when the suite is built, before any
+    browser starts."""
+    return (f"env.suite_options={{train_seeds: {train}, eval_seeds: {evals}, pretrain_seeds: {pretrain}, "
+            f"representable_only: true, templates: [{templates}]}}")
+
+
+_WEB_POOLS = _web_pools(_WEB_TEMPLATES, 6, 4, 10)
 """60 train, 40 val and 40 held-out instances (10 templates x 6 / 4 / 4 seeds)."""
+
+_WEB_LONG_TEMPLATES = ("book-flight-nodelay, choose-date-nodelay, click-checkboxes-large, multi-orderings, "
+                       "email-inbox-forward-nl, search-engine")
+"""Six MiniWoB++ templates, half of them long (expert solutions of 14.2, 8.2 and 9.7 steps on
+average), all representable by the small web policy (``tests/envs/web/test_experts.py``).
+Chosen by representability and a train-split pilot only (no val or held-out instance was
+looked at): Base (SFT on the pretrain demonstrations of the candidates) evaluated with Avg@4
+on train seeds 0-2 of each candidate, pipeline seeds 0 and 1 (``nice -n 10``, replay snapshots;
+seed 0's Base learnt from 12 candidates, seed 1's from the 8 left after the first look):
+
+* long: every trainable representable template with >= 8 expert steps except two
+  near-duplicates (book-flight and choose-date: the same tasks as their -nodelay versions with
+  animation delays that cost wall time only). Pilot, seeds 0 / 1: book-flight-nodelay 0.00 /
+  0.08, choose-date-nodelay 0.00 / 0.08, click-checkboxes-large 1.00 / 1.00 (kept for
+  the count: Base solves it, so it measures forgetting rather than learning);
+* the other half: the three longest representable templates of the issue's list whose pilot
+  mean leaves Base room (strictly between 0 and 1): multi-orderings (7.0 steps; 0.50 / 0.00),
+  email-inbox-forward-nl (5.0; 0.17 / 0.17), search-engine (4.8; 0.67 / 0.58). Left out:
+  use-autocomplete-nodelay (4.0; 0.42 / 0.33) and login-user (5.0; 0.75 / 0.83), shorter;
+  use-spinner (7.1 steps) is not representable (its up/down buttons look alike in the
+  element list); social-media-some and login-user-popup are held-out templates.
+"""
 
 _MOBILE_QUICK = ("env.suite_options={n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 4}",
                  "sft.epochs=4", "stage1.budget={iterations: 2}", "stage1.eval.every=2",
@@ -84,34 +140,105 @@ _MOBILE_POOLS = "env.suite_options={n_train: 80, n_val: 80, n_heldout: 80}"
 """80 tasks per split: an Avg@4 point's standard error is at most about 2.8 points (p = 0.5,
 four correlated samples per task count as at least one)."""
 
-_WEB = ("env.name=web", "env.snapshot_backend=criu", _WEB_POOLS, "stage1.budget={iterations: 8}",
+_WEB = ("env.name=web", "env.snapshot_backend=criu", "stage1.budget={iterations: 8}",
         "stage1.eval.every=4", "stage1.scheduler.pivots_per_iteration=32")
-_WEB_QUICK = ("env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 3, templates: "
-              f"[{_WEB_TEMPLATES}]}}",
-              "sft.epochs=6", "stage1.budget={iterations: 2}", "stage1.eval.every=2",
+_WEB_QUICK = ("sft.epochs=6", "stage1.budget={iterations: 2}", "stage1.eval.every=2",
               "stage1.scheduler.pivots_per_iteration=16", "rl.budget={env_steps: 150, policy_samples: 150}",
               "rl.eval.every_env_steps=75", "rl.eval.every_policy_samples=75")
+_ONLY_WEB = ("match-text-soft", "match-text-exact")
+"""Variants the phone profiles do not run (their OneStep text rewards are the paper's)."""
 
 
-def _web_profile(rl_env_steps: int, evals: int) -> Profile:
-    """The web track with an RL budget of ``rl_env_steps`` per configuration, evaluated on
-    ``val`` ``evals`` times along it."""
+def _web_profile(rl_env_steps: int, evals: int, templates: str = _WEB_TEMPLATES,
+                 pools: str = _WEB_POOLS, fixed_target: float = 0.40) -> Profile:  # fmt: skip
+    """The web track on ``templates`` (split sizes ``pools``) with an RL budget of
+    ``rl_env_steps`` per configuration, evaluated on ``val`` ``evals`` times along it."""
     every = rl_env_steps // evals
-    return Profile("web", (*_WEB, f"rl.budget={{env_steps: {rl_env_steps}, policy_samples: {rl_env_steps}}}",
+    return Profile("web", (*_WEB[:2], pools, *_WEB[2:],
+                           f"rl.budget={{env_steps: {rl_env_steps}, policy_samples: {rl_env_steps}}}",
                            f"rl.eval.every_env_steps={every}", f"rl.eval.every_policy_samples={every}"),
-                   _WEB_QUICK, fixed_target=0.40, skip=("pivots-entropy", "pivots-random", "clean-demos"),
+                   (_web_pools(templates, 1, 1, 3), *_WEB_QUICK), fixed_target=fixed_target,
+                   skip=("pivots-entropy", "pivots-random", "clean-demos"),
                    skip_configurations=("base_onestep", "sft_vanilla", "sft_hybrid"))
 
 
+HORIZON_BUCKETS: dict[str, tuple[int, int]] = {"h6": (0, 6), "h12": (6, 12), "h24": (12, 24), "h40": (24, 40)}
+"""Horizon buckets by (lo, hi] mean expert length in steps: <= 6, 7-12, 13-24, 25-40."""
+HORIZON_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "h6": ("settings.wifi", "mail.star", "notes.pin", "contacts.favorite", "shop.remove_from_cart",
+           "clock.add_city", "files.move", "messages.reply", "calendar.delete_event", "files.new_folder"),
+    "h12": ("clock.change_alarm", "notes.create_with_text", "mail.forward", "settings.device_name",
+            "contacts.add", "calendar.add_event_time", "messages.new_conversation", "files.rename",
+            "shop.add_with_options", "mail.compose"),
+    "h24": ("long.code_to_device_name", "long.shop_cart_fix_checkout", "long.mail_triage",
+            "long.notes_spring_clean", "long.settings_bedtime", "long.files_folder_of_three",
+            "long.messages_three_replies", "long.contacts_three", "long.calendar_week_plan",
+            "long.trip_from_message"),
+    "h40": ("long.clock_three_alarms", "long.contact_refresh", "long.reminder_from_message",
+            "long.travel_ready", "long.calendar_three_events", "long.list_to_cart_checkout",
+            "long.party_planning", "long.shop_buy_with_options", "long.new_colleague",
+            "long.cart_from_mail_checkout"),
+}  # fmt: skip
+"""Ten trainable templates per bucket, over at least five apps each, chosen from expert lengths
+alone (``adaroll envs list mobile --lengths``, before any RL run) at least half a step inside
+their bucket; tests/experiments/test_horizon_profiles.py re-measures them."""
+VANILLA_UPDATES = 30
+"""Iterations Base->Vanilla can make at least within a horizon profile's RL budget."""
+
+
+def horizon_budget(hi: int, vanilla_updates: int = VANILLA_UPDATES) -> int:
+    """The budget rule every horizon profile shares: ``vanilla_updates`` Vanilla iterations
+    (tasks per iteration x group size root rollouts) whose every episode runs to the step limit
+    of a task at the bucket's top length (1.5 x hi + 5, plus the noisy device's allowance) - so
+    Base->Vanilla makes at least that many updates whatever its success rate."""
+    from adaroll.envs.mobile.device import PROFILES as DEVICES
+    from adaroll.envs.mobile.tasks.base import max_steps_for
+
+    step_limit = max_steps_for(hi) + DEVICES["noisy"].extra_steps
+    per_iteration = SchedulerConfig().tasks_per_iteration * GRPOConfig().group_size
+    return vanilla_updates * per_iteration * step_limit
+
+
+def horizon_profile(bucket: str, templates: tuple[str, ...],
+                    vanilla_updates: int = VANILLA_UPDATES) -> Profile:  # fmt: skip
+    """The noisy phone restricted to ``templates`` of one horizon bucket, with 80-task pools and
+    the shared budget rule (:func:`horizon_budget`); an empty bucket is a config error."""
+    if bucket not in HORIZON_BUCKETS:
+        raise ConfigError(f"unknown horizon bucket {bucket!r}; buckets: {', '.join(HORIZON_BUCKETS)}")
+    lo, hi = HORIZON_BUCKETS[bucket]
+    if not templates:
+        raise ConfigError(f"horizon bucket {bucket!r} ({lo} < expert steps <= {hi}) has no templates")
+    names = ", ".join(templates)
+    budget = horizon_budget(hi, vanilla_updates)
+    every = budget // 4
+    pools = (f"env.suite_options={{n_train: 80, n_val: 80, n_heldout: 80, n_heldout_templates: 0, "
+             f"templates: [{names}]}}")  # fmt: skip
+    quick = (f"env.suite_options={{n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 0, "
+             f"templates: [{names}]}}", *_MOBILE_QUICK[1:])  # fmt: skip
+    return Profile("mobile", ("env.options.device=noisy", pools, f"rl.budget={{env_steps: {budget}, "
+                              f"policy_samples: {budget}}}", f"rl.eval.every_env_steps={every}",
+                              f"rl.eval.every_policy_samples={every}"),
+                   quick, fixed_target=0.50, bucket=(lo, hi), templates=tuple(templates))  # fmt: skip
+
+
 PROFILES: dict[str, Profile] = {
-    "mobile": Profile("mobile", ("env.options.device=noisy", _MOBILE_POOLS), _MOBILE_QUICK, fixed_target=0.50),
+    "mobile": Profile("mobile", ("env.options.device=noisy", _MOBILE_POOLS), _MOBILE_QUICK, fixed_target=0.50,
+                      skip=_ONLY_WEB),
     "mobile-clean": Profile("mobile", ("env.options.device=clean", _MOBILE_POOLS), _MOBILE_QUICK,
-                            fixed_target=0.50, skip=("clean-demos",)),
+                            fixed_target=0.50, skip=("clean-demos", *_ONLY_WEB)),
     "web": _web_profile(3000, evals=4),
     "web-long": _web_profile(12000, evals=6),
+    # web-long-tasks: long tasks where the small policy can act (issue 29); the same budget as
+    # web-long; fixed target 0.50 chosen from the pilot (Base's mean over the six templates 0.39
+    # and 0.32 on the two seeds) before any RL run
+    "web-long-tasks": _web_profile(12000, evals=6, templates=_WEB_LONG_TEMPLATES,
+                                   pools=_web_pools(_WEB_LONG_TEMPLATES, 6, 4, 10), fixed_target=0.50),
     # web-long: four times the RL budget, as within 3,000 env steps RL barely moved the web
     # policy (docs/results_discussion.md); it tests whether Hybrid learns faster once
     # something is learned
+    # mobile-h6 .. mobile-h40: the noisy phone by horizon bucket (issue 28), same budget rule;
+    # their fixed_target is a placeholder until the pilot on train sets it, before the runs
+    **{f"mobile-{bucket}": horizon_profile(bucket, HORIZON_TEMPLATES[bucket]) for bucket in HORIZON_BUCKETS},
 }  # fmt: skip
 
 
@@ -169,6 +296,13 @@ for _exp in (
                note="The options table trains Base->Hybrid only; this checks the bandit option "
                "on the other Hybrid configuration. Both rows start from the "
                "same Action policy (routing acts in Stage II only)."),
+    Experiment("text-match", "One-step rewards that see text (the web: which field gets which text)",
+               ("default", "match-text-soft", "match-text-exact"), ("action_hybrid",),
+               default_extra=("base_vanilla",),
+               note="Action->Hybrid uses the one-step reward twice: in Stage I and in Local. It "
+               "rewards a type sample by its text: any text (paper), within normalised edit "
+               "distance 0.2 (soft) or equal (exact). Only the web profiles run the two options; "
+               "the protocol (val, seeds) decides which becomes the web default."),
     Experiment("bandit-routing", "Beyond the paper: the bandit router against the thresholds (promotion rule; Figure 5 view)",
                ("default", "bandit"), ("base_hybrid",)),
     Experiment("device", "The device: perturbations, and demonstrations from before they began",
@@ -178,6 +312,13 @@ for _exp in (
                "the clean device (SFT imitates those recordings; the checkpoints are their action "
                "prefixes replayed on the noisy device, billed as demo env steps). On `mobile-clean` "
                "both are the clean device, so that variant is the default and is not run."),
+    Experiment("recipe", "The RL recipe, tuned on Base->Vanilla alone (val)", RECIPE_VARIANTS,
+               ("base_vanilla",),
+               note="Chosen by Base->Vanilla's Val Avg@4 at the profile's budget (mean over seeds), "
+               "among the recipes that make at least 50 optimizer steps, before any other "
+               "configuration runs it; the choice then applies to every RL configuration."),
+    Experiment("train-probes", "Beyond the paper: routing probes that train", ("default", "train-probes"),
+               ("base_hybrid",), default_extra=("base_vanilla",)),
     Experiment("restore-cost", "Restore cost (Table 1 analogue)", (), ()),
 ):  # fmt: skip
     EXPERIMENTS.register(_exp.name)(_exp)

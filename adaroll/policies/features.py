@@ -21,7 +21,8 @@ rollouts; whole contexts are cached by object identity, see :class:`FeatureCache
   features;
 * **candidate strings** for ``type`` / ``open_app`` / ``done(answer)``, deduplicated by exact
   string, with a flag per source: ``quoted`` (double-quoted spans of the instruction),
-  ``ngram`` (its word n-grams outside quotes), ``element`` (element texts), ``app`` (configured
+  ``ngram`` (its word n-grams outside quotes, punctuation stripped from each word, and also as
+  written when that keeps inner punctuation: ``"Marion, IL"``), ``element`` (element texts), ``app`` (configured
   app names), ``part`` (pieces of element texts, see
   :func:`~adaroll.policies.text_match.element_parts`) and ``number`` (``"0"`` to ``"12"``);
   sources no head uses are not generated;

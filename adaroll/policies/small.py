@@ -16,7 +16,8 @@ tap/long_press/double_tap   pointer over elements (one head per kind); the actio
                             element's tap point (its centre, clipped to the screen)
 swipe                       one of up/down/left/right
 type                        pointer over candidate strings per ``type_sources`` (default: the
-                            double-quoted spans of the instruction)
+                            double-quoted spans of the instruction; the web suite's hints add
+                            unquoted n-grams, element texts and their parts)
 key                         one of ``config.keys``
 open_app                    pointer over candidate strings per ``app_sources``
 done                        "no answer" or a candidate string per ``answer_sources``
@@ -69,7 +70,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from adaroll.actions import DIRECTIONS, POINT_KINDS, Action, ActionKind, key_error
+from adaroll.actions import (
+    DIRECTIONS,
+    PAPER_MATCHER,
+    POINT_KINDS,
+    Action,
+    ActionKind,
+    ActionMatcher,
+    key_error,
+)
 from adaroll.policies.base import POLICIES, Context, Policy, SampledAction
 from adaroll.policies.features import (
     CANDIDATE_SOURCES,
@@ -550,6 +559,36 @@ class SmallPolicy(Policy):
         except UnrepresentableActionError:
             return False
         return True
+
+    def action_space_gap(
+        self, context: Context, action: Action, matcher: ActionMatcher = PAPER_MATCHER
+    ) -> str | None:
+        """Why the *sampler* cannot produce ``action`` under ``context`` (None when it can).
+
+        Stricter than :meth:`represents`, which also accepts actions that can only be scored
+        (by widening a row's choice set): here a point action must address a pointer option
+        whose tap point ``matcher`` counts as the same decision (so a OneStep sample can earn
+        the expert's reward), and a text must be a candidate of a source the head draws from."""
+        f = self.cache.get(context)
+        try:
+            target = self._target(f, action)
+        except UnrepresentableActionError as exc:
+            return str(exc)
+        what = action.to_text()
+        if action.kind in POINT_KINDS:
+            e = target.arg
+            if target.unmask:
+                return f"{what}: its element {e} is covered (not a pointer option)"
+            x, y = f.el_point[e].tolist()
+            if not matcher(Action(action.kind, x=x, y=y), action):
+                return (f"{what}: the policy taps its element {e} at ({x:.3f}, {y:.3f}), "
+                        "not the same point under the matcher")  # fmt: skip
+        elif target.extra is not None:
+            return f"{what}: {target.extra!r} is not a candidate string in this context"
+        elif target.unmask:
+            head = {_TYPE: "type_sources", _APP: "app_sources", _ANSWER: "answer_sources"}
+            return f"{what}: the candidate's sources are outside {head[target.head]}"
+        return None
 
     def decision_log_probs(
         self, contexts: Sequence[Context], samples: Sequence[SampledAction | Action]

@@ -190,19 +190,22 @@ def instruction_info(instruction: str, max_words: int, max_ngram: int) -> Instru
             rel = min(1.0, len(left) / n_words)
             cands.append(_InstructionCandidate(text, True, qidx, rel, tuple(left[-2:])))
         else:
-            toks = [t.strip(_STRIP) for t in text.split()]
-            toks = [t for t in toks if t]
+            raw = [t for t in text.split() if t.strip(_STRIP)]
+            toks = [t.strip(_STRIP) for t in raw]
             before = list(left)
             for i in range(len(toks)):
                 rel = min(1.0, len(before) / n_words)
                 for n in range(1, max_ngram + 1):
                     if i + n > len(toks):
                         break
-                    cands.append(
-                        _InstructionCandidate(
-                            " ".join(toks[i : i + n]), False, -1, rel, tuple(before[-2:])
+                    joined = " ".join(toks[i : i + n])
+                    cands.append(_InstructionCandidate(joined, False, -1, rel, tuple(before[-2:])))
+                    # the span as written, inner punctuation kept ("Marion, IL")
+                    spelled = " ".join(raw[i : i + n]).strip(_STRIP)
+                    if spelled != joined:
+                        cands.append(
+                            _InstructionCandidate(spelled, False, -1, rel, tuple(before[-2:]))
                         )
-                    )
                 before.extend(words(toks[i]))
         left.extend(ws)
     wl = wl[:max_words] or ["<empty>"]

@@ -133,6 +133,9 @@ class RolloutCollector(Protocol):
 
     def context_at(self, checkpoint: Checkpoint) -> Context: ...
 
+    def prefix_length(self, checkpoint_id: str) -> int:
+        """Actions from the task's reset to a checkpoint (its start depth)."""
+
     def close(self) -> None: ...
 
 

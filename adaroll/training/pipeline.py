@@ -46,6 +46,7 @@ from adaroll.rollout.collector import Collector, RolloutCollector
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SupportsStateCopy
 from adaroll.training.bill import Bill
+from adaroll.training.cost_report import phase_costs, predicted_savings
 from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
 from adaroll.training.run_identity import experiment_changes, settings_changes
 from adaroll.training.scheduler import SCHEDULERS
@@ -327,9 +328,12 @@ class Pipeline:
             stage1 = self.rl_phase("stage1", base, self.cfg.stage1, resume=resume)
             policies["action"] = stage1.policy_dir
             bills["action"] = before.plus(Bill.of_phase(stage1.final))
+            stage1_steps = stage1.final.get("optimizer_steps")
         for name in ("base", "sft", "action"):
             if name in policies and (name in wanted or name == "base"):
                 results[name] = self._row(self.evaluate(name, self._policy(policies[name])), bills[name], expert_steps)
+        if "action" in results:
+            results["action"]["optimizer_steps"] = stage1_steps
         curves: dict[str, list[dict[str, Any]]] = {}
         for name, (start, algorithm) in RL_CONFIGS.items():
             if name not in wanted:
@@ -341,13 +345,30 @@ class Pipeline:
             bill = before.plus(Bill.of_phase(result.final))
             results[name] = self._row(result.final["last_eval"] or {}, bill, expert_steps)
             results[name]["stopped_by"] = result.final["stopped_by"]
+            results[name]["optimizer_steps"] = result.final.get("optimizer_steps")
+            results[name]["iterations"] = result.final["iteration"]
             curves[name] = [_curve_point(p, before, expert_steps)
                             for p in _read_metrics(self.out / name) if p.get("kind") == "eval"]  # fmt: skip
         _keep_earlier_rows(self.out / "summary.json", results, curves)
         summary = summarise(results, curves)
         summary["expert_env_steps"] = expert_steps
+        summary["cost_model"] = self.cost_model(summary)
         atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=2))
         return summary
+
+    def cost_model(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """The cost model fed from this run's RL phases (:mod:`adaroll.training.cost_report`):
+        predicted and measured env steps per iteration, and Hybrid's predicted saving."""
+        phases: dict[str, Any] = {}
+        n_tasks = len(self.split("train"))
+        for name, (_, algorithm) in RL_CONFIGS.items():
+            path = self.out / name / "metrics.jsonl"
+            if name in summary["configurations"] and path.exists():
+                phase = self.cfg.rl.model_copy(update={"algorithm": algorithm})
+                phases[name] = phase_costs(_read_metrics(self.out / name), algorithm, phase, n_tasks)
+        savings = predicted_savings(phases, summary["configurations"], summary["curves"],
+                                    summary.get("target_val_avg4"))  # fmt: skip
+        return {"phases": phases, "savings": savings}
 
     def _record_env_settings(self, *, started: bool) -> None:
         """``env.json``: the env's settings with every default resolved (:func:`env_settings`)

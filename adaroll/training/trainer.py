@@ -15,6 +15,7 @@ uninterrupted process would have produced.
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import shutil
@@ -75,6 +76,11 @@ class Trainer:
         self.seed, self.history_window, self.progress = seed, history_window, progress
         make_private_dir(self.dir)  # `adaroll train ... --out NEW` starts a run directory
         self.optimizer = torch.optim.Adam(list(policy.parameters()), lr=cfg.grpo.lr)
+        # The KL penalty's reference: the phase's start policy, frozen (the trainer is built
+        # with the start policy; a resumed phase loads its own weights into `policy` later).
+        self.reference = copy.deepcopy(policy) if cfg.grpo.kl_coef > 0 else None
+        self.train_purposes = ("train", "routing") if cfg.scheduler.train_probes else ("train",)
+        self.optimizer_steps = 0
         self.ledger = Ledger(self.dir / "ledger.jsonl")
         self.metrics = JsonlLog(self.dir / "metrics.jsonl")
         self._tb: Any = None
@@ -103,13 +109,16 @@ class Trainer:
             with self._timed("collect"):
                 groups = self.collector.collect(jobs, seed=seed)
             with self._timed("update"):
-                update = grpo_update(self.policy, self.optimizer, groups, self.cfg.grpo)
+                update = grpo_update(self.policy, self.optimizer, groups, self.cfg.grpo,
+                                     reference=self.reference, train_purposes=self.train_purposes)  # fmt: skip
+            self.optimizer_steps += update.optimizer_steps
             self._grow_self_pool(groups)  # first: a task's new pivots are there when it is routed
             self.scheduler.observe(groups, self.iteration)
             self._record_costs(groups, update.training_samples)
             self._log({"kind": "iteration", "iteration": self.iteration, "loss": update.loss,
                        "groups_used": update.groups_used, "groups_skipped": update.groups_skipped,
-                       **update.stats, **self._totals(),
+                       "optimizer_steps": self.optimizer_steps, **update.stats, **self._totals(),
+                       "episodes": self._episode_stats(groups),
                        "routes": self.scheduler.route_counts()})  # fmt: skip
             if self._budget_spent():
                 self._evaluate(self.cfg.eval.final_splits)
@@ -138,6 +147,8 @@ class Trainer:
                                 iteration=self.iteration)  # fmt: skip
         row.update(self._totals())  # a selection evaluation is part of its own point's cost
         self._log(row)
+        if self.cfg.eval.keep_policies:
+            self.policy.save(self.dir / "marks" / f"{self.iteration:06d}")
         score = row.get(f"{self.cfg.eval.select_on}_avg", -1.0)
         if self.cfg.keep == "best" and score > self.best["score"]:
             self.best = {"score": score, "split": self.cfg.eval.select_on, "iteration": self.iteration}
@@ -159,6 +170,32 @@ class Trainer:
         marks = (("phase_env_steps", e.every_env_steps), ("policy_samples", e.every_policy_samples))
         return any(every is not None and after[key] // every > before[key] // every
                    for key, every in marks)  # fmt: skip
+
+    def _episode_stats(self, groups: Sequence[Group]) -> dict[str, dict[str, int]]:
+        """What the cost model (:mod:`adaroll.algos.cost_model`) reads of an iteration, per
+        ``mode/purpose`` of its groups: groups, samples, successes, the env steps of the groups,
+        the decisions of successful and of failed samples (an episode's length in decisions:
+        one per env step, plus a last unparseable or rejected sample if it ended that way) and
+        the summed prefix length of the checkpoints the samples started from."""
+        out: dict[str, dict[str, int]] = {}
+        for group in groups:
+            key = f"{group.job.ledger_mode}/{group.job.purpose}"
+            row = out.setdefault(key, dict.fromkeys(("groups", "samples", "successes", "env_steps",
+                                                     "success_decisions", "failure_decisions",
+                                                     "start_depth"), 0))  # fmt: skip
+            checkpoint = group.job.checkpoint_id
+            depth = self.collector.prefix_length(checkpoint) if checkpoint is not None else 0
+            row["groups"] += 1
+            row["env_steps"] += group.cost.env_steps
+            for decisions, reward in zip(group.decisions, group.rewards, strict=True):
+                row["samples"] += 1
+                row["start_depth"] += depth
+                if reward > 0:
+                    row["successes"] += 1
+                    row["success_decisions"] += len(decisions)
+                else:
+                    row["failure_decisions"] += len(decisions)
+        return out
 
     def _grow_self_pool(self, groups: Sequence[Group]) -> None:
         """``pivots.self_pool``: successful rollouts of tasks without pivots give them some."""
@@ -231,6 +268,7 @@ class Trainer:
 
     def _finish(self) -> PhaseResult:
         final = {"phase": self.name, "iteration": self.iteration, **self._totals(),
+                 "optimizer_steps": self.optimizer_steps,
                  "stopped_by": self._budget_spent(), "best": self.best, "phase_seconds": self.phase_times, "faults": self._faults(),
                  "last_eval": self.metrics.last(kind="eval")}  # fmt: skip
         atomic_write_text(self.dir / "done.json", json.dumps(final, indent=2))
@@ -269,7 +307,7 @@ class Trainer:
         meta = {"iteration": self.iteration, "ledger_records": len(self.ledger),
                 "metrics_records": len(self.metrics), "best": self.best,
                 "scheduler": self.scheduler.state_dict(), "phase_times": self.phase_times,
-                "built": self.collector.builds.state_dict()}  # fmt: skip
+                "built": self.collector.builds.state_dict(), "optimizer_steps": self.optimizer_steps}  # fmt: skip
         if self.self_pool is not None:
             meta["self_pool"] = self.self_pool.state_dict()
         atomic_write_text(tmp / "meta.json", json.dumps(meta))
@@ -307,6 +345,7 @@ class Trainer:
         self.iteration, self.best = int(meta["iteration"]), meta["best"]
         self.phase_times = meta.get("phase_times", {})
         self.collector.builds.load_state_dict(meta["built"])
+        self.optimizer_steps = int(meta.get("optimizer_steps", 0))  # absent: saved before it was kept
         self.ledger.truncate_to(int(meta["ledger_records"]))
         self.metrics.truncate_to(int(meta["metrics_records"]))
 

@@ -351,3 +351,23 @@ def test_loss_vectorised_equal_loop(
     assert 0.0 <= stats["clip_frac"] <= 1.0
     assert stats["clip_frac"] == pytest.approx(stats["clip_frac_low"] + stats["clip_frac_high"])
     assert stats["factors"] == float(mask.sum()) and stats["samples"] == float(s - 1)
+
+
+def test_aggregations_carry_their_micro_batch_weight() -> None:
+    from adaroll.algos.grpo import LOSS_AGGREGATIONS
+
+    mask = torch.tensor([[1.0, 1.0], [1.0, 0.0], [0.0, 0.0]])
+    assert LOSS_AGGREGATIONS.get("token-mean").weight(mask) == 3.0
+    assert LOSS_AGGREGATIONS.get("sequence-mean").weight(mask) == 2.0
+
+
+def test_merge_stats_weights_means_takes_max_and_counts_one_pass() -> None:
+    from adaroll.algos.grpo import merge_stats
+
+    parts = [(3.0, {"clip_frac": 0.0, "ratio_max": 1.1, "factors": 3.0}),
+             (1.0, {"clip_frac": 1.0, "ratio_max": 1.5, "factors": 1.0}),
+             (3.0, {"clip_frac": 0.0, "ratio_max": 1.2, "factors": 3.0}),
+             (1.0, {"clip_frac": 1.0, "ratio_max": 1.3, "factors": 1.0})]  # fmt: skip
+    merged = merge_stats(parts, passes=2)
+    assert merged == {"clip_frac": 0.25, "ratio_max": 1.5, "factors": 4.0}
+    assert merge_stats([]) == {}

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from adaroll.actions import Action
 from adaroll.config import load_config
 from adaroll.experiments.runner import (
     SHARED_BASE,
@@ -86,3 +87,33 @@ def test_web_long_differs_from_web_only_in_the_rl_budget_and_its_evaluations():
     assert differ == {"rl.budget", "rl.eval.every_env_steps", "rl.eval.every_policy_samples"}
     assert "rl.budget={env_steps: 12000, policy_samples: 12000}" in long.overrides
     assert (web.quick, web.skip, web.skip_configurations) == (long.quick, long.skip, long.skip_configurations)
+
+
+@pytest.mark.parametrize("profile", ["web", "web-long", "web-long-tasks"])
+@pytest.mark.parametrize(("variant", "wrong_field"), [("default", 1.0), ("match-text-soft", 0.0),
+                                                      ("match-text-exact", 0.0)])  # fmt: skip
+def test_web_text_match_variants_do_not_reward_the_wrong_fields_text(profile, variant, wrong_field):
+    """login-user: the expert types the username; a sample that types the password (the other
+    field's text) earns Stage I's and Local's one-step reward only under the paper's any-text
+    match."""
+    cfg = load_config(None, overrides_for(PROFILES[profile], False, Unit(variant, 0, ("action_hybrid",))))
+    expert = Action.type_text("kanesha")
+    for phase in (cfg.stage1, cfg.rl):
+        matcher = phase.match.build()
+        assert matcher.reward(Action.type_text("UmE"), expert) == wrong_field
+        assert matcher.reward(Action.type_text("kanesha"), expert) == 1.0
+        assert matcher.reward(Action.tap(0.5, 0.5), expert) == 0.0
+
+
+def test_the_text_match_variants_run_on_the_web_only():
+    variants = {p: {u.variant for u in plan_units(["text-match"], seeds=[0], profile=PROFILES[p])}
+                for p in ("mobile", "mobile-clean", "web", "web-long-tasks")}  # fmt: skip
+    both = {"default", "match-text-soft", "match-text-exact"}
+    assert variants == {"mobile": {"default"}, "mobile-clean": {"default"}, "web": both, "web-long-tasks": both}
+
+
+def test_every_experiment_has_an_analysis():
+    from adaroll.experiments.analyses import ANALYSES
+
+    assert set(EXPERIMENTS.names()) <= set(ANALYSES)
+    assert EXPERIMENTS.get("text-match").configurations == ("action_hybrid",)  # one: an ablation table

@@ -1,5 +1,5 @@
-"""The embedded mobile GUI environment: a simulated phone with 9 apps, 80+ task templates,
-scripted experts and O(1) snapshots. Importing this package registers ``ENVS["mobile"]`` and
+"""The embedded mobile GUI environment: a simulated phone with 9 apps, 80+ task templates
+(plus the long-horizon family, ``LONG_TEMPLATES``), scripted experts and O(1) snapshots. Importing this package registers ``ENVS["mobile"]`` and
 ``SUITES["mobile"]``.
 
     env = MobileEnv()
@@ -10,7 +10,7 @@ scripted experts and O(1) snapshots. Importing this package registers ``ENVS["mo
 
 from adaroll.envs.mobile.env import EpisodeState, MobileEnv, MobileEnvConfig
 from adaroll.envs.mobile.suite import SPLITS, MobileTaskSuite, difficulty
-from adaroll.envs.mobile.tasks import TEMPLATES
+from adaroll.envs.mobile.tasks import LONG_TEMPLATES, TEMPLATES
 
-__all__ = ["SPLITS", "TEMPLATES", "EpisodeState", "MobileEnv", "MobileEnvConfig",
+__all__ = ["LONG_TEMPLATES", "SPLITS", "TEMPLATES", "EpisodeState", "MobileEnv", "MobileEnvConfig",
            "MobileTaskSuite", "difficulty"]  # fmt: skip

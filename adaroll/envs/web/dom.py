@@ -17,6 +17,13 @@ returns only what a person could see on the task area (the ``screen``: the top-l
 * icons (``<img>``, CSS ``content: url(...)``, a text-less background image) are named by
   their ``alt`` text or image file name (``icon`` role when nothing else applies) - what a
   person sees as the picture; ``aria-label``/``title`` name elements without text;
+* a text-less leaf box (no child elements, not a control or picture) whose background stands
+  out from what is behind it, or that a border outlines, is named by its colour (role ``box``):
+  the CSS colour name when the computed colour is exactly one (click-color's "lime", "grey"),
+  else the hue family of its HSL colour (red, orange, yellow, green, cyan, blue, purple,
+  magenta; black/white/grey by lightness and saturation) - what a person would call the shades
+  of click-shades. This is what those tasks' judges read (``data-color``), seen as a person
+  sees it;
 * ``role`` comes from the tag/type/ARIA role; ``text`` is the visible text (a text field's
   value, or its placeholder when empty), whitespace-collapsed, at most ``MAX_TEXT`` characters;
 * ``bounds`` are normalised to the screen and rounded to 4 decimals; ``flags`` from
@@ -76,6 +83,54 @@ A.elements = function (maxN, W, H, maxText) {
     if (!url) return '';
     const base = url.split('/').pop().split('?')[0].replace(/\.[a-z0-9]+$/i, '');
     return base.replace(/-hover$/, '') || 'icon';
+  }
+  // The colour a person would name for a text-less box (click-color's "lime" box, the
+  // shades of click-shades): a CSS colour name when the computed colour is exactly one, else
+  // the hue family of the HSL colour (greys by saturation and lightness).
+  const NAMED = {'255,0,0': 'red', '0,128,0': 'green', '0,0,255': 'blue', '0,255,0': 'lime',
+    '128,128,0': 'olive', '0,0,0': 'black', '255,255,255': 'white', '128,128,128': 'grey',
+    '128,0,128': 'purple', '255,165,0': 'orange', '255,255,0': 'yellow', '0,255,255': 'cyan',
+    '255,192,203': 'pink', '255,0,255': 'magenta', '165,42,42': 'brown', '0,0,128': 'navy',
+    '0,128,128': 'teal', '128,0,0': 'maroon', '192,192,192': 'silver'};
+  const FAMILIES = [[15, 'red'], [45, 'orange'], [70, 'yellow'], [165, 'green'], [195, 'cyan'],
+                    [255, 'blue'], [290, 'purple'], [335, 'magenta'], [360, 'red']];
+  const rgba = (c) => {
+    const m = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/.exec(c || '');
+    return m ? [+m[1], +m[2], +m[3], m[4] === undefined ? 1 : +m[4]] : null;
+  };
+  function colourName(c) {
+    const key = c.slice(0, 3).map(Math.round).join(',');
+    if (NAMED[key]) return NAMED[key];
+    const [r, g, b] = c.slice(0, 3).map((v) => v / 255);
+    const max = Math.max(r, g, b), min = Math.min(r, g, b), l = (max + min) / 2, d = max - min;
+    const s = d === 0 ? 0 : d / (1 - Math.abs(2 * l - 1));
+    if (l < 0.12) return 'black';
+    if (l > 0.94) return 'white';
+    if (s < 0.12) return 'grey';
+    let h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
+    h = (h * 60 + 360) % 360;
+    for (const [upTo, name] of FAMILIES) if (h < upTo) return name;
+    return 'red';
+  }
+  function backdrop(el) {  // the opaque background colour behind el (white by default)
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      const c = rgba((info.has(p) ? info.get(p).cs : getComputedStyle(p)).backgroundColor);
+      if (c && c[3] > 0.5) return c;
+    }
+    return [255, 255, 255, 1];
+  }
+  // a leaf box (no controls, no children) whose own background stands out from what is behind
+  // it, or that a border outlines (a white box on white)
+  function boxColour(el, cs, tag) {
+    if (el.childElementCount || CONTROLS.has(tag) || tag === 'img' || tag === 'canvas' ||
+        el instanceof SVGElement) return '';
+    const c = rgba(cs.backgroundColor);
+    if (!c || c[3] <= 0.5) return '';
+    const back = backdrop(el);
+    const bordered = ['Top', 'Right', 'Bottom', 'Left'].some((side) =>
+      parseFloat(cs['border' + side + 'Width']) > 0 && cs['border' + side + 'Style'] !== 'none');
+    if (!bordered && c.slice(0, 3).every((v, i) => Math.round(v) === Math.round(back[i]))) return '';
+    return colourName(c);
   }
   function roleOf(el, tag) {
     const aria = el.getAttribute('role');
@@ -207,6 +262,10 @@ A.elements = function (maxN, W, H, maxText) {
     }
     text = cut(text) || cut(el.getAttribute('aria-label') || el.getAttribute('title') || '');
     if (!text && icon) { text = icon; if (!role) role = 'icon'; }
+    if (!text && !icon) {
+      const colour = boxColour(el, cs, tag);
+      if (colour) { text = colour; if (!role) role = 'box'; }
+    }
     const svgShape = el instanceof SVGElement && tag !== 'svg' && tag !== 'g' && tag !== 'text';
     const scrollable = el !== document.body &&
       ((el.scrollHeight > el.clientHeight + 1 && /(auto|scroll)/.test(cs.overflowY)) ||

@@ -22,6 +22,7 @@ from typing import Any
 from adaroll.actions import Action
 from adaroll.config import ConfigError
 from adaroll.envs.base import SUITES, GUIEnv, TaskSpec, TaskSuite
+from adaroll.envs.web.grounding import UNREPRESENTABLE, check_representable
 from adaroll.envs.web.miniwob import all_tasks, curated_tasks, get_task
 
 HELDOUT_SEED_BASE = 100_000
@@ -36,6 +37,13 @@ POLICY_KINDS = ("tap", "hover", "swipe", "type", "key", "done")
 which the web env rejects; ``hover`` opens click-menu's submenus."""
 POLICY_KEYS = ("enter", "tab", "backspace", "escape", "up", "down", "left", "right", "ctrl+a")
 """The keys the experts press (``ctrl+a`` clears a field before retyping it), plus enter/tab."""
+POLICY_TYPE_SOURCES = ("quoted", "ngram", "element", "part")
+"""Where the web policy's ``type`` head draws its strings from: the instruction's quoted spans
+*and* its unquoted word n-grams (multi-orderings' "comedy", "Jorge Lopez", "1991";
+email-inbox-forward-nl's recipient), element texts and their parts (a value read off the page).
+The phone keeps the small policy's default (quoted spans only)."""
+POLICY_MAX_NGRAM = 3
+"""Longest unquoted instruction n-gram the web policy may type (three-word names)."""
 
 
 @SUITES.register("web")
@@ -43,8 +51,13 @@ class MiniWoBSuite(TaskSuite):
     """Curated MiniWoB++ templates, seeded splits and scripted experts."""
 
     def __init__(self, train_seeds: int = 8, eval_seeds: int = 4, pretrain_seeds: int = 16,
-                 templates: list[str] | None = None, val_seeds: int | None = None) -> None:  # fmt: skip
-        """``val_seeds`` defaults to ``eval_seeds`` (the held-out splits' seeds per template)."""
+                 templates: list[str] | None = None, val_seeds: int | None = None,
+                 representable_only: bool = False) -> None:  # fmt: skip
+        """``val_seeds`` defaults to ``eval_seeds`` (the held-out splits' seeds per template).
+        ``representable_only`` (the experiment profiles set it): refuse, by name and reason,
+        ``templates`` the small web policy cannot act on
+        (:data:`adaroll.envs.web.grounding.UNREPRESENTABLE`); without ``templates``, keep only
+        the representable curated ones."""
         val_seeds = eval_seeds if val_seeds is None else val_seeds
         for name, n in (("train_seeds", train_seeds), ("eval_seeds", eval_seeds),
                         ("pretrain_seeds", pretrain_seeds), ("val_seeds", val_seeds)):  # fmt: skip
@@ -59,11 +72,18 @@ class MiniWoBSuite(TaskSuite):
         if unknown:
             raise ConfigError(f"not curated MiniWoB++ templates: {', '.join(unknown)}; "
                              f"curated: {', '.join(curated)}")  # fmt: skip
+        if not isinstance(representable_only, bool):
+            raise ConfigError(f"representable_only must be true or false, got {representable_only!r}")
         self.only = set(templates) if templates else None
         """``templates`` option: restrict every split to these curated templates."""
+        if representable_only:
+            check_representable(templates or (), "env.suite_options.templates")
+            if not templates:
+                self.only = {t for t in curated if t not in UNREPRESENTABLE}
 
     def policy_hints(self) -> dict[str, Any]:
-        return {"kinds": POLICY_KINDS, "keys": POLICY_KEYS}
+        return {"kinds": POLICY_KINDS, "keys": POLICY_KEYS, "type_sources": POLICY_TYPE_SOURCES,
+                "max_ngram": POLICY_MAX_NGRAM}  # fmt: skip
 
     def _chosen(self, names: list[str]) -> list[str]:
         return [t for t in names if self.only is None or t in self.only]

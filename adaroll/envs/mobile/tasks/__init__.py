@@ -11,10 +11,14 @@ from adaroll.envs.mobile.tasks import (  # noqa: F401  (registration)
     settings,
     shop,
 )
+from adaroll.envs.mobile.tasks import long as long  # noqa: F401  (registration; after the apps' templates)
 from adaroll.envs.mobile.tasks.base import (
+    FAMILIES,
+    LONG_TEMPLATES,
     TEMPLATES,
     TaskInstance,
     TaskTemplate,
+    all_templates,
     expert_rollout,
     get_template,
     instantiate,
@@ -22,5 +26,5 @@ from adaroll.envs.mobile.tasks.base import (
     register,
 )
 
-__all__ = ["TEMPLATES", "TaskInstance", "TaskTemplate", "expert_rollout", "get_template",
-           "instantiate", "normalise_answer", "register"]  # fmt: skip
+__all__ = ["FAMILIES", "LONG_TEMPLATES", "TEMPLATES", "TaskInstance", "TaskTemplate", "all_templates",
+           "expert_rollout", "get_template", "instantiate", "normalise_answer", "register"]  # fmt: skip

@@ -44,6 +44,10 @@ class TaskTemplate:
     tags: tuple[str, ...] = ()
     heldout: bool = False
     """Held-out templates are never trained on (split ``heldout-templates``)."""
+    family: str = "default"
+    """``default``: the templates of the default suite's pools (:data:`TEMPLATES`); ``long``:
+    the long-horizon family (:data:`LONG_TEMPLATES`), in a suite's pools only when selected by
+    its ``templates`` option."""
     instruction: str = ""
     """``str.format`` text over the params."""
 
@@ -67,17 +71,29 @@ class TaskTemplate:
 
 
 TEMPLATES: dict[str, TaskTemplate] = {}
+"""The default family: what the default mobile suite draws its pools from."""
+LONG_TEMPLATES: dict[str, TaskTemplate] = {}
+"""The long-horizon family (experts of 12-40 steps): never in a default pool, only where a
+suite's ``templates`` option names them."""
+FAMILIES = {"default": TEMPLATES, "long": LONG_TEMPLATES}
 
 
 def register(cls: type[TaskTemplate]) -> type[TaskTemplate]:
     tpl = cls()
-    if not tpl.name or tpl.name in TEMPLATES:
+    if not tpl.name or tpl.name in TEMPLATES or tpl.name in LONG_TEMPLATES:
         raise ValueError(f"template name {tpl.name!r} is empty or already registered")
     unknown = set(tpl.tags) - TAGS
     if unknown:
         raise ValueError(f"template {tpl.name}: unknown tags {sorted(unknown)}")
-    TEMPLATES[tpl.name] = tpl
+    if tpl.family not in FAMILIES:
+        raise ValueError(f"template {tpl.name}: unknown family {tpl.family!r}; families: {', '.join(FAMILIES)}")
+    FAMILIES[tpl.family][tpl.name] = tpl
     return cls
+
+
+def all_templates() -> dict[str, TaskTemplate]:
+    """Every registered template, of every family, by name."""
+    return {**TEMPLATES, **LONG_TEMPLATES}
 
 
 def normalise_answer(text: str) -> str:
@@ -117,11 +133,11 @@ def max_steps_for(expert_steps: int) -> int:
 
 
 def get_template(name: str) -> TaskTemplate:
-    try:
-        return TEMPLATES[name]
-    except KeyError:
+    tpl = TEMPLATES.get(name) or LONG_TEMPLATES.get(name)
+    if tpl is None:
         raise KeyError(f"unknown mobile task template {name!r}; templates: "
-                       f"{', '.join(sorted(TEMPLATES))}") from None  # fmt: skip
+                       f"{', '.join(sorted(all_templates()))}")  # fmt: skip
+    return tpl
 
 
 @lru_cache(maxsize=16384)

@@ -163,11 +163,16 @@ def _use_autocomplete(p: Page) -> Action:
                 f"i.endsWith({json.dumps(end)}))")  # fmt: skip
     if item is None:
         raise ExpertError(f"no item starts with {start!r} and ends with {end!r}")
-    action = p.fill(_sel("#tags"), item)
-    if action is not None:
-        return action
     menu_item = (f"X.all('.ui-autocomplete .ui-menu-item').find(li => X.shown(li) && "
                  f"X.text(li) === {json.dumps(item)})")  # fmt: skip
+    if p.js("X.q('#tags').value") != item:
+        # as a person does: type the given start, pick the item from the suggestions (typing
+        # the whole item, a string the instruction does not hold, is the fallback)
+        if p.exists(menu_item):
+            return p.act_on(menu_item)
+        action = p.fill(_sel("#tags"), start) or p.fill(_sel("#tags"), item)
+        assert action is not None
+        return action
     if p.exists(menu_item):
         return p.act_on(menu_item)
     if p.exists("X.q('.ui-autocomplete')"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from adaroll.actions import Action
+from adaroll.actions import Action, ActionKind
 from adaroll.envs.web.experts.page import Page, _sel, expert
 
 # -- date picker ---------------------------------------------------------------------------------
@@ -83,11 +83,15 @@ def _autocomplete_place(p: Page, field_id: str, place: str) -> Action | None:
                  "X.all('.ui-menu-item', u)).map(li => X.text(li))")  # fmt: skip
     for i, text in enumerate(items):
         if _airport_matches(text, place):
-            return p.act_on(f"X.all('.ui-autocomplete').filter(u => X.shown(u)).flatMap(u => "
+            pick = p.act_on(f"X.all('.ui-autocomplete').filter(u => X.shown(u)).flatMap(u => "
                             f"X.all('.ui-menu-item', u))[{i}]")  # fmt: skip
-    # an airport code is typed as "(CODE)": as a bare substring it matches many city names
-    typed = f"({place})" if re.fullmatch(r"[A-Z]{3}", place) else place
-    action = p.fill(field, typed)
+            if pick.kind is ActionKind.SWIPE:
+                # below the fold of a long menu (a bare code matches city names too): narrow
+                # the search to "(CODE)", a string the instruction does not hold (rare)
+                return p.fill(field, f"({place})") or pick
+            return pick
+    # the place as the instruction gives it, which the policy can type too
+    action = p.fill(field, place)
     if action is not None:
         return action
     # typed, but the menu does not show a match (yet): retype to reopen the search

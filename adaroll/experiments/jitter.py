@@ -1,0 +1,83 @@
+"""Crossing jitter, measured: how far a configuration's first crossing of the target moves when
+only the evaluation's own sampling changes (same policies, new evaluation seeds).
+
+A phase trained with ``eval.keep_policies`` saved the policy of every evaluation under
+``PHASE/marks/<iteration>``. Each mark's policy is evaluated again on ``split`` under
+``repeats`` fresh evaluation seeds; for every seed the first mark at or above the target gives
+a crossing, in the phase's env steps at that mark. The spread of those crossings is the jitter
+that :mod:`adaroll.experiments.power` models as ``sd_eval / slope``. These evaluations only
+report: they are billed to nothing and choose nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from adaroll.envs.base import GUIEnv, TaskSpec
+from adaroll.evaluation import evaluate_split
+from adaroll.policies.base import Policy
+from adaroll.seeding import derive_seed
+
+
+@dataclass(frozen=True)
+class Jitter:
+    target: float
+    marks: list[int]
+    """Iterations of the saved policies, in order."""
+    mark_env_steps: list[int]
+    """The phase's env steps at each mark."""
+    scores: list[list[float]]
+    """``scores[r][m]``: Avg@k of mark m under evaluation seed r."""
+    crossings: list[int | None]
+    """Per evaluation seed, the phase env steps of the first mark >= target (None: never)."""
+
+    @property
+    def spread(self) -> float | None:
+        """Standard deviation of the crossings that happened (None with fewer than two)."""
+        seen = [c for c in self.crossings if c is not None]
+        return statistics.stdev(seen) if len(seen) >= 2 else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"spread": self.spread}
+
+
+def measure(phase_dir: Path, target: float, *, load: Callable[[Path], Policy],
+            make_env: Callable[[], GUIEnv], tasks: Sequence[TaskSpec], k: int, history_window: int,
+            repeats: int, seed: int = 0) -> Jitter:  # fmt: skip
+    """Evaluate every saved mark of a phase ``repeats`` times (see the module docstring)."""
+    marks_dir = Path(phase_dir) / "marks"
+    marks = sorted(int(p.name) for p in marks_dir.glob("[0-9]*")) if marks_dir.is_dir() else []
+    if not marks:
+        raise FileNotFoundError(f"{marks_dir}: no saved policies; train the phase with "
+                                "--set rl.eval.keep_policies=true")  # fmt: skip
+    if repeats < 2:
+        raise ValueError(f"a spread needs at least 2 evaluation seeds, got repeats={repeats}")
+    steps = _env_steps_at(Path(phase_dir) / "metrics.jsonl")
+    missing = [m for m in marks if m not in steps]
+    if missing:
+        raise ValueError(f"{phase_dir}: marks {missing[:3]} have no evaluation row in metrics.jsonl")
+    scores = [[0.0] * len(marks) for _ in range(repeats)]
+    for m, mark in enumerate(marks):
+        policy = load(marks_dir / f"{mark:06d}")
+        for r in range(repeats):
+            result = evaluate_split(policy, make_env, tasks, k=k, history_window=history_window,
+                                    seed=derive_seed(seed, "jitter", mark, r))  # fmt: skip
+            scores[r][m] = result.avg
+    crossings = [next((steps[mark] for mark, s in zip(marks, row, strict=True) if s >= target), None)
+                 for row in scores]  # fmt: skip
+    return Jitter(target, marks, [steps[m] for m in marks], scores, crossings)
+
+
+def _env_steps_at(metrics: Path) -> dict[int, int]:
+    """The phase env steps at each evaluation's iteration (the last row of an iteration)."""
+    out: dict[int, int] = {}
+    for line in metrics.read_text().splitlines():
+        row = json.loads(line) if line.strip() else {}
+        if row.get("kind") == "eval":
+            out[int(row["iteration"])] = int(row["phase_env_steps"])
+    return out

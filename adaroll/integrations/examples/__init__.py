@@ -1,0 +1,1 @@
+"""Runnable examples of AdaRoll inside other frameworks (each one run by a test)."""
