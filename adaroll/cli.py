@@ -313,8 +313,7 @@ def eval_cmd(
     pipeline = _pipeline(Path("."), config, set_)
     loaded = load_policy(pipeline.cfg.policy, policy)
     for name in split or ["train", "heldout"]:
-        r = evaluate_split(loaded, pipeline.make_env, pipeline.split(name), k=k,
-                           history_window=pipeline.cfg.policy.history, seed=seed)  # fmt: skip
+        r = evaluate_split(loaded, pipeline.make_env, pipeline.split(name), k=k, seed=seed)
         typer.echo(f"{name}: Avg@{k} {100 * r.avg:.2f}  Pass@{k} {100 * r.pass_:.2f}  "
                    f"({r.episodes} episodes, {r.env_steps} env steps)")  # fmt: skip
 

@@ -332,6 +332,18 @@ class TrainConfig(Frozen):
     """Routing thresholds and cadences."""
     eval: EvalConfig = EvalConfig()
     """Periodic evaluation."""
+    keep: Literal["best", "last"] = "last"
+    """Which policy the phase hands on: last (its final weights) or best (the one with the best
+    Avg@k on `eval.select_on` so far; those evaluations then select, a cost of every
+    configuration that starts from it). Stage I (algorithm stage1: one-step training) keeps
+    best unless set; every other phase keeps last."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stage1_keeps_best(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("algorithm") == "stage1" and "keep" not in data:
+            return {**data, "keep": "best"}
+        return data
 
     @model_validator(mode="after")
     def _mini_batches_fit_the_batch(self) -> TrainConfig:
@@ -347,8 +359,8 @@ class TrainConfig(Frozen):
 
     @model_validator(mode="after")
     def _selection_is_evaluated(self) -> TrainConfig:
-        if self.algorithm == "stage1" and self.eval.select_on not in self.eval.splits:
-            raise ValueError(f"stage1 selects its best policy on eval.select_on="
+        if self.keep == "best" and self.eval.select_on not in self.eval.splits:
+            raise ValueError(f"keep=best selects the best policy on eval.select_on="
                              f"{self.eval.select_on!r}, which must be among eval.splits {self.eval.splits}")
         return self
 

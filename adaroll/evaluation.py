@@ -38,12 +38,16 @@ def evaluate_split(
     tasks: Sequence[TaskSpec],
     *,
     k: int,
-    history_window: int,
     seed: int,
+    history_window: int | None = None,
     batch: int = 256,
     max_retries: int = 3,
 ) -> SplitResult:
-    """Run ``k`` root attempts of every task (sampling from the policy) and score them."""
+    """Run ``k`` root attempts of every task (sampling from the policy) and score them.
+    ``history_window``: previous actions shown to the policy (None: its own,
+    :attr:`~adaroll.policies.base.Policy.history_window`)."""
+    if history_window is None:
+        history_window = policy.history_window
     seed_everything("eval", seed, policy=policy)
     attempts = [t for t in tasks for _ in range(k)]
     outcomes: dict[str, list[bool]] = {t.id: [] for t in tasks}

@@ -78,7 +78,7 @@ def collect_experts(
     make_env: Callable[[], GUIEnv], suite: TaskSuite, tasks: Sequence[TaskSpec], *, progress: bool = True
 ) -> ExpertCollection:
     env = make_env()
-    device = getattr(env, "device_name", None)
+    device = env.device_name
     runs = []
     try:
         for task in progress_bar(tasks, desc="experts", disable=not progress, leave=False):
@@ -98,7 +98,7 @@ def replay_on_device(store: CheckpointStore, make_env: Callable[[], GUIEnv], *,
     env and take a checkpoint before each, with that device's observation and the recorded
     (possibly stale) action, until the episode ends. Returns the store and the env steps."""
     env = make_env()
-    device = getattr(env, "device_name", None)
+    device = env.device_name
     out, steps = CheckpointStore(), 0
     try:
         for task_id in progress_bar(store.task_ids(), desc="replay demos", disable=not progress, leave=False):

@@ -9,14 +9,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from adaroll.envs.as_gymnasium import register_gymnasium_ids
 from adaroll.envs.base import ENVS, SUITES, GUIEnv, TaskSuite
+from adaroll.envs.gymnasium_ids import register_gymnasium_ids
 from adaroll.registry import UnknownNameError
 
 BUILTIN = {"mobile": "adaroll.envs.mobile", "web": "adaroll.envs.web",
            "gymnasium": "adaroll.envs.gymnasium", "browsergym": "adaroll.envs.browsergym"}  # fmt: skip
 
-register_gymnasium_ids()  # gymnasium.make("adaroll/Mobile-v0", ...): adaroll/envs/as_gymnasium.py
+register_gymnasium_ids()  # gymnasium.make("adaroll/Mobile-v0", ...): adaroll/envs/gymnasium_ids.py
 
 
 def _ensure(name: str) -> None:

@@ -38,21 +38,12 @@ from gymnasium import spaces
 
 from adaroll.actions import Action, format_action, parse_action
 from adaroll.envs.base import ELEMENT_FLAGS, InvalidActionError, Observation, TaskSpec
+from adaroll.envs.gymnasium_ids import GYMNASIUM_IDS, register_gymnasium_ids  # noqa: F401 - re-exported
 
-GYMNASIUM_IDS = {"adaroll/Mobile-v0": "mobile", "adaroll/MiniWoB-v0": "web"}
-"""Registered Gymnasium id -> AdaRoll env name."""
 MAX_TEXT = 4096
 """Longest instruction or element text in an observation (longer ones are cut)."""
 MAX_ELEMENT_ID = 2**31 - 1
 PRINTABLE = string.ascii_letters + string.digits + string.punctuation + " "
-
-
-def register_gymnasium_ids() -> None:
-    """Register :data:`GYMNASIUM_IDS` with Gymnasium (once; the entry point is a string, so
-    neither the browser stack nor an env package is imported here)."""
-    for gym_id, env in GYMNASIUM_IDS.items():
-        if gym_id not in gymnasium.registry:
-            gymnasium.register(gym_id, entry_point="adaroll.envs.as_gymnasium:AdaRollGymEnv", kwargs={"env": env})
 
 
 class FreeText(spaces.Text):

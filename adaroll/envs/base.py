@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 from adaroll.actions import Action
 from adaroll.registry import Registry
@@ -131,6 +131,20 @@ class GUIEnv(ABC):
     """True when the env's calls mostly wait on another process (a browser), so that the rollout
     layer may call several instances at once from threads (each instance from one thread at a
     time); envs that compute in this process keep False (threads would only add overhead)."""
+    restore_info: dict[str, Any] | None = None
+    """Set on a branch by a snapshot backend that restored it: timings, and under ``"check"``
+    the backend's own verification of the branch (a :class:`BranchCheck`), if it made one."""
+
+    @property
+    def device_name(self) -> str | None:
+        """The device profile the env simulates (mobile: ``clean``/``noisy``); None: an env
+        without profiles. Checkpoints recorded on one profile are not restored on another."""
+        return None
+
+    @property
+    def fault(self) -> EnvFault | None:
+        """The fault that made the env unusable, if one did (it is then closed, not reused)."""
+        return None
 
     @abstractmethod
     def reset(
@@ -163,6 +177,10 @@ class GUIEnv(ABC):
     @abstractmethod
     def steps_taken(self) -> int: ...
 
+    def render(self) -> Any:
+        """The current screen as an H x W x 3 uint8 array, or None for an env that draws none."""
+        return None
+
     def warm_for(self, task: TaskSpec) -> bool:
         """True when a reset to ``task`` is cheaper on this instance than on a fresh one (e.g.
         its page already holds the task's template); the collector reuses such envs first."""
@@ -170,6 +188,55 @@ class GUIEnv(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release processes/files the env holds."""
+
+
+class EpisodeEnv(GUIEnv):
+    """The episode state most envs keep, kept once: the task, its instruction and step limit,
+    the steps taken and the fault that broke the env. A subclass sets them in ``reset``/``step``
+    (``_task``, ``_instruction``, ``_max_steps``, ``_steps``; ``_fault`` when it breaks) and says
+    what asking before a reset means (:meth:`_no_episode`)."""
+
+    _task: TaskSpec | None = None
+    _instruction: str = ""
+    _max_steps: int = 0
+    _steps: int = 0
+    _fault: EnvFault | None = None
+
+    def _no_episode(self) -> str:
+        """The error text when the task is asked for before any reset."""
+        return f"{type(self).__name__} has no episode yet: call reset(options={{'task': ...}})"
+
+    @property
+    def task(self) -> TaskSpec:
+        if self._task is None:
+            raise RuntimeError(self._no_episode())
+        return self._task
+
+    @property
+    def instruction(self) -> str:
+        return self._instruction
+
+    @property
+    def max_steps(self) -> int:
+        return self._max_steps
+
+    @property
+    def steps_taken(self) -> int:
+        return self._steps
+
+    @property
+    def fault(self) -> EnvFault | None:
+        """The fault that made this env unusable (None while it works)."""
+        return self._fault
+
+
+class BranchCheck(Protocol):
+    """A snapshot backend's verdict on a restored branch (``restore_info["check"]``)."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    def describe(self) -> str: ...
 
 
 class InvalidActionError(ValueError):

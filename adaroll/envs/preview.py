@@ -7,10 +7,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from adaroll.actions import Action, ActionKind
 from adaroll.envs.base import GUIEnv, Observation, TaskSpec, TaskSuite, run_expert
+
+
+@runtime_checkable
+class PerturbedEnv(Protocol):
+    """An env with device perturbations (the noisy mobile device): what interrupts the screen
+    now, and how many of each kind the episode has seen."""
+
+    @property
+    def interruption(self) -> Any: ...
+
+    def perturbations(self) -> dict[str, int]: ...
 
 
 @dataclass
@@ -32,8 +43,7 @@ class Trajectory:
 
 
 def _frame(env: GUIEnv) -> Any:
-    render = getattr(env, "render", None)
-    return None if render is None else render()
+    return env.render()
 
 
 def record_expert(env: GUIEnv, suite: TaskSuite, task: TaskSpec, frames: bool = False) -> Trajectory:
@@ -115,18 +125,18 @@ def show_task(env: GUIEnv, task: TaskSpec, out: Path | None) -> tuple[str, str, 
 def screen_notes(env: GUIEnv, traj: Trajectory) -> dict[Any, str]:
     """For an env with device perturbations: per step, the interruption on screen before the
     action ("   [ad: ...]"), and under ``"end"`` the episode's perturbation counts."""
-    if not hasattr(env, "perturbations"):
+    if not isinstance(env, PerturbedEnv):
         return {}
     notes: dict[Any, str] = {}
     env.reset(options={"task": traj.task})
     for i, action in enumerate(traj.actions):
-        intr = env.interruption  # type: ignore[attr-defined]
+        intr = env.interruption
         if intr is not None:
             title = next((e.text for e in env.observe().elements[::-1] if e.role in
                           ("dialog", "image", "notification", "progress", "text")), "")  # fmt: skip
             notes[i] = f"   [{intr.kind}: {title}]"
         env.step(action)
-    counts = {k: n for k, n in env.perturbations().items() if n}  # type: ignore[attr-defined]
+    counts = {k: n for k, n in env.perturbations().items() if n}
     notes["end"] = "perturbations: " + (", ".join(f"{k}={n}" for k, n in counts.items()) or "none")
     return notes
 

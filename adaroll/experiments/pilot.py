@@ -28,7 +28,7 @@ from adaroll.algos import cost_model as cm
 from adaroll.config import dump_config, load_config
 from adaroll.experiments.specs import PROFILES
 from adaroll.io import atomic_write_text, make_private_dir
-from adaroll.rollout.jobs import Group, Job
+from adaroll.rollout.jobs import Group, Job, StartKind
 from adaroll.seeding import derive_seed
 from adaroll.training.cost_report import modelled_episode
 from adaroll.training.scheduler import route_for
@@ -70,7 +70,7 @@ def run_pilot(profile: str, seed: int, root: Path, *, updates: Sequence[int] = U
     sched, grpo = cfg.rl.scheduler, cfg.rl.grpo
     collector = pipe.collector(base)
     try:
-        probes = collector.collect([Job("root", t, sched.routing_probes, purpose="routing") for t in tasks],
+        probes = collector.collect([Job(StartKind.ROOT, t, sched.routing_probes, purpose="routing") for t in tasks],
                                    seed=derive_seed(seed, "pilot", "probes"))  # fmt: skip
         pivots = pipe.pivots("pilot", base, cfg.rl).pivots
         routes = {}
@@ -78,7 +78,7 @@ def run_pilot(profile: str, seed: int, root: Path, *, updates: Sequence[int] = U
             task = group.job.task.id
             mode = route_for(group.success_rate, sched.tau_low, sched.tau_high)
             routes[task] = mode if pivots.get(task) or mode == "root" else "root"
-        suffix_jobs = [Job("suffix", t, grpo.group_size, checkpoint_id=pivots[t.id][-1])
+        suffix_jobs = [Job(StartKind.SUFFIX, t, grpo.group_size, checkpoint_id=pivots[t.id][-1])
                        for t in tasks if routes[t.id] == "suffix"]  # fmt: skip
         suffix = collector.collect(suffix_jobs, seed=derive_seed(seed, "pilot", "suffix")) if suffix_jobs else []
     finally:

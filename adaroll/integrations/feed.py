@@ -30,9 +30,11 @@ import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from adaroll.integrations.starts import IDLE, Start, Starts
-from adaroll.rollout.jobs import Cost, Group, Job
+from adaroll.integrations.starts import StartKind as RowKind
+from adaroll.rollout.jobs import Cost, Group, Job, StartKind
 from adaroll.training.ledger import Ledger
 from adaroll.training.scheduler import Scheduler
 
@@ -100,7 +102,8 @@ class ScheduleFeed:
             else:
                 it, index = self._queue.popleft()
                 job = it.jobs[index]
-                bound = Bound(slot, Start(job.kind, job.task.id, job.checkpoint_id), job, it.number, index)
+                kind = cast(RowKind, job.kind.value)  # a row starts as its job does
+                bound = Bound(slot, Start(kind, job.task.id, job.checkpoint_id), job, it.number, index)
             self.bound[slot] = bound
             return bound
 
@@ -121,7 +124,7 @@ class ScheduleFeed:
         self._open.append(it)
         self._queue.extend((it, i) for i in range(len(jobs)))
         for job in jobs if self.prefetch else ():  # restore every Suffix branch of the iteration now, in the background
-            if job.kind == "suffix" and job.checkpoint_id is not None:
+            if job.kind is StartKind.SUFFIX and job.checkpoint_id is not None:
                 self.starts.prefetch(job.checkpoint_id, job.group_size)
 
     # -- reporting -------------------------------------------------------------------------------
@@ -136,8 +139,7 @@ class ScheduleFeed:
                                 stage=self.stage, iteration=bound.iteration)  # fmt: skip
                 return
             it = next(i for i in self._open if i.number == bound.iteration)
-            spent = it.spent.setdefault(bound.index, Cost())
-            spent.add(cost)
+            spent = it.spent[bound.index] = it.spent.get(bound.index, Cost()) + cost
             if faulted:
                 self.faults += 1
                 self._queue.appendleft((it, bound.index))

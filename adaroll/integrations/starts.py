@@ -127,7 +127,7 @@ class Starts:
         if self._device is False:
             env = self.make_env()
             try:
-                self._device = getattr(env, "device_name", None)
+                self._device = env.device_name
             finally:
                 close_quietly(env)
         return self._device  # type: ignore[return-value]
@@ -175,13 +175,12 @@ class Starts:
                 assert checkpoint is not None
                 began = time.perf_counter()
                 restored = self._prefetcher.take(checkpoint.id) or self._restore(checkpoint.id)
-                session.cost.restores += 1
-                session.cost.restore_seconds += time.perf_counter() - began
-                if getattr(self.snapshots, "replays_prefix", False):
-                    session.cost.replayed_steps += len(checkpoint.history)
+                replayed = len(checkpoint.history) if self.snapshots.replays_prefix else 0
                 if restored.fallback:
-                    session.cost.restore_fallbacks += 1
-                    session.cost.replayed_steps += restored.replayed_steps
+                    replayed += restored.replayed_steps
+                session.cost = session.cost + Cost(
+                    restores=1, restore_seconds=time.perf_counter() - began, replayed_steps=replayed,
+                    restore_fallbacks=int(bool(restored.fallback)))  # fmt: skip
                 session._begin(restored.env, checkpoint.instruction, checkpoint.history,
                                restored.env.observe(), None)  # fmt: skip
             else:
@@ -226,7 +225,7 @@ class Session:
 
     def _fail(self, exc: EnvFault) -> None:
         self.fault, self.done = exc, True
-        self.cost.faults += 1
+        self.cost = self.cost + Cost(faults=1)
         self.close()
 
     # -- what the model sees -----------------------------------------------------------------------
@@ -263,13 +262,13 @@ class Session:
         if self.done:
             return "The episode is over: no more actions are taken."
         self.decisions += 1
-        self.cost.policy_samples += 1
+        self.cost = self.cost + Cost(policy_samples=1)
         try:
             action: Action | None = parse_action(text)
         except ActionParseError as exc:
             action, why = None, str(exc)
         if action is None:
-            self.cost.invalid_samples += 1
+            self.cost = self.cost + Cost(invalid_samples=1)
             self.done = True
             return f"Invalid action ({why}); the episode ends as a failure."
         if self.start.kind == "onestep":
@@ -281,13 +280,13 @@ class Session:
         try:
             obs, _, terminated, truncated, info = self.env.step(action)
         except InvalidActionError as exc:
-            self.cost.invalid_samples += 1
+            self.cost = self.cost + Cost(invalid_samples=1)
             self.done = True
             return f"The screen rejected {action.to_text()}: {exc}; the episode ends as a failure."
         except EnvFault as exc:
             self._fail(exc)
             return f"The environment broke: {exc}"
-        self.cost.env_steps += 1
+        self.cost = self.cost + Cost(env_steps=1)
         self.history.append(action)
         self.observation = obs
         if terminated or truncated:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import trl
@@ -169,10 +170,10 @@ class AdaRollTRL:
             faulted = any(s.fault is not None for s in group)
             cost = Cost()
             for s in group:
-                cost.add(s.cost)
-                cost.policy_samples += int(s.start.kind == IDLE)  # generated, though it acts nowhere
+                # an idle row's sample is generated, though it acts nowhere
+                cost = cost + s.cost + Cost(policy_samples=int(s.start.kind == IDLE))
                 self.env_steps += s.cost.env_steps
-            cost.faults = int(faulted)  # one failed attempt of the group, as AdaRoll counts it
+            cost = replace(cost, faults=int(faulted))  # one failed attempt of the group, as AdaRoll counts it
             trains = not faulted and max(rewards[lo:hi]) != min(rewards[lo:hi])
             if bound is not None:
                 assert self.feed is not None

@@ -45,7 +45,7 @@ import asyncio
 import importlib
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -186,11 +186,10 @@ class AdaRollCurriculumSampler(AbstractCurriculumSampler):
             cost = Cost()
             for i in rows:
                 sample = extra["adaroll_cost"][i]
-                for name in COST_FIELDS:
-                    setattr(cost, name, getattr(cost, name) + sample[name])
+                cost = cost + Cost(**{name: sample[name] for name in COST_FIELDS})
                 self.setup.starts.setup_replayed_steps += int(sample["setup_replayed_steps"])
             faulted = any(bool(extra["adaroll_faulted"][i]) for i in rows)
-            cost.faults = int(faulted)
+            cost = replace(cost, faults=int(faulted))
             self.feed.report(bound.slot, [float(extra["adaroll_reward"][i]) for i in rows], cost,
                              [int(extra["adaroll_decisions"][i]) for i in rows], faulted=faulted)  # fmt: skip
 

@@ -41,8 +41,23 @@ class SampledAction:
         return self.action is not None
 
 
+DEFAULT_HISTORY_WINDOW = 4
+"""Previous actions a context shows a policy that sets no window of its own."""
+
+
 class Policy(ABC):
     """A stochastic GUI policy with exact log-probabilities of its samples."""
+
+    @property
+    def history_window(self) -> int:
+        """How many of the latest actions a context shows the policy (``policy.history``: the
+        policy's ``history_len``). The rollout layer and evaluation window histories with it."""
+        return DEFAULT_HISTORY_WINDOW
+
+    def represents(self, context: Context, action: Action) -> bool:
+        """Whether the policy can output ``action`` at ``context`` at all (SFT skips demonstration
+        steps it cannot represent); True unless a policy's action space says otherwise."""
+        return True
 
     @abstractmethod
     def sample(

@@ -249,6 +249,10 @@ def _resolve_device(name: str) -> torch.device:
 class HFPolicy(Policy):
     """A policy over a Hugging Face causal LM / VLM (see the module docstring)."""
 
+    @property
+    def history_window(self) -> int:
+        return self.config.history_len
+
     def __init__(
         self, config: HFPolicyConfig | None = None, *, _saved: Path | None = None, **options: Any
     ) -> None:

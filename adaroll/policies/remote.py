@@ -236,6 +236,10 @@ def _choices(response: httpx.Response) -> tuple[list[Any] | None, str]:
 class RemotePolicy(Policy):
     """A policy answered by an OpenAI-compatible chat endpoint (see the module docstring)."""
 
+    @property
+    def history_window(self) -> int:
+        return self.config.history_len
+
     def __init__(self, config: RemotePolicyConfig | None = None, **options: Any) -> None:
         if config is None:
             config = RemotePolicyConfig.from_options(options)

@@ -279,6 +279,10 @@ class _Target:
 class SmallPolicy(Policy):
     """The default AdaRoll policy (see the module docstring)."""
 
+    @property
+    def history_window(self) -> int:
+        return self.config.history_len
+
     def __init__(self, config: SmallPolicyConfig | None = None, **overrides: Any) -> None:
         cfg = config or SmallPolicyConfig()
         if overrides:

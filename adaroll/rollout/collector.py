@@ -40,9 +40,11 @@ seed derived from the job's, so a group is a pure function of (weights, job, see
 ``episodes_per_env``); the waves change which samples are drawn, not from what distribution.
 Not used with ``batch_across_jobs``.
 
-Snapshot restores are verified (:func:`~adaroll.snapshots.fallback.restore_verified`); a
-branch that fails is replaced by replaying the checkpoint's prefix, counted in
-``Cost.restore_fallbacks``, and the checkpoint's snapshot is rebuilt before its next use.
+Starts. Each :class:`~adaroll.rollout.jobs.StartKind` has one start
+(:mod:`adaroll.rollout.starts`) that opens its envs and accounts its own cost; the collector
+looks a job's start up once (:attr:`Collector.starts`) and reads its declared traits. Snapshots
+are built, verified and rebuilt by a :class:`~adaroll.snapshots.cache.SnapshotCache`, which also
+keeps what building them cost (:attr:`Collector.builds`).
 
 Prefetched branches. With ``prefetch_branches > 0`` and envs that take calls from threads, a
 collection's Suffix jobs run after its other jobs, and background threads (as many as the
@@ -50,16 +52,15 @@ backend restores at once, ``max_restores``; :class:`~adaroll.rollout.prefetch.Br
 build their snapshots and restore their branches, in the order the starts will take them, at
 most ``prefetch_branches`` ahead (fewer when the backend's branch pool, ``max_branches``, could
 not also hold the largest group). Each branch comes from the same verified restore a start
-makes itself, and a start checks that the branch still shows the recorded element tree (else it closes it and restores afresh), so the
-groups are the same with or without prefetching. ``Cost.restore_seconds`` is what the group's
-starts waited for their branches.
+makes itself, and a start checks that the branch still shows the recorded element tree (else it
+closes it and restores afresh), so the groups are the same with or without prefetching.
+``Cost.restore_seconds`` is what the group's starts waited for their branches.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -67,29 +68,37 @@ from typing import Any, Protocol
 
 import torch
 
-from adaroll.actions import PAPER_MATCHER, Action, ActionMatcher
+from adaroll.actions import PAPER_MATCHER, ActionMatcher
 from adaroll.checkpoints import Checkpoint, CheckpointStore
-from adaroll.envs.base import EnvFault, EnvTimeout, GUIEnv, Observation, replay
+from adaroll.config import RolloutConfig
+from adaroll.envs.base import EnvFault, EnvTimeout, GUIEnv
 from adaroll.policies.base import Context, Policy, SampledAction
-from adaroll.rollout.concurrent import EnvBudget, call_each
+from adaroll.rollout.concurrent import EnvBudget
+from adaroll.rollout.env_pool import EnvPool
 from adaroll.rollout.episodes import Episode, Sampler, run_episodes
 from adaroll.rollout.jobs import (
     Cost,
-    Decision,
     Group,
     Job,
     RolloutFailed,
-    close_quietly,
+    StartKind,
     merge_groups,
     root_waves,
 )
 from adaroll.rollout.prefetch import BranchPrefetcher
+from adaroll.rollout.starts import (
+    BranchStart,
+    OneStepStart,
+    ResetStart,
+    RolloutStart,
+    Start,
+    StartState,
+)
 from adaroll.seeding import derive_seed
-from adaroll.snapshots.base import SnapshotBackend, SnapshotError, SnapshotRef
-from adaroll.snapshots.fallback import Restored, restore_verified
+from adaroll.snapshots.base import SnapshotBackend
+from adaroll.snapshots.cache import BuildCosts, SnapshotCache
 
 log = logging.getLogger("adaroll")
-Start = tuple[str, tuple[Action, ...], Observation]
 
 
 def collection_seed(seed: int | None) -> int:
@@ -115,14 +124,17 @@ class RolloutCollector(Protocol):
     """What the trainer needs from a collector: :class:`Collector` (this process) and
     :class:`~adaroll.rollout.ray_workers.RayCollector` (Ray actors) both provide it."""
 
-    setup_cost: Cost
-    """Cost of (re)building snapshot images since the trainer last took it (it zeroes it)."""
+    @property
+    def builds(self) -> BuildCosts:
+        """What building snapshot images cost: every build (the trainer takes it as overhead)
+        and the first use of each checkpoint's image in the phase (billed)."""
 
     def collect(self, jobs: Sequence[Job], *, seed: int | None = None) -> list[Group]: ...
 
     def context_at(self, checkpoint: Checkpoint) -> Context: ...
 
-    def prefix_length(self, checkpoint_id: str) -> int: ...
+    def prefix_length(self, checkpoint_id: str) -> int:
+        """Actions from the task's reset to a checkpoint (its start depth)."""
 
     def close(self) -> None: ...
 
@@ -137,7 +149,7 @@ class Collector:
         checkpoints: CheckpointStore,
         snapshots: SnapshotBackend,
         *,
-        history_window: int,
+        history_window: int | None = None,
         matcher: ActionMatcher = PAPER_MATCHER,
         batch_across_jobs: bool = False,
         max_retries: int = 3,
@@ -157,7 +169,8 @@ class Collector:
         self.make_env = make_env
         self.checkpoints = checkpoints
         self.snapshots = snapshots
-        self.history_window = history_window
+        self.history_window = policy.history_window if history_window is None else history_window
+        """Previous actions a context shows (default: the policy's own window)."""
         self.matcher = matcher
         self.batch_across_jobs = batch_across_jobs
         self.max_retries = max_retries
@@ -167,39 +180,59 @@ class Collector:
         """Most branches restored ahead of their Suffix starts (see "Prefetched branches")."""
         self.episodes_per_env = episodes_per_env
         """Episodes of a Root group each env plays one after another (see "Waves")."""
-        self._prefetcher: BranchPrefetcher | None = None
-        self._snapshot_lock = threading.Lock()
-        """One snapshot build at a time (the prefetch thread builds them too)."""
-        self.branch_waits: list[float] = []
-        """Seconds each Suffix start of the last collection waited for its branch."""
         self._lock = threading.Lock()
-        """Guards the idle pool and the stats against parallel jobs."""
+        """Guards the stats against parallel jobs."""
         self._sampling = threading.Lock()
         """One policy call at a time (parallel jobs swap their sampling states in and out)."""
-        self._concurrent_envs: bool | None = None
-        """Whether the env kind takes calls from threads (None: no env made yet)."""
         self.stats = {"faults": 0, "timeouts": 0, "replaced_envs": 0, "restore_fallbacks": 0}
         """Running totals since construction (the ledger holds the per-group counts)."""
-        self._refs: dict[str, SnapshotRef] = {}
-        self._idle: list[GUIEnv] = []
-        """Envs whose episode ended cleanly, reused by the next Root starts (a reset loads the
-        task afresh, so reuse changes nothing but the cost of starting a browser)."""
-        self.setup_cost = Cost()
-        """Cost of (re)building snapshot images, kept apart from any group's cost."""
+        self.pool = EnvPool(make_env, parallel_jobs)
+        self.cache = SnapshotCache(snapshots, checkpoints, make_env)
+        self.onestep = OneStepStart(checkpoints, matcher, self.context_at)
+        self.branches = BranchStart(checkpoints, self.cache, self._count)
+        self.starts: dict[StartKind, Start] = {start.kind: start for start in
+                                               (self.onestep, ResetStart(self.pool, self._count), self.branches)}  # fmt: skip
+        """The start of each kind: the one place a job's kind is looked at."""
+
+    @classmethod
+    def from_config(cls, cfg: RolloutConfig, policy: Policy, make_env: Callable[[], GUIEnv],
+                    checkpoints: CheckpointStore, snapshots: SnapshotBackend, *,
+                    matcher: ActionMatcher = PAPER_MATCHER, env_episodes_per_env: int = 1) -> Collector:  # fmt: skip
+        """The collector ``rollout`` configures (local backend), validated once by the config:
+        ``env_episodes_per_env`` is the env kind's choice, used when ``cfg.episodes_per_env`` is
+        unset."""
+        per_env = cfg.episodes_per_env if cfg.episodes_per_env is not None else env_episodes_per_env
+        return cls(policy, make_env, checkpoints, snapshots, matcher=matcher,
+                   batch_across_jobs=cfg.batch_across_jobs, max_retries=cfg.max_retries,
+                   parallel_jobs=cfg.parallel_jobs, prefetch_branches=cfg.prefetch_branches,
+                   episodes_per_env=per_env)  # fmt: skip
+
+    @property
+    def builds(self) -> BuildCosts:
+        """What building snapshot images cost (the trainer takes and bills it)."""
+        return self.cache.costs
+
+    @property
+    def branch_waits(self) -> list[float]:
+        """Seconds each Suffix start of the last collection waited for its branch."""
+        return self.branches.waits
+
+    def prefix_length(self, checkpoint_id: str) -> int:
+        """Actions from the task's reset to a checkpoint: what replaying it once costs."""
+        return self.cache.prefix_length(checkpoint_id)
 
     def collect(self, jobs: Sequence[Job], *, seed: int | None = None) -> list[Group]:
         """One group per job, in job order. ``seed`` (the trainer passes its iteration seed)
         fixes every sample; None draws a base seed from torch's global generator."""
-        self.branch_waits = []
+        self.branches.waits = []
         capacity = self._prefetch_capacity(jobs)
         if capacity == 0:
             return self._collect(jobs, seed)
-        workers = int(getattr(self.snapshots, "max_restores", 1))  # restores the backend runs at once
-        self._prefetcher = BranchPrefetcher(self._restore_checkpoint, capacity, workers)
+        self.branches.prefetcher = BranchPrefetcher(self.cache.restore, capacity, self.cache.max_restores)
         try:
             return self._collect(jobs, seed)
         finally:
-            prefetcher, self._prefetcher = self._prefetcher, None
+            prefetcher, self.branches.prefetcher = self.branches.prefetcher, None
             prefetcher.close()
 
     def _collect(self, jobs: Sequence[Job], seed: int | None) -> list[Group]:
@@ -212,22 +245,23 @@ class Collector:
             return groups
         base = collection_seed(seed)
         seeds = [job_seed(base, j) for j in range(len(jobs))]
-        roots = [j for j, job in enumerate(jobs) if job.kind == "root"]
-        if len(roots) < 2 or not self._jobs_in_parallel():
-            roots = []
+        starts = [self.starts[job.kind] for job in jobs]
+        parallel = [j for j, start in enumerate(starts) if start.parallel]
+        if len(parallel) < 2 or not self._jobs_in_parallel():
+            parallel = []
         collected: list[Group | None] = [None] * len(jobs)
-        # Suffix jobs last, so that their branches are restored while the others run (each job
-        # samples from its own seed: the order changes no group)
-        suffix = [j for j, job in enumerate(jobs) if job.kind == "suffix"] if self._prefetcher else []
-        self._plan_prefetch([jobs[j] for j in suffix])
+        # prefetched jobs last, so that their branches are restored while the others run (each
+        # job samples from its own seed: the order changes no group)
+        last = [j for j, start in enumerate(starts) if start.prefetched] if self.branches.prefetcher else []
+        self._plan_prefetch([jobs[j] for j in last])
         for j, job in enumerate(jobs):
-            if j not in roots and j not in suffix:
+            if j not in parallel and j not in last:
                 collected[j] = self.collect_job(job, seeds[j])
-        if roots:
+        if parallel:
             # one queue per task template, run in order: a job then finds the pages the one
             # before it left loaded (WebEnv reuses them); the queues run in parallel
             by_template: dict[str, list[int]] = defaultdict(list)
-            for j in roots:
+            for j in parallel:
                 by_template[jobs[j].task.template].append(j)
             queues = list(by_template.values())
             while len(queues) < self.parallel_jobs and max(map(len, queues)) > 1:
@@ -242,25 +276,21 @@ class Collector:
             for future in done:
                 for j, group in future.result():
                     collected[j] = group
-        for j in suffix:
+        for j in last:
             collected[j] = self.collect_job(jobs[j], seeds[j])
         self.policy.reseed(after_collect_seed(base))
         return [g for g in collected if g is not None]
 
     def _jobs_in_parallel(self) -> bool:
         """Parallel jobs need a policy that can hand over its sampling state and envs that
-        take calls from threads (a first env is made to find out, and kept idle)."""
+        take calls from threads."""
         if self.parallel_jobs < 2 or self.policy.sampling_state() is None:
             return False
-        if self._concurrent_envs is None:
-            env = self.make_env()
-            self._concurrent_envs = bool(getattr(env, "concurrent_calls", False))
-            self._release(env, reuse=True)
-        return self._concurrent_envs
+        return self.pool.concurrent_calls()
 
     def _collect_queue(self, queue: Sequence[tuple[int, Job, int]], budget: EnvBudget
                        ) -> list[tuple[int, Group]]:  # fmt: skip
-        """Root jobs one after another while other queues run, each sampled from its own seed's
+        """Jobs one after another while other queues run, each sampled from its own seed's
         sampling state, each wave once its envs fit in ``budget``: ``(index, job, seed)`` ->
         ``(index, group)``."""
         def wave(part: Job, seed: int) -> Group:
@@ -273,8 +303,8 @@ class Collector:
     def collect_job(self, job: Job, seed: int) -> Group:
         """One job on its own, its samples fixed by ``seed`` (what a Ray worker runs)."""
         self.policy.reseed(seed)
-        if job.kind == "onestep":
-            return self._onestep([job])[0]
+        if not self.starts[job.kind].rolls_out:
+            return self.onestep.collect([job], self.policy)[0]
 
         def wave(part: Job, seed: int) -> Group:
             return self._with_retries([part], lambda: self.policy.reseed(seed))[0]
@@ -289,37 +319,21 @@ class Collector:
                                   for w, part in enumerate(parts)])  # fmt: skip
 
     def _collect_batched(self, jobs: Sequence[Job]) -> list[Group]:
-        self._plan_prefetch([job for job in jobs if job.kind == "suffix"])
+        self._plan_prefetch([job for job in jobs if self.starts[job.kind].prefetched])
         groups: list[Group | None] = [None] * len(jobs)
-        onestep = [i for i, j in enumerate(jobs) if j.kind == "onestep"]
-        rollout = [i for i, j in enumerate(jobs) if j.kind != "onestep"]
-        for i, group in zip(onestep, self._onestep([jobs[i] for i in onestep]), strict=True):
+        onestep = [i for i, j in enumerate(jobs) if not self.starts[j.kind].rolls_out]
+        rollout = [i for i, j in enumerate(jobs) if self.starts[j.kind].rolls_out]
+        for i, group in zip(onestep, self.onestep.collect([jobs[i] for i in onestep], self.policy), strict=True):
             groups[i] = group
         retried = self._with_retries([jobs[i] for i in rollout], lambda: None)
         for i, group in zip(rollout, retried, strict=True):
             groups[i] = group
         return [g for g in groups if g is not None]
 
-    # -- OneStep: G actions at a pivot, reward = match with the expert's action ---------------
     def context_at(self, checkpoint: Checkpoint) -> Context:
+        """What the policy sees at a checkpoint (its history windowed)."""
         window = checkpoint.history[-self.history_window :] if self.history_window > 0 else ()
         return Context(checkpoint.instruction, checkpoint.observation, tuple(window))
-
-    def _onestep(self, jobs: Sequence[Job]) -> list[Group]:
-        by_size: dict[int, list[int]] = defaultdict(list)
-        for i, job in enumerate(jobs):
-            by_size[job.group_size].append(i)
-        groups: list[Group | None] = [None] * len(jobs)
-        for size, indices in by_size.items():
-            checkpoints = [self._checkpoint(jobs[i]) for i in indices]
-            contexts = [self.context_at(c) for c in checkpoints]
-            samples = self.policy.sample(contexts, size)
-            for i, ckpt, ctx, group_samples in zip(indices, checkpoints, contexts, samples, strict=True):
-                rewards = [self.matcher.reward(s.action, ckpt.expert_action) for s in group_samples]
-                cost = Cost(policy_samples=size,
-                            invalid_samples=sum(s.action is None for s in group_samples))  # fmt: skip
-                groups[i] = Group(jobs[i], [[Decision(ctx, s)] for s in group_samples], rewards, cost)
-        return [g for g in groups if g is not None]
 
     # -- Suffix / Root: episodes to the end, reward = task verifier -----------------------------
     def _with_retries(
@@ -337,11 +351,10 @@ class Collector:
             still: list[int] = []
             for i, (group, fault) in zip(pending, attempt, strict=True):
                 if fault is None:
-                    group.cost.add(spent[i])
+                    group.cost = group.cost + spent[i]
                     done[i] = group
                     continue
-                spent[i].add(group.cost)
-                spent[i].faults += 1
+                spent[i] = spent[i] + group.cost + Cost(faults=1)
                 self._count(faults=1, timeouts=int(isinstance(fault, EnvTimeout)))
                 job = jobs[i]
                 if spent[i].faults > self.max_retries:
@@ -357,37 +370,34 @@ class Collector:
         """One attempt: every job's group, and the first env fault that hit it (None: the
         group is complete). Every env is closed at the end - broken ones included."""
         envs: list[GUIEnv] = []
-        starts: list[Start] = []
+        states: list[StartState] = []
         owners: list[int] = []
         costs = [Cost() for _ in jobs]
         faults: list[EnvFault | None] = [None] * len(jobs)
         episodes: list[Episode] = []
+        starts = [self._rollout_start(job) for job in jobs]
         finished = False
         try:
             for j, job in enumerate(jobs):
-                if job.kind == "root":
-                    started, faults[j] = self._start_roots(job)
-                else:
-                    started, faults[j] = self._start_branches(job, costs[j])
-                for env, start in started:
+                started, faults[j], costs[j] = starts[j].open(job)
+                for env, state in started:
                     envs.append(env)
-                    starts.append(start)
+                    states.append(state)
                     owners.append(j)
             run = [k for k, owner in enumerate(owners) if faults[owner] is None]
-            episodes = run_episodes(sampler, [envs[k] for k in run], [starts[k] for k in run],
+            episodes = run_episodes(sampler, [envs[k] for k in run], [states[k] for k in run],
                                     self.history_window)  # fmt: skip
             finished = True
         finally:
             clean = finished and not any(faults) and all(e.fault is None for e in episodes)
             for env, owner in zip(envs, owners, strict=True):
-                self._release(env, reuse=clean and jobs[owner].kind == "root")
+                self.pool.release(env, reuse=clean and starts[owner].reuses_envs)
         groups = [Group(job, [], [], costs[j]) for j, job in enumerate(jobs)]
         for k, episode in zip(run, episodes, strict=True):
             owner = owners[k]
             group = groups[owner]
-            group.cost.policy_samples += len(episode.decisions)
-            group.cost.env_steps += episode.env_steps
-            group.cost.invalid_samples += episode.invalid_samples
+            group.cost = group.cost + Cost(policy_samples=len(episode.decisions), env_steps=episode.env_steps,
+                                           invalid_samples=episode.invalid_samples)  # fmt: skip
             if episode.fault is not None:
                 faults[owner] = faults[owner] or episode.fault
                 self._count(replaced_envs=1)
@@ -396,222 +406,38 @@ class Collector:
             group.rewards.append(1.0 if episode.success else 0.0)
         return list(zip(groups, faults, strict=True))
 
+    def _rollout_start(self, job: Job) -> RolloutStart:
+        start = self.starts[job.kind]
+        if not isinstance(start, RolloutStart):
+            raise ValueError(f"{job.kind} jobs are not rolled out in envs")
+        return start
+
     def _count(self, **counts: int) -> None:
         with self._lock:
             for name, n in counts.items():
                 self.stats[name] += n
 
-    def _release(self, env: GUIEnv, *, reuse: bool) -> None:
-        with self._lock:
-            keep = (reuse and getattr(env, "fault", None) is None
-                    and len(self._idle) < env.max_live * self.parallel_jobs)  # fmt: skip
-            if keep:
-                self._idle.append(env)
-        if not keep:
-            close_quietly(env)
-
-    def _take_idle(self, job: Job, n: int) -> list[GUIEnv | None]:
-        """Up to ``n`` idle envs: first those for which a reset to the job's task is cheap
-        (:meth:`~adaroll.envs.base.GUIEnv.warm_for`), then the longest idle ones (the recently
-        released may be warm for a job that follows theirs); None for each env still to make."""
-        with self._lock:
-            ranked = sorted(range(len(self._idle)), key=lambda i: (not self._idle[i].warm_for(job.task), i))
-            chosen = set(ranked[:n])
-            taken: list[GUIEnv | None] = [self._idle[i] for i in ranked[:n]]
-            self._idle = [env for i, env in enumerate(self._idle) if i not in chosen]
-        return taken + [None] * (n - len(taken))
-
-    def _return_idle(self, envs: Sequence[GUIEnv | None]) -> None:
-        with self._lock:
-            self._idle.extend(env for env in envs if env is not None)
-
-    def _start_roots(self, job: Job) -> tuple[list[tuple[GUIEnv, Start]], EnvFault | None]:
-        """Reset ``group_size`` envs (idle ones first, else new ones) to the job's task: at once
-        from threads when the envs allow it, else one after another up to the first fault.
-        Returns the started envs and the first fault (a faulted env is closed; the others are
-        returned, to be released with the attempt)."""
-        envs = self._take_idle(job, job.group_size)
-        try:
-            if envs[0] is None:  # the first env tells whether its kind takes calls from threads
-                envs[0] = self.make_env()
-        except BaseException:
-            self._return_idle(envs)
-            raise
-        if getattr(envs[0], "concurrent_calls", False):
-            outcomes = call_each(lambda env: self._reset_root(job, env), envs, concurrent=True)
-        else:
-            outcomes = []
-            for k, env in enumerate(envs):
-                outcomes.append(self._reset_root(job, env))
-                if isinstance(outcomes[-1], BaseException):
-                    self._return_idle(envs[k + 1 :])
-                    break
-        started = [o for o in outcomes if not isinstance(o, BaseException)]
-        errors = [o for o in outcomes if isinstance(o, BaseException)]
-        faults = [e for e in errors if isinstance(e, EnvFault)]
-        if len(faults) < len(errors):  # not an env fault (a bug, an interrupt): clean up, raise
-            for env, _ in started:
-                close_quietly(env)
-            raise next(e for e in errors if not isinstance(e, EnvFault))
-        self._count(replaced_envs=len(faults))
-        return started, (faults[0] if faults else None)
-
-    def _reset_root(self, job: Job, env: GUIEnv | None) -> tuple[GUIEnv, Start] | BaseException:
-        """Reset one env (a new one when None) to the job's task; what it raised comes back as
-        the value (a fault or error closes the env)."""
-        try:
-            env = env if env is not None else self.make_env()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
-            return exc
-        try:
-            obs, info = env.reset(options={"task": job.task})
-        except BaseException as exc:  # noqa: BLE001 - as above
-            close_quietly(env)
-            return exc
-        return env, (str(info.get("instruction", env.instruction)), (), obs)
-
-    def _start_branches(self, job: Job, cost: Cost) -> tuple[list[tuple[GUIEnv, Start]], EnvFault | None]:
-        """Restore ``group_size`` branches of the job's checkpoint, one after another (stops at
-        the first fault, which closed its env)."""
-        started: list[tuple[GUIEnv, Start]] = []
-        for _ in range(job.group_size):
-            try:
-                started.append(self._start_branch(job, cost))
-            except EnvFault as exc:
-                self._count(replaced_envs=1)
-                return started, exc
-        return started, None
-
-    def _start_branch(self, job: Job, cost: Cost) -> tuple[GUIEnv, Start]:
-        checkpoint = self._checkpoint(job)
-        began = time.perf_counter()
-        prefetched = self._take_prefetched(checkpoint)
-        if prefetched is not None:
-            restored, obs, waited = prefetched
-            self.branch_waits.append(waited)
-            cost.restore_seconds += waited
-            self._account_restore(checkpoint, restored, cost)
-            return restored.env, (checkpoint.instruction, checkpoint.history, obs)
-        restored = self._restore_checkpoint(checkpoint.id)
-        self.branch_waits.append(time.perf_counter() - began)
-        cost.restore_seconds += self.branch_waits[-1]
-        self._account_restore(checkpoint, restored, cost)
-        env = restored.env
-        try:
-            return env, (checkpoint.instruction, checkpoint.history, env.observe())
-        except BaseException:
-            close_quietly(env)
-            raise
-
-    def _restore_checkpoint(self, checkpoint_id: str) -> Restored:
-        """A verified branch of the checkpoint's snapshot (built first when missing)."""
-        ref = self._snapshot(self.checkpoints.get(checkpoint_id))
-        return restore_verified(self.snapshots, ref, self.make_env)
-
-    def _account_restore(self, checkpoint: Checkpoint, restored: Restored, cost: Cost) -> None:
-        cost.restores += 1
-        if getattr(self.snapshots, "replays_prefix", False):
-            cost.replayed_steps += len(checkpoint.history)
-        if restored.fallback:
-            cost.restore_fallbacks += 1
-            cost.replayed_steps += restored.replayed_steps
-            self._count(restore_fallbacks=1)
-            self._forget(checkpoint.id)  # rebuild the snapshot before its next use
-
-    def _take_prefetched(self, checkpoint: Checkpoint) -> tuple[Restored, Observation, float] | None:
-        """A prefetched branch of ``checkpoint`` that still shows the recorded element tree,
-        with that observation (the start's, as a restored branch's start observes it after its
-        restore) and the seconds waited for it; or None: restore one now. A branch that changed
-        or stopped answering while it waited is closed."""
-        if self._prefetcher is None:
-            return None
-        began = time.perf_counter()
-        restored = self._prefetcher.take(checkpoint.id)
-        waited = time.perf_counter() - began
-        if restored is None:
-            return None
-        want = checkpoint.observation.element_tree_hash()
-        try:
-            obs = restored.env.observe()
-        except EnvFault as exc:
-            log.warning("prefetched branch of %s stopped answering; restoring another: %s", checkpoint.id, exc)
-            close_quietly(restored.env)
-            return None
-        if obs.element_tree_hash() != want:
-            log.warning("prefetched branch of %s changed while it waited; restoring another", checkpoint.id)
-            close_quietly(restored.env)
-            return None
-        return restored, obs, waited
-
     def _prefetch_capacity(self, jobs: Sequence[Job]) -> int:
         """How many branches to restore ahead for ``jobs`` (0: no prefetching): Suffix jobs,
         envs that take calls from threads, and room in the backend's branch pool for the
         prefetched branches besides the largest group's."""
-        groups = [job.group_size for job in jobs if job.kind == "suffix"]
+        groups = [job.group_size for job in jobs if self.starts[job.kind].prefetched]
         if self.prefetch_branches == 0 or not groups:
             return 0
-        if self._concurrent_envs is None:
-            env = self.make_env()
-            self._concurrent_envs = bool(getattr(env, "concurrent_calls", False))
-            self._release(env, reuse=True)
-        if not self._concurrent_envs:
+        if not self.pool.concurrent_calls():
             return 0
-        pool = getattr(self.snapshots, "max_branches", None)
+        pool = self.cache.max_branches
         room = self.prefetch_branches if pool is None else min(self.prefetch_branches, pool - max(groups))
         return max(0, room)
 
     def _plan_prefetch(self, jobs: Sequence[Job]) -> None:
-        if self._prefetcher is not None:
-            self._prefetcher.plan(job.checkpoint_id for job in jobs
-                                  for _ in range(job.group_size) if job.checkpoint_id is not None)  # fmt: skip
-
-    def prefix_length(self, checkpoint_id: str) -> int:
-        """Actions from the task's reset to a checkpoint: what replaying it once costs."""
-        return len(self.checkpoints.get(checkpoint_id).history)
-
-    def _checkpoint(self, job: Job) -> Checkpoint:
-        if job.checkpoint_id is None:
-            raise ValueError(f"{job.kind} job for {job.task.id} needs a checkpoint")
-        return self.checkpoints.get(job.checkpoint_id)
-
-    def _snapshot(self, checkpoint: Checkpoint) -> SnapshotRef:
-        """The live snapshot of a checkpoint, rebuilt by replaying its prefix when missing."""
-        with self._snapshot_lock:
-            return self._snapshot_locked(checkpoint)
-
-    def _snapshot_locked(self, checkpoint: Checkpoint) -> SnapshotRef:
-        ref = self._refs.get(checkpoint.id)
-        if ref is not None:
-            return ref
-        env = self.make_env()
-        try:
-            device = getattr(env, "device_name", None)
-            if checkpoint.device is not None and device is not None and checkpoint.device != device:
-                raise SnapshotError(f"checkpoint {checkpoint.id} was recorded on device profile "
-                                    f"{checkpoint.device!r}, this env runs {device!r}: collect the experts "
-                                    f"on this device, or set expert.device=clean to replay them here")  # fmt: skip
-            obs = replay(env, checkpoint.task, checkpoint.history)
-            if obs.element_tree_hash() != checkpoint.observation.element_tree_hash():
-                raise SnapshotError(f"replaying {checkpoint.id} did not reach the recorded state")
-            ref = self.snapshots.save(env, checkpoint.history)
-        finally:
-            env.close()
-        self.setup_cost.replayed_steps += len(checkpoint.history)
-        self._refs[checkpoint.id] = ref
-        return ref
-
-    def _forget(self, checkpoint_id: str) -> None:
-        with self._snapshot_lock:  # (queued prefetches restore from the rebuilt snapshot)
-            ref = self._refs.pop(checkpoint_id, None)
-        if ref is not None:
-            self.snapshots.release(ref)
+        if self.branches.prefetcher is not None:
+            self.branches.prefetcher.plan(job.checkpoint_id for job in jobs
+                                          for _ in range(job.group_size) if job.checkpoint_id is not None)  # fmt: skip
 
     def close(self) -> None:
-        while self._idle:
-            close_quietly(self._idle.pop())
-        for ref in self._refs.values():
-            self.snapshots.release(ref)
-        self._refs.clear()
+        self.pool.close()
+        self.cache.close()
 
 
 class _Lane:

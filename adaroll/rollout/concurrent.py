@@ -17,7 +17,9 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Any, TypeVar
+from typing import TypeVar
+
+from adaroll.envs.base import GUIEnv
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -37,9 +39,9 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
-def concurrent_envs(envs: Sequence[Any]) -> bool:
+def concurrent_envs(envs: Sequence[GUIEnv]) -> bool:
     """True when there is more than one env and every one allows calls from other threads."""
-    return len(envs) > 1 and all(getattr(env, "concurrent_calls", False) for env in envs)
+    return len(envs) > 1 and all(env.concurrent_calls for env in envs)
 
 
 def call_each(fn: Callable[[T], R], items: Sequence[T], *, concurrent: bool) -> list[R]:

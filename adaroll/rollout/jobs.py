@@ -5,14 +5,49 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Literal
 
+from adaroll.costs import Counters
 from adaroll.envs.base import GUIEnv, TaskSpec
 from adaroll.policies.base import Context, SampledAction
 
 log = logging.getLogger("adaroll")
 
-StartKind = Literal["onestep", "suffix", "root"]
+
+
+class StartKind(StrEnum):
+    """Where a group starts (DESIGN.md 1.4); each kind has one start class in
+    :mod:`adaroll.rollout.starts` that runs it. A ``StrEnum``: the ledger and logs write the
+    plain value."""
+
+    ONESTEP = "onestep"
+    """At a checkpoint, one action per sample, rewarded by matching the expert's (no env)."""
+    SUFFIX = "suffix"
+    """From a branch of the checkpoint's snapshot, to the end of the episode."""
+    ROOT = "root"
+    """From a reset to the task, the whole episode."""
+
+
+class Route(StrEnum):
+    """Where the scheduler sends a task (DESIGN.md 1.5). Local is the route whose groups start
+    one step at a pivot (:attr:`StartKind.ONESTEP`); Suffix and Root start as they are named."""
+
+    UNROUTED = "unrouted"
+    """Not yet routed: its routing probes come first."""
+    LOCAL = "local"
+    SUFFIX = "suffix"
+    ROOT = "root"
+
+    @property
+    def start(self) -> StartKind | None:
+        """The start kind of the route's training groups (None: unrouted, probes only)."""
+        return _ROUTE_STARTS[self]
+
+
+_ROUTE_STARTS = {Route.UNROUTED: None, Route.LOCAL: StartKind.ONESTEP, Route.SUFFIX: StartKind.SUFFIX,
+                 Route.ROOT: StartKind.ROOT}  # fmt: skip
+
 Purpose = Literal["train", "routing"]
 
 
@@ -31,9 +66,12 @@ class Job:
     purpose: Purpose = "train"
     mode: str = ""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", StartKind(self.kind))  # a plain name is accepted too
+
     @property
     def ledger_mode(self) -> str:
-        return self.mode or self.kind
+        return self.mode or self.kind.value
 
 
 @dataclass
@@ -44,24 +82,10 @@ class Decision:
     sample: SampledAction
 
 
-@dataclass
-class Cost:
-    """What collecting something cost, in the ledger's units."""
-
-    policy_samples: int = 0
-    env_steps: int = 0
-    restores: int = 0
-    restore_seconds: float = 0.0
-    replayed_steps: int = 0
-    invalid_samples: int = 0
-    faults: int = 0
-    """Failed attempts at collecting the group (a crashed/hung env, a lost worker)."""
-    restore_fallbacks: int = 0
-    """Restores whose branch failed verification and were replaced by replaying the prefix."""
-
-    def add(self, other: Cost) -> None:
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+Cost = Counters
+"""What collecting something cost, in the ledger's units (:class:`~adaroll.costs.Counters`:
+``faults`` counts failed attempts at collecting the group, ``restore_fallbacks`` restores whose
+branch failed verification and were replaced by replaying the prefix)."""
 
 
 class RolloutFailed(RuntimeError):
@@ -86,7 +110,7 @@ def root_waves(job: Job, episodes_per_env: int) -> list[Job]:
     """A Root job as consecutive smaller groups that run on the same envs, so that each env
     plays up to ``episodes_per_env`` of the job's episodes one after another (a web env then
     starts its later episodes in the page it already loaded). Other jobs stay whole."""
-    if job.kind != "root" or episodes_per_env <= 1 or job.group_size <= 1:
+    if job.kind is not StartKind.ROOT or episodes_per_env <= 1 or job.group_size <= 1:
         return [job]
     envs = -(-job.group_size // episodes_per_env)  # ceil: the envs each wave uses
     return [replace(job, group_size=min(envs, job.group_size - start))
@@ -101,7 +125,7 @@ def merge_groups(job: Job, parts: Sequence[Group]) -> Group:
     for part in parts:
         merged.decisions += part.decisions
         merged.rewards += part.rewards
-        merged.cost.add(part.cost)
+        merged.cost = merged.cost + part.cost
     return merged
 
 

@@ -81,12 +81,14 @@ from ray.exceptions import GetTimeoutError, RayError
 
 from adaroll.actions import PAPER_MATCHER, ActionMatcher
 from adaroll.checkpoints import Checkpoint, CheckpointStore
+from adaroll.config import RolloutConfig
 from adaroll.envs import make_env
 from adaroll.envs.base import GUIEnv
 from adaroll.policies.base import Context, Policy
 from adaroll.rollout.collector import Collector, after_collect_seed, collection_seed, job_seed
 from adaroll.rollout.jobs import Cost, Group, Job, RolloutFailed
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS
+from adaroll.snapshots.cache import BuildCosts
 from adaroll.snapshots.replay import ReplaySnapshots
 
 log = logging.getLogger("adaroll")
@@ -174,7 +176,7 @@ class RolloutWorker:
         make_env: Callable[[], GUIEnv],
         checkpoints: CheckpointStore,
         snapshot_backend: str,
-        history_window: int,
+        history_window: int | None = None,
         matcher: ActionMatcher = PAPER_MATCHER,
         max_retries: int = 3,
         episodes_per_env: int = 1,
@@ -197,7 +199,7 @@ class RolloutWorker:
             self.version = version
         began = time.perf_counter()
         group = self.collector.collect_job(job, seed)
-        setup, self.collector.setup_cost = self.collector.setup_cost, Cost()
+        setup = Cost(replayed_steps=self.collector.builds.take_overhead())
         return WorkerResult(self.version, group, setup, os.getpid(), time.perf_counter() - began)
 
     def pid(self) -> int:
@@ -239,7 +241,7 @@ class _Flight:
 
 class RayCollector:
     """The :class:`~adaroll.rollout.collector.Collector` interface (``collect``,
-    ``setup_cost``, ``context_at``, ``close``) over ``workers`` Ray actors.
+    ``builds``, ``context_at``, ``close``) over ``workers`` Ray actors.
 
     Actors start on the first ``collect`` that has remote work (so building one only for
     ``context_at`` costs nothing); Ray is started locally then if this process has not joined a
@@ -254,7 +256,7 @@ class RayCollector:
         checkpoints: CheckpointStore,
         snapshot_backend: str,
         *,
-        history_window: int,
+        history_window: int | None = None,
         workers: int = 2,
         matcher: ActionMatcher = PAPER_MATCHER,
         max_retries: int = 3,
@@ -279,8 +281,8 @@ class RayCollector:
         # OneStep jobs in the learner: checkpoints only, the snapshot backend is never used.
         self.local = Collector(policy, make_env, checkpoints, ReplaySnapshots(make_env=make_env),
                                history_window=history_window, matcher=matcher)  # fmt: skip
-        self.setup_cost = Cost()
-        """Snapshot (re)building paid by the workers since the trainer last took it."""
+        self.builds = BuildCosts(self.prefix_length)
+        """Snapshot (re)building paid by the workers, and what the phase is billed for it."""
         self.version = 0
         """Policy version of the weights last published (0: none yet)."""
         self.stats = {"remote_jobs": 0, "local_jobs": 0, "faults": 0, "stale": 0, "replaced": 0}
@@ -292,6 +294,18 @@ class RayCollector:
         self._weights: Any = None
         self._policy_ref: Any = None
         self._store_ref: Any = None
+
+    @classmethod
+    def from_config(cls, cfg: RolloutConfig, policy: Policy, make_env: Callable[[], GUIEnv],
+                    checkpoints: CheckpointStore, snapshot_backend: str, *,
+                    matcher: ActionMatcher = PAPER_MATCHER, env_episodes_per_env: int = 1) -> RayCollector:  # fmt: skip
+        """The Ray collector ``cfg`` configures (``env_episodes_per_env``: the env kind's choice,
+        used when ``cfg.episodes_per_env`` is unset)."""
+        per_env = cfg.episodes_per_env if cfg.episodes_per_env is not None else env_episodes_per_env
+        return cls(policy, make_env, checkpoints, snapshot_backend, matcher=matcher, workers=cfg.workers,
+                   max_retries=cfg.max_retries, ray_address=cfg.ray_address, job_timeout_s=cfg.job_timeout_s,
+                   start_timeout_s=cfg.ray_start_timeout_s, worker_resources=cfg.ray_worker_resources,
+                   episodes_per_env=per_env)  # fmt: skip
 
     # -- the Collector interface ------------------------------------------------------------------
     def context_at(self, checkpoint: Checkpoint) -> Context:
@@ -305,8 +319,9 @@ class RayCollector:
         same weights, jobs and seed."""
         base = collection_seed(seed)
         self.current_jobs = jobs
-        local = deque(j for j, job in enumerate(jobs) if self.local_onestep and job.kind == "onestep")
-        remote = [j for j in range(len(jobs)) if not (self.local_onestep and jobs[j].kind == "onestep")]
+        here = [self.local_onestep and not self.local.starts[job.kind].rolls_out for job in jobs]
+        local = deque(j for j in range(len(jobs)) if here[j])
+        remote = [j for j in range(len(jobs)) if not here[j]]
         groups: list[Group | None] = [None] * len(jobs)
         faults = [0] * len(jobs)
         if remote:
@@ -363,7 +378,7 @@ class RayCollector:
                     self._replace(flight)
                     requeue(flight.job, exc, f"{type(exc).__name__}: {_first_line(exc)}")
                     continue
-                self.setup_cost.add(result.setup)
+                self.builds.add_build(result.setup.replayed_steps)
                 if result.version != self.version:
                     self.stats["stale"] += 1
                     requeue(flight.job, None, f"stale result (version {result.version}, "
@@ -376,7 +391,7 @@ class RayCollector:
         for j, group in enumerate(groups):
             assert group is not None
             group.job = jobs[j]  # the learner's own Job object, not the worker's copy
-            group.cost.faults += faults[j]
+            group.cost = group.cost + Cost(faults=faults[j])
             out.append(group)
         return out
 

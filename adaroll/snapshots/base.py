@@ -64,6 +64,13 @@ class SnapshotBackend(ABC):
     """Saves env states and restores them into independent branches."""
 
     name: str = ""
+    replays_prefix: bool = False
+    """Whether a restore replays the saved prefix in a fresh env (its steps are then the
+    restore's cost, and a failed restore has no replay to fall back on)."""
+    max_restores: int = 1
+    """Restores the backend runs at once (threads restoring ahead of need use this many)."""
+    max_branches: int | None = None
+    """Most branches alive at once (a pool of live browsers); None: no limit."""
 
     @abstractmethod
     def save(self, env: GUIEnv, prefix: tuple[Action, ...]) -> SnapshotRef:

@@ -437,20 +437,22 @@ class CriuSnapshots(SnapshotBackend):
     def save(self, env: GUIEnv, prefix: tuple[Action, ...]) -> SnapshotRef:
         """Dump ``env``'s browser (it keeps running) and record what verification needs."""
         self._check_open()
-        browser = getattr(env, "browser", None)
-        if browser is None or not hasattr(env, "episode_state"):
+        from adaroll.envs.web.env import WebEnv  # the web extras are optional: import on use
+
+        if not isinstance(env, WebEnv):
             raise SnapshotError(f"criu snapshots need a web environment (WebEnv), got "
                                 f"{type(env).__name__}")  # fmt: skip
+        browser = env.browser
         if not browser.isolated:
             raise SnapshotError("criu snapshots need an isolated browser (own pid/mount/net "
                                 "namespaces: run as root with util-linux `unshare`)")  # fmt: skip
         if not browser.alive():
             raise SnapshotError(f"cannot snapshot: browser {browser.pid} is not running")
-        if getattr(browser, "unprivileged", False):
+        if browser.unprivileged:
             raise SnapshotError("criu snapshots cannot restore an unprivileged browser yet (user "
                                 "namespace; docs/web.md, \"Browsers without root\"): launch "
                                 "it with env.options.browser.user: null")  # fmt: skip
-        web: WebEnv = env  # type: ignore[assignment]
+        web = env
         if self.config.collect_garbage:
             web.collect_garbage()
         episode = web.episode_state()
@@ -768,7 +770,7 @@ class CriuSnapshots(SnapshotBackend):
         with self._lock:
             self._branches[branch_no] = env
         env._on_close = self._make_on_close(branch_no, image)  # type: ignore[attr-defined]
-        env.restore_info = {  # type: ignore[attr-defined]
+        env.restore_info = {
             "snapshot": ref.id, "pid": pid, "criu_seconds": criu_s, "connect_seconds": connect_s,
         }  # fmt: skip
         return env

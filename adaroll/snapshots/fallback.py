@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from adaroll.envs.base import EnvFault, GUIEnv
 from adaroll.snapshots.base import SnapshotBackend, SnapshotError, SnapshotRef
@@ -60,7 +59,7 @@ def restore_verified(
         if not why:
             return Restored(env)
         env.close()
-    if getattr(backend, "replays_prefix", False):
+    if backend.replays_prefix:
         raise SnapshotError(f"snapshot {ref.id} (replay backend) is unusable: {why}")
     log.warning("snapshot %s unusable, replaying its %d-step prefix instead: %s",
                 ref.id, len(ref.prefix), why)  # fmt: skip
@@ -80,9 +79,8 @@ def restore_verified(
 
 def _mismatch(env: GUIEnv, ref: SnapshotRef) -> str:
     """Why a restored branch may not be used ("" when it may)."""
-    info: Any = getattr(env, "restore_info", None)
-    check = info.get("check") if isinstance(info, dict) else None
-    if check is not None and hasattr(check, "ok"):  # the backend verified it (CRIU)
+    check = env.restore_info.get("check") if env.restore_info is not None else None
+    if check is not None:  # the backend verified it (CRIU)
         return "" if check.ok else f"verification failed: {check.describe()}"
     if not ref.element_tree_hash:
         return ""

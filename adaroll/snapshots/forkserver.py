@@ -122,7 +122,7 @@ def resolve_factory(spec: str | Callable[..., GUIEnv]) -> Callable[..., GUIEnv]:
 
 def _meta(env: GUIEnv) -> dict[str, Any]:
     """Episode bookkeeping sent with every reply, cached by the proxy (no extra round trips)."""
-    out: dict[str, Any] = {"name": getattr(env, "name", "")}
+    out: dict[str, Any] = {"name": env.name}
     for key in ("task", "instruction", "max_steps", "steps_taken"):
         try:
             out[key] = getattr(env, key)

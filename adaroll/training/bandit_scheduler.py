@@ -10,10 +10,11 @@ from typing import Any
 from adaroll.algos.progress import ucb_progress_per_cost
 from adaroll.config import GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
-from adaroll.rollout.jobs import Group, Job
-from adaroll.training.scheduler import MODES, RoundRobin, Scheduler
+from adaroll.rollout.jobs import Group, Job, StartKind
+from adaroll.training.scheduler_base import MODES, ROUTERS, RoundRobin, Scheduler
 
 
+@ROUTERS.register("bandit")
 class BanditScheduler(Scheduler):
     """Stage II with ``routing="bandit"``: per task, a discounted UCB chooses start and horizon.
 
@@ -98,7 +99,7 @@ class BanditScheduler(Scheduler):
         for task_id in self.order.take(self.sched.tasks_per_iteration):
             self.visits[task_id] += 1
             if self.success[task_id] is None or self.visits[task_id] % self.sched.bandit_probe_every == 0:
-                jobs.append(Job("root", self.tasks[task_id], self.sched.routing_probes, purpose="routing"))
+                jobs.append(Job(StartKind.ROOT, self.tasks[task_id], self.sched.routing_probes, purpose="routing"))
             arm = self.choose(task_id, frozenset(claimed))
             if self._kind(task_id, arm) not in self.pooled:
                 claimed.add(self._kind(task_id, arm))
@@ -109,17 +110,17 @@ class BanditScheduler(Scheduler):
     def _jobs(self, task_id: str, arm: str) -> list[Job]:
         task, pivots = self.tasks[task_id], self.pivots[task_id]
         if arm == "root":
-            return [Job("root", task, self.sched.root_probes)]
+            return [Job(StartKind.ROOT, task, self.sched.root_probes)]
         if arm == "local":
-            return [Job("onestep", task, self.grpo.group_size, checkpoint_id=c) for c in pivots]
+            return [Job(StartKind.ONESTEP, task, self.grpo.group_size, checkpoint_id=c) for c in pivots]
         depth = int(arm.split(":")[1])
-        return [Job("suffix", task, self.grpo.group_size, checkpoint_id=pivots[depth])]
+        return [Job(StartKind.SUFFIX, task, self.grpo.group_size, checkpoint_id=pivots[depth])]
 
     def _arm_of(self, job: Job) -> str | None:
         pivots = self.pivots[job.task.id]
-        if job.kind == "root":
+        if job.kind is StartKind.ROOT:
             return "root"
-        if job.kind == "onestep":
+        if job.kind is StartKind.ONESTEP:
             return "local"
         if job.checkpoint_id in pivots:
             return f"suffix:{pivots.index(job.checkpoint_id)}"

@@ -19,41 +19,40 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from adaroll.costs import Counters
+
 BILL_KEYS = ("env_steps", "replay_steps", "demo_env_steps", "selection_env_steps",
              "total_env_steps", "policy_samples", "scoring_samples", "train_samples")  # fmt: skip
 """The cost keys of every configuration in ``summary.json`` (issue 11's accounting)."""
 
 
-@dataclass(frozen=True)
-class Bill:
-    env_steps: int = 0
-    """Training rollouts and routing probes."""
-    replay_steps: int = 0
-    """Env steps replayed to rebuild snapshots or to stand in for a failed restore."""
+@dataclass(frozen=True, kw_only=True)
+class Bill(Counters):
+    """The :class:`~adaroll.costs.Counters` a configuration is billed, and what only a bill has.
+
+    Its counters: ``env_steps`` (training rollouts and routing probes), ``replayed_steps`` (env
+    steps replayed to rebuild snapshots or to stand in for a failed restore; ``replay_steps`` in
+    ``summary.json``), ``policy_samples`` (every action sampled from the policy for the
+    configuration: rollouts, probes, one-step groups, selection evaluations and pivot scoring)
+    and ``training_samples`` (decisions that entered a gradient step, SFT: demonstration steps x
+    epochs; ``train_samples`` in ``summary.json``)."""
+
     selection_env_steps: int = 0
     """Env steps of evaluations whose result chose something (Stage I's best policy)."""
     demo_splits: frozenset[str] = field(default_factory=frozenset)
     """Task splits whose expert runs the configuration uses (pretrain: Base; train: SFT, pivots,
     Suffix checkpoints)."""
-    policy_samples: int = 0
-    """Every action sampled from the policy for the configuration: rollouts, probes, one-step
-    groups, selection evaluations and pivot scoring."""
     scoring_samples: int = 0
     """The part of ``policy_samples`` spent scoring pivots."""
-    train_samples: int = 0
-    """Decisions that entered a gradient step (SFT: demonstration steps x epochs)."""
 
-    def plus(self, other: Bill) -> Bill:
+    def plus(self, other: Counters) -> Bill:
         """This bill with ``other``'s costs added (demonstration splits united, not summed)."""
-        return Bill(
-            env_steps=self.env_steps + other.env_steps,
-            replay_steps=self.replay_steps + other.replay_steps,
-            selection_env_steps=self.selection_env_steps + other.selection_env_steps,
-            demo_splits=self.demo_splits | other.demo_splits,
-            policy_samples=self.policy_samples + other.policy_samples,
-            scoring_samples=self.scoring_samples + other.scoring_samples,
-            train_samples=self.train_samples + other.train_samples,
-        )
+        added = super().plus(other)
+        if not isinstance(other, Bill):
+            return added
+        return replace(added, selection_env_steps=self.selection_env_steps + other.selection_env_steps,
+                       demo_splits=self.demo_splits | other.demo_splits,
+                       scoring_samples=self.scoring_samples + other.scoring_samples)  # fmt: skip
 
     def with_demos(self, *splits: str) -> Bill:
         return replace(self, demo_splits=self.demo_splits | frozenset(splits))
@@ -62,23 +61,23 @@ class Bill:
     def of_phase(cls, totals: Mapping[str, Any]) -> Bill:
         """A training phase's own bill from the trainer's totals (``done.json``); the samples
         that scored its pivots come before the phase (``Pipeline._phase_start``)."""
-        return cls(env_steps=int(totals["env_steps"]), replay_steps=int(totals["replay_steps"]),
+        return cls(env_steps=int(totals["env_steps"]), replayed_steps=int(totals["replay_steps"]),
                    selection_env_steps=int(totals["selection_env_steps"]),
                    policy_samples=int(totals["policy_samples"]),
-                   train_samples=int(totals["train_samples"]))  # fmt: skip
+                   training_samples=int(totals["train_samples"]))  # fmt: skip
 
     def demo_env_steps(self, expert_steps: Mapping[str, int]) -> int:
         return sum(expert_steps[split] for split in sorted(self.demo_splits))
 
     def total_env_steps(self, expert_steps: Mapping[str, int]) -> int:
-        return (self.env_steps + self.replay_steps + self.selection_env_steps
+        return (self.env_steps + self.replayed_steps + self.selection_env_steps
                 + self.demo_env_steps(expert_steps))  # fmt: skip
 
     def row(self, expert_steps: Mapping[str, int]) -> dict[str, int]:
         """The bill's :data:`BILL_KEYS`, as ``summary.json`` holds them."""
-        return {"env_steps": self.env_steps, "replay_steps": self.replay_steps,
+        return {"env_steps": self.env_steps, "replay_steps": self.replayed_steps,
                 "demo_env_steps": self.demo_env_steps(expert_steps),
                 "selection_env_steps": self.selection_env_steps,
                 "total_env_steps": self.total_env_steps(expert_steps),
                 "policy_samples": self.policy_samples, "scoring_samples": self.scoring_samples,
-                "train_samples": self.train_samples}  # fmt: skip
+                "train_samples": self.training_samples}  # fmt: skip

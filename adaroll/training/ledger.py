@@ -37,9 +37,14 @@ import math
 import os
 import time
 from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import IO, Any
+
+from adaroll.costs import COUNTERS, FLOAT_COUNTERS, INT_COUNTERS, Counters
+
+__all__ = ["COUNTERS", "FLOAT_COUNTERS", "INT_COUNTERS", "CostRecord", "CostTotals", "Ledger", "LedgerError",
+           "read_ledger"]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -48,12 +53,6 @@ PURPOSES = ("train", "routing", "selection", "eval", "overhead")
 BILLED_PURPOSES = ("train", "routing")
 EVALUATION_PURPOSES = ("selection", "eval")
 TAGS = ("mode", "purpose", "task_id", "iteration", "stage")
-INT_COUNTERS = (
-    "training_samples", "policy_samples", "env_steps", "restores", "replayed_steps",
-    "invalid_samples", "faults", "restore_fallbacks",
-)  # fmt: skip
-FLOAT_COUNTERS = ("restore_seconds", "wall_seconds")
-COUNTERS = INT_COUNTERS + FLOAT_COUNTERS
 
 
 class LedgerError(ValueError):
@@ -61,8 +60,9 @@ class LedgerError(ValueError):
 
 
 @dataclass(frozen=True)
-class CostRecord:
-    """One ledger entry (validated on construction)."""
+class CostRecord(Counters):
+    """One ledger entry (validated on construction): the :class:`~adaroll.costs.Counters` of a
+    unit of work, tagged."""
 
     mode: str
     """What kind of work: onestep, suffix, root, vanilla, sft or eval."""
@@ -71,26 +71,6 @@ class CostRecord:
     whose result chooses a policy), eval (Avg@k/Pass@k that only reports), overhead (work whose
     amount depends on how the run executes, not on the configuration: snapshot images rebuilt
     by each process or worker; recorded, never billed)."""
-    training_samples: int = 0
-    """Decisions that entered a policy update (zero-variance groups contribute none)."""
-    policy_samples: int = 0
-    """Decisions drawn from the policy (every sample, used or not)."""
-    env_steps: int = 0
-    """Environment interaction steps (actions executed in an env)."""
-    restores: int = 0
-    """Snapshot restores."""
-    restore_seconds: float = 0.0
-    """Wall seconds spent restoring snapshots."""
-    replayed_steps: int = 0
-    """Env steps replayed to reach a start state (replay backend / snapshot building)."""
-    wall_seconds: float = 0.0
-    """Wall seconds of the unit of work."""
-    invalid_samples: int = 0
-    """Samples whose model output did not parse."""
-    faults: int = 0
-    """Env/worker faults that had to be recovered from (each one a failed, re-run attempt)."""
-    restore_fallbacks: int = 0
-    """Snapshot restores that failed verification and were replaced by replaying the prefix."""
     task_id: str | None = None
     """Task the work was for, if one."""
     iteration: int | None = None
@@ -162,20 +142,10 @@ class CostRecord:
 
 
 @dataclass(frozen=True)
-class CostTotals:
+class CostTotals(Counters):
     """Summed counters of a set of records (``records`` = how many)."""
 
     records: int = 0
-    training_samples: int = 0
-    policy_samples: int = 0
-    env_steps: int = 0
-    restores: int = 0
-    restore_seconds: float = 0.0
-    replayed_steps: int = 0
-    wall_seconds: float = 0.0
-    invalid_samples: int = 0
-    faults: int = 0
-    restore_fallbacks: int = 0
 
     @classmethod
     def of(cls, records: Iterable[CostRecord]) -> CostTotals:
@@ -188,12 +158,13 @@ class CostTotals:
                 sums[name] += getattr(r, name)
         return cls(records=n, **sums)
 
-    def __add__(self, other: CostTotals) -> CostTotals:
-        return CostTotals(**{f.name: getattr(self, f.name) + getattr(other, f.name)
-                             for f in fields(self)})  # fmt: skip
+    def plus(self, other: Counters) -> CostTotals:
+        """Counters added, and the record counts when ``other`` is a total too."""
+        more = other.records if isinstance(other, CostTotals) else 0
+        return replace(super().plus(other), records=self.records + more)
 
     def to_dict(self) -> dict[str, float | int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {"records": self.records, **self.counters()}
 
 
 TagFilter = str | int | None | Collection[str | int | None]

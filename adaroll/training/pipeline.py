@@ -150,7 +150,7 @@ class Pipeline:
     def _training_device(self) -> str | None:
         env = self.make_env()
         try:
-            return getattr(env, "device_name", None)
+            return env.device_name
         finally:
             env.close()
 
@@ -199,7 +199,6 @@ class Pipeline:
         row: dict[str, float] = {}
         for split, tasks in self.eval_tasks().items():
             r = evaluate_split(policy, self.make_env, tasks, k=self.cfg.rl.eval.k,
-                               history_window=self.cfg.policy.history,
                                seed=derive_seed(self.cfg.seed, "final-eval", name, split))  # fmt: skip
             row[f"{split}_avg"], row[f"{split}_pass"] = r.avg, r.pass_
         atomic_write_text(path, json.dumps(row))
@@ -230,26 +229,17 @@ class Pipeline:
         """The configured collector: this process (``rollout.backend: local``) or Ray workers,
         rewarding OneStep samples with ``matcher``, starting from ``store`` (default: the train
         experts' checkpoints)."""
-        rollout = self.cfg.rollout
         store = store if store is not None else self.store("train")
-        if rollout.backend == "ray":
+        per_env = env_episodes_per_env(self.cfg.env.name)
+        if self.cfg.rollout.backend == "ray":
             from adaroll.rollout.ray_workers import EnvFactory, RayCollector
 
-            return RayCollector(policy, EnvFactory(self.cfg.env.name, dict(self.cfg.env.options)),
-                                store, self.cfg.env.snapshot_backend, matcher=matcher,
-                                history_window=self.cfg.policy.history, workers=rollout.workers,
-                                max_retries=rollout.max_retries, ray_address=rollout.ray_address,
-                                job_timeout_s=rollout.job_timeout_s,
-                                start_timeout_s=rollout.ray_start_timeout_s,
-                                worker_resources=rollout.ray_worker_resources,
-                                episodes_per_env=self.episodes_per_env())  # fmt: skip
+            return RayCollector.from_config(self.cfg.rollout, policy, EnvFactory(self.cfg.env.name, dict(self.cfg.env.options)),
+                                            store, self.cfg.env.snapshot_backend, matcher=matcher,
+                                            env_episodes_per_env=per_env)  # fmt: skip
         backend = SNAPSHOT_BACKENDS.get(self.cfg.env.snapshot_backend)(make_env=self.make_env)
-        return Collector(policy, self.make_env, store, backend, matcher=matcher,
-                         history_window=self.cfg.policy.history,
-                         batch_across_jobs=rollout.batch_across_jobs,
-                         max_retries=rollout.max_retries, parallel_jobs=rollout.parallel_jobs,
-                         prefetch_branches=rollout.prefetch_branches,
-                         episodes_per_env=self.episodes_per_env())  # fmt: skip
+        return Collector.from_config(self.cfg.rollout, policy, self.make_env, store, backend, matcher=matcher,
+                                     env_episodes_per_env=per_env)  # fmt: skip
 
     def episodes_per_env(self) -> int:
         """``rollout.episodes_per_env``, or the env kind's choice when unset."""
@@ -273,8 +263,7 @@ class Pipeline:
         collector = self.collector(start, matcher, store)
         evals = {s: self.split(s) for s in {*phase.eval.splits, *phase.eval.final_splits}}
         trainer = Trainer(name, self.out / name, phase, start, scheduler, collector, self.make_env,
-                          evals, seed=self.cfg.seed, history_window=self.cfg.policy.history,
-                          progress=self.progress, self_pool=self_pool)  # fmt: skip
+                          evals, seed=self.cfg.seed, progress=self.progress, self_pool=self_pool)  # fmt: skip
         try:
             result = trainer.train(resume=resume)
         finally:
@@ -444,7 +433,7 @@ class Pipeline:
     def sft_bill(self, name: str) -> Bill:
         """A behaviour-cloning step's own bill: demonstration steps x epochs training samples."""
         done = json.loads((self.out / "policies" / name / "done").read_text())
-        return Bill(train_samples=int(done["examples"]) * int(done["epochs"]))
+        return Bill(training_samples=int(done["examples"]) * int(done["epochs"]))
 
     def _check_format(self) -> None:
         marker = self.out / "format.json"
@@ -492,7 +481,7 @@ def _curve_point(point: dict[str, Any], before: Bill, expert_steps: dict[str, in
     return {"iteration": point["iteration"],
             "total_env_steps": before.total_env_steps(expert_steps) + point["phase_env_steps"],
             "policy_samples": before.policy_samples + point["policy_samples"],
-            "train_samples": before.train_samples + point["train_samples"],
+            "train_samples": before.training_samples + point["train_samples"],
             "phase_env_steps": point["phase_env_steps"],
             **{f"{split}_avg": point.get(f"{split}_avg") for split in FINAL_SPLITS},
             "routes": point.get("routes")}  # fmt: skip

@@ -34,14 +34,13 @@ all off by default (the paper's thresholds route):
 * ``frontier="progress"`` - the Suffix frontier follows learning progress, not tau_suffix
   (:meth:`HybridScheduler._progress_step`);
 * ``routing="bandit"`` - :class:`~adaroll.training.bandit_scheduler.BanditScheduler`
-  replaces the thresholds by a discounted UCB over start and horizon per task (the registry's
-  ``hybrid`` entry builds it).
+  replaces the thresholds by a discounted UCB over start and horizon per task (the ``hybrid``
+  entry builds the router ``routing`` names, from :data:`~adaroll.training.scheduler_base.ROUTERS`).
 """
 
 from __future__ import annotations
 
 import random
-from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -50,11 +49,14 @@ from adaroll.algos.pivots import draw_independent, draw_weighted
 from adaroll.algos.progress import slope, wilson_upper
 from adaroll.config import GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
-from adaroll.registry import Registry
-from adaroll.rollout.jobs import Group, Job
+from adaroll.rollout.jobs import Group, Job, StartKind
 from adaroll.seeding import derive_seed
+from adaroll.training import bandit_scheduler  # noqa: F401 - registers the bandit router
+from adaroll.training.scheduler_base import MODES, ROUTERS, SCHEDULERS, RoundRobin, Scheduler
 
-MODES = ("unrouted", "local", "suffix", "root")
+__all__ = ["MODES", "ROUTERS", "SCHEDULERS", "HybridScheduler", "RoundRobin", "Scheduler",
+           "Stage1Scheduler", "VanillaScheduler", "route_for"]  # fmt: skip
+
 _RANK = {m: i for i, m in enumerate(MODES)}
 
 
@@ -67,50 +69,6 @@ def route_for(p: float, tau_low: float, tau_high: float) -> str:
     return "root"
 
 
-class Scheduler(ABC):
-    """Plans jobs for an iteration and learns from the groups that come back."""
-
-    @abstractmethod
-    def plan(self, iteration: int) -> list[Job]: ...
-
-    def observe(self, groups: Sequence[Group], iteration: int) -> None:  # noqa: B027
-        """Update routing from collected groups (no-op for static schedulers)."""
-
-    def route_counts(self) -> dict[str, int]:
-        return {}
-
-    def add_pivots(  # noqa: B027
-        self, task_id: str, pivots: Sequence[str], weights: Mapping[str, float], iteration: int
-    ) -> None:
-        """Give a task without pivots the self-generated ``pivots`` (earliest first) and their
-        OneStep draw ``weights`` (empty: hard gate). No-op for schedulers without pivot routing."""
-
-    @abstractmethod
-    def state_dict(self) -> dict[str, Any]: ...
-
-    @abstractmethod
-    def load_state_dict(self, state: dict[str, Any]) -> None: ...
-
-
-SCHEDULERS: Registry[Any] = Registry("scheduler")
-
-
-class RoundRobin:
-    """A cursor over a fixed list, serialisable as one integer."""
-
-    def __init__(self, items: Sequence[Any]) -> None:
-        self.items = list(items)
-        self.cursor = 0
-
-    def take(self, n: int) -> list[Any]:
-        if not self.items:
-            return []
-        n = min(n, len(self.items))
-        out = [self.items[(self.cursor + k) % len(self.items)] for k in range(n)]
-        self.cursor = (self.cursor + n) % len(self.items)
-        return out
-
-
 @SCHEDULERS.register("vanilla")
 class VanillaScheduler(Scheduler):
     """Root groups of ``group_size`` for ``tasks_per_iteration`` tasks, round robin."""
@@ -121,7 +79,7 @@ class VanillaScheduler(Scheduler):
         self.sched, self.grpo = sched, grpo
 
     def plan(self, iteration: int) -> list[Job]:
-        return [Job("root", t, self.grpo.group_size, mode="vanilla")
+        return [Job(StartKind.ROOT, t, self.grpo.group_size, mode="vanilla")
                 for t in self.order.take(self.sched.tasks_per_iteration)]  # fmt: skip
 
     def route_counts(self) -> dict[str, int]:
@@ -154,7 +112,7 @@ class Stage1Scheduler(Scheduler):
     def plan(self, iteration: int) -> list[Job]:
         if self.weighted:
             return self._sampled_plan(iteration)
-        return [Job("onestep", t, self.grpo.group_size, checkpoint_id=c)
+        return [Job(StartKind.ONESTEP, t, self.grpo.group_size, checkpoint_id=c)
                 for t, c in self.order.take(self.sched.pivots_per_iteration)]  # fmt: skip
 
     def _sampled_plan(self, iteration: int) -> list[Job]:
@@ -163,7 +121,7 @@ class Stage1Scheduler(Scheduler):
         rng = random.Random(derive_seed(self.seed, "stage1-pivots", iteration))
         weights = [w for _, _, w in self.weighted]
         drawn = draw_weighted(weights, self.sched.pivots_per_iteration, rng)
-        return [Job("onestep", self.weighted[i][0], self.grpo.group_size,
+        return [Job(StartKind.ONESTEP, self.weighted[i][0], self.grpo.group_size,
                     checkpoint_id=self.weighted[i][1]) for i in drawn]  # fmt: skip
 
     def route_counts(self) -> dict[str, int]:
@@ -198,6 +156,7 @@ class TaskRoute:
     """frontier=progress: success rates of the groups at the current frontier, oldest first."""
 
 
+@ROUTERS.register("thresholds")
 class HybridScheduler(Scheduler):
     """The paper's Stage II scheduler (see the module docstring for the open-point decisions)."""
 
@@ -227,22 +186,22 @@ class HybridScheduler(Scheduler):
     def _jobs_for(self, task_id: str) -> list[Job]:
         route, task = self.routes[task_id], self.tasks[task_id]
         route.visits += 1
-        routing = Job("root", task, self.sched.routing_probes, purpose="routing")
+        routing = Job(StartKind.ROOT, task, self.sched.routing_probes, purpose="routing")
         if route.mode == "unrouted":
             return [routing]
         if route.mode == "local":
-            jobs = [Job("onestep", task, self.grpo.group_size, checkpoint_id=c)
+            jobs = [Job(StartKind.ONESTEP, task, self.grpo.group_size, checkpoint_id=c)
                     for c in self._onestep_starts(task_id, route)]  # fmt: skip
             if route.visits % self.sched.local_reeval_every == 0:
                 jobs.append(routing)
             return jobs
         if route.mode == "suffix":
             checkpoint = route.pivots[route.frontier]
-            jobs = [Job("suffix", task, self.grpo.group_size, checkpoint_id=checkpoint)]
+            jobs = [Job(StartKind.SUFFIX, task, self.grpo.group_size, checkpoint_id=checkpoint)]
             if self.sched.demotion and route.visits % self.sched.monitor_every == 0:
                 jobs.append(routing)  # the forgetting monitor's probe: Suffix runs no root
             return jobs
-        return [Job("root", task, self.sched.root_probes)]
+        return [Job(StartKind.ROOT, task, self.sched.root_probes)]
 
     # -- learning from outcomes ---------------------------------------------------------------
     def observe(self, groups: Sequence[Group], iteration: int) -> None:
@@ -253,9 +212,9 @@ class HybridScheduler(Scheduler):
                 route.p = group.success_rate
                 self._promote(route, route_for(route.p, self.sched.tau_low, self.sched.tau_high),
                               iteration)  # fmt: skip
-            elif group.job.kind == "suffix" and route.mode == "suffix":
+            elif group.job.kind is StartKind.SUFFIX and route.mode == "suffix":
                 self._move_frontier(route, group, iteration)
-            if self.sched.demotion and group.job.kind == "root" and route.mode == mode_before:
+            if self.sched.demotion and group.job.kind is StartKind.ROOT and route.mode == mode_before:
                 self._monitor(route, group, iteration)
 
     def _onestep_starts(self, task_id: str, route: TaskRoute) -> list[str]:
@@ -361,7 +320,7 @@ class HybridScheduler(Scheduler):
         if not chosen:
             return []
         self.replay_cursor = (ids.index(chosen[-1]) + 1) % len(ids)
-        return [Job("onestep", self.tasks[t], self.grpo.group_size, checkpoint_id=c)
+        return [Job(StartKind.ONESTEP, self.tasks[t], self.grpo.group_size, checkpoint_id=c)
                 for t in chosen for c in self.routes[t].pivots]  # fmt: skip
 
     def route_counts(self) -> dict[str, int]:
@@ -386,10 +345,8 @@ class HybridScheduler(Scheduler):
 @SCHEDULERS.register("hybrid")
 def hybrid_scheduler(tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
                      pivots: Mapping[str, Sequence[str]], **kwargs: Any) -> Scheduler:  # fmt: skip
-    """Stage II: :class:`HybridScheduler` (the paper's thresholds) or, with
-    ``routing="bandit"``, the bandit scheduler."""
-    if sched.routing == "bandit":
-        from adaroll.training.bandit_scheduler import BanditScheduler
-
-        return BanditScheduler(tasks, sched, grpo, pivots, **kwargs)
-    return HybridScheduler(tasks, sched, grpo, pivots, **kwargs)
+    """Stage II with the router ``sched.routing`` names (:data:`ROUTERS`): ``thresholds``
+    (:class:`HybridScheduler`, the paper's) or ``bandit``
+    (:class:`~adaroll.training.bandit_scheduler.BanditScheduler`)."""
+    router: Any = ROUTERS.get(sched.routing)
+    return router(tasks, sched, grpo, pivots, **kwargs)  # type: ignore[no-any-return]

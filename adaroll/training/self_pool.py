@@ -44,7 +44,7 @@ from adaroll.checkpoints import Checkpoint, CheckpointStore
 from adaroll.config import PivotConfig
 from adaroll.policies.base import Policy
 from adaroll.rollout.collector import RolloutCollector
-from adaroll.rollout.jobs import Decision, Group
+from adaroll.rollout.jobs import Decision, Group, StartKind
 from adaroll.training.pivot_scoring import PivotSet, score_checkpoints
 
 
@@ -79,11 +79,11 @@ class SelfPivotPool:
         made: list[Checkpoint] = []
         for group in groups:
             job = group.job
-            if job.kind == "onestep" or job.task.id not in self.eligible:
+            if job.kind is StartKind.ONESTEP or job.task.id not in self.eligible:
                 continue
             start = (
                 self.store.get(job.checkpoint_id)
-                if job.kind == "suffix" and job.checkpoint_id
+                if job.kind is StartKind.SUFFIX and job.checkpoint_id
                 else None
             )
             prefix = start.history if start is not None else ()

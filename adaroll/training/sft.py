@@ -78,8 +78,7 @@ def train_sft(
     if epochs < 0 or batch_size < 1 or lr <= 0:
         raise ValueError("need epochs >= 0, batch_size >= 1 and lr > 0")
     t0 = time.perf_counter()
-    represents = getattr(policy, "represents", None)
-    usable = [ex for ex in examples if represents is None or represents(ex[0], ex[1])]
+    usable = [ex for ex in examples if policy.represents(ex[0], ex[1])]
     skipped = len(examples) - len(usable)
     stats: dict[str, Any] = {"examples": len(usable), "skipped": skipped, "epochs": epochs,
                              "steps": 0, "epoch_loss": []}  # fmt: skip

@@ -62,7 +62,7 @@ class Trainer:
         eval_tasks: Mapping[str, Sequence[TaskSpec]],
         *,
         seed: int,
-        history_window: int,
+        history_window: int | None = None,
         progress: bool = True,
         self_pool: SelfPivotPool | None = None,
     ) -> None:
@@ -86,8 +86,6 @@ class Trainer:
         self._tb: Any = None
         self.iteration = 0
         self.best: dict[str, Any] = {"score": -1.0, "split": cfg.eval.select_on, "iteration": 0}
-        self.built: set[str] = set()
-        """Checkpoints whose snapshot image this phase has paid for (one replay of the prefix)."""
         self.phase_times: dict[str, float] = {}
 
     # -- the algorithm ----------------------------------------------------------------------
@@ -152,15 +150,15 @@ class Trainer:
         if self.cfg.eval.keep_policies:
             self.policy.save(self.dir / "marks" / f"{self.iteration:06d}")
         score = row.get(f"{self.cfg.eval.select_on}_avg", -1.0)
-        if self.cfg.algorithm == "stage1" and score > self.best["score"]:
+        if self.cfg.keep == "best" and score > self.best["score"]:
             self.best = {"score": score, "split": self.cfg.eval.select_on, "iteration": self.iteration}
             self.policy.save(self.dir / "best")
         return row
 
     def _eval_purpose(self, split: str) -> str:
-        """Stage I keeps the policy that scores best on ``select_on``: those evaluations select
-        (a cost of the configuration); every other evaluation only reports."""
-        selects = self.cfg.algorithm == "stage1" and split == self.cfg.eval.select_on
+        """A phase that keeps its best policy (Stage I) chooses it on ``select_on``: those
+        evaluations select (a cost of the configuration); every other evaluation only reports."""
+        selects = self.cfg.keep == "best" and split == self.cfg.eval.select_on
         return "selection" if selects else "eval"
 
     def _at_mark(self, before: dict[str, Any], after: dict[str, Any]) -> bool:
@@ -215,31 +213,23 @@ class Trainer:
                         stage=self.name, iteration=self.iteration)  # fmt: skip
 
     def _record_costs(self, groups: Sequence[Group], used: dict[int, int]) -> None:
-        setup = self.collector.setup_cost
-        if setup.replayed_steps:
+        builds = self.collector.builds
+        overhead = builds.take_overhead()
+        if overhead:
             # How often images are rebuilt depends on the execution (each worker, each restarted
             # process builds its own): recorded, but the bill has one build per checkpoint.
-            self.ledger.add("suffix", "overhead", replayed_steps=setup.replayed_steps,
+            self.ledger.add("suffix", "overhead", replayed_steps=overhead,
                             stage=self.name, iteration=self.iteration)  # fmt: skip
-            setup.replayed_steps = 0
         for g, group in enumerate(groups):
             c = group.cost
+            first_build = builds.bill_first_use(group.job.checkpoint_id, c.restores)
             self.ledger.add(
                 group.job.ledger_mode, group.job.purpose,
                 training_samples=used.get(g, 0), policy_samples=c.policy_samples,
                 env_steps=c.env_steps, restores=c.restores, restore_seconds=c.restore_seconds,
-                replayed_steps=c.replayed_steps + self._first_build(group), invalid_samples=c.invalid_samples,
+                replayed_steps=c.replayed_steps + first_build, invalid_samples=c.invalid_samples,
                 faults=c.faults, restore_fallbacks=c.restore_fallbacks,
                 task_id=group.job.task.id, stage=self.name, iteration=self.iteration)  # fmt: skip
-
-    def _first_build(self, group: Group) -> int:
-        """Replay steps that building the group's snapshot image costs, billed at its first use
-        in the phase (restores from a snapshot need the image; later uses share it)."""
-        checkpoint = group.job.checkpoint_id
-        if group.cost.restores == 0 or checkpoint is None or checkpoint in self.built:
-            return 0
-        self.built.add(checkpoint)
-        return self.collector.prefix_length(checkpoint)
 
     def _totals(self) -> dict[str, Any]:
         """The phase's own cost so far. ``phase_env_steps`` (the budget's unit) is every env step
@@ -274,7 +264,7 @@ class Trainer:
         return None
 
     def _output_dir(self) -> Path:
-        return self.dir / ("best" if self.cfg.algorithm == "stage1" else "state")
+        return self.dir / ("best" if self.cfg.keep == "best" else "state")
 
     def _finish(self) -> PhaseResult:
         final = {"phase": self.name, "iteration": self.iteration, **self._totals(),
@@ -317,7 +307,7 @@ class Trainer:
         meta = {"iteration": self.iteration, "ledger_records": len(self.ledger),
                 "metrics_records": len(self.metrics), "best": self.best,
                 "scheduler": self.scheduler.state_dict(), "phase_times": self.phase_times,
-                "built": sorted(self.built), "optimizer_steps": self.optimizer_steps}  # fmt: skip
+                "built": self.collector.builds.state_dict(), "optimizer_steps": self.optimizer_steps}  # fmt: skip
         if self.self_pool is not None:
             meta["self_pool"] = self.self_pool.state_dict()
         atomic_write_text(tmp / "meta.json", json.dumps(meta))
@@ -354,7 +344,7 @@ class Trainer:
             self.self_pool.load_state_dict(meta["self_pool"])
         self.iteration, self.best = int(meta["iteration"]), meta["best"]
         self.phase_times = meta.get("phase_times", {})
-        self.built = set(meta["built"])
+        self.collector.builds.load_state_dict(meta["built"])
         self.optimizer_steps = int(meta.get("optimizer_steps", 0))  # absent: saved before it was kept
         self.ledger.truncate_to(int(meta["ledger_records"]))
         self.metrics.truncate_to(int(meta["metrics_records"]))

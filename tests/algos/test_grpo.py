@@ -229,6 +229,19 @@ def test_aggregations_hand_computed() -> None:
         aggregate_loss(loss, mask, "sum")
 
 
+@pytest.mark.parametrize("mode", ["token-mean", "sequence-mean"])
+def test_micro_batches_weighted_by_their_aggregation_give_the_whole_batch_loss(mode: str) -> None:
+    generator = torch.Generator().manual_seed(3)
+    loss = torch.randn(7, 5, generator=generator)
+    mask = (torch.rand(7, 5, generator=generator) > 0.4).to(torch.int64)
+    mask[2] = 0  # a sample without a real factor
+    aggregation = LOSS_AGGREGATIONS.get(mode)
+    chunks = [slice(0, 3), slice(3, 5), slice(5, 7)]
+    weights = [aggregation.weight(mask[c]) for c in chunks]
+    parts = sum(float(aggregation(loss[c], mask[c])) * w for c, w in zip(chunks, weights, strict=True))
+    assert parts / sum(weights) == pytest.approx(float(aggregate_loss(loss, mask, mode)), abs=1e-6)
+
+
 def test_masked_factors_do_not_count() -> None:
     logp, old, _ = _one_sample([1.5, 0.5])
     mask = torch.tensor([[0.0, 1.0]], dtype=torch.float64)

@@ -132,7 +132,7 @@ def test_a_corrupt_snapshot_falls_back_to_replay_and_is_rebuilt(store) -> None:
     FaultyLineEnv.arm({})
     clean = collector(store).collect([job], seed=5)
     c = collector(store)
-    ref = c._snapshot(store.get(job.checkpoint_id))
+    ref = c.cache.ref(store.get(job.checkpoint_id))
     # corrupt the saved state: restores now come back at the task's start, not the checkpoint
     state, owner = c.snapshots._states[ref.id]
     c.snapshots._states[ref.id] = (type(state)(state.task, 0, 0), owner)
@@ -142,7 +142,7 @@ def test_a_corrupt_snapshot_falls_back_to_replay_and_is_rebuilt(store) -> None:
     assert group.cost.restore_fallbacks == 1 == c.stats["restore_fallbacks"]
     assert group.cost.replayed_steps == len(store.get(job.checkpoint_id).history)
     assert group.cost.restores == 3 and group.cost.faults == 0
-    assert c.setup_cost.replayed_steps == 2 * len(store.get(job.checkpoint_id).history)
+    assert c.builds.overhead_steps == 2 * len(store.get(job.checkpoint_id).history)
 
 
 def test_replay_backend_mismatch_is_an_error_not_a_loop(store) -> None:
@@ -150,10 +150,10 @@ def test_replay_backend_mismatch_is_an_error_not_a_loop(store) -> None:
     ckpt = store.for_task(task.id)[1]
     backend = ReplaySnapshots(make_env=LineEnv)
     c = Collector(GoPolicy(0.2), LineEnv, store, backend, history_window=2)
-    ref = c._snapshot(ckpt)
+    ref = c.cache.ref(ckpt)
     import dataclasses
 
-    c._refs[ckpt.id] = dataclasses.replace(ref, element_tree_hash="0" * 16)
+    c.cache._refs[ckpt.id] = dataclasses.replace(ref, element_tree_hash="0" * 16)
     with pytest.raises(Exception, match="replay backend.*element tree"):
         c.collect([Job("suffix", task, 2, checkpoint_id=ckpt.id)], seed=0)
 

@@ -63,7 +63,7 @@ def on_two_workers(policy: Policy, env: str, store: CheckpointStore, backend: st
         assert len(pids) == 2  # two worker processes
     finally:
         remote.close()
-    return groups, slots, remote.setup_cost.replayed_steps
+    return groups, slots, remote.builds.overhead_steps
 
 
 def test_ray_groups_and_the_update_after_them_equal_the_local_ones_on_mobile(mobile_store, mobile_base) -> None:
@@ -77,7 +77,7 @@ def test_ray_groups_and_the_update_after_them_equal_the_local_ones_on_mobile(mob
     want = local.collect(jobs, seed=13)
     got, slots, replayed = on_two_workers(learner, "mobile", mobile_store, "memory", jobs, seed=13)
     assert [outcome(g) for g in got] == [outcome(g) for g in want]
-    assert slots == {0, 1} and replayed == local.setup_cost.replayed_steps > 0
+    assert slots == {0, 1} and replayed == local.builds.overhead_steps > 0
     assert sum(g.cost.env_steps for g in got) > 0 and sum(g.cost.restores for g in got) == 3 * 4
     # the update that follows: the same groups give the same new weights
     cfg = GRPOConfig(lr=3e-3)

@@ -138,7 +138,7 @@ class TestSharedWorkers:
         got = remote.collect(jobs, seed=21)
         assert [outcome(g) for g in got] == want
         assert all(g.job is j for g, j in zip(got, jobs, strict=True))  # the learner's own Job objects
-        assert remote.setup_cost.replayed_steps == local.setup_cost.replayed_steps > 0
+        assert remote.builds.overhead_steps == local.builds.overhead_steps > 0
         assert remote.stats["remote_jobs"] == len(jobs) and remote.stats["faults"] == 0
         # Both workers own checkpoints: each suffix job ran where its snapshot lives.
         assert len({slot_for(j.checkpoint_id, 2) for j in jobs if j.kind == "suffix"}) == 2
@@ -148,7 +148,7 @@ class TestSharedWorkers:
         assert [outcome(g) for g in remote.collect(jobs, seed=22)] == \
             [outcome(g) for g in local.collect(jobs, seed=22)]  # fmt: skip
         assert remote.version == version + 1
-        assert remote.setup_cost.replayed_steps == local.setup_cost.replayed_steps  # built once each
+        assert remote.builds.overhead_steps == local.builds.overhead_steps  # built once each
 
     def test_stale_results_are_discarded_counted_and_rerun(self, store, remote) -> None:
         jobs = [Job("root", t, 4) for t in SUITE.split("train")]
@@ -302,7 +302,7 @@ def test_process_snapshot_backend_inside_a_worker(store) -> None:
     try:
         want = [outcome(g) for g in local.collect(jobs, seed=3)]
         assert [outcome(g) for g in remote.collect(jobs, seed=3)] == want
-        assert remote.setup_cost.replayed_steps == local.setup_cost.replayed_steps > 0
+        assert remote.builds.overhead_steps == local.builds.overhead_steps > 0
     finally:
         remote.close()
         local.close()

@@ -52,7 +52,7 @@ def test_fast_collection_equals_one_call_at_a_time() -> None:
     try:
         fast.collect(jobs[:2], seed=99)  # the pages of click-button stay loaded in idle envs
         assert [outcome(g) for g in fast.collect(jobs, seed=5)] == expected
-        assert sum(env.reset_counts["reused"] for env in fast._idle) > 0  # type: ignore[attr-defined]
+        assert sum(env.reset_counts["reused"] for env in fast.pool._idle) > 0  # type: ignore[attr-defined]
     finally:
         fast.close()
     assert sum(e[3] for e in expected) > 0  # the episodes did step
@@ -74,7 +74,7 @@ def test_waves_reuse_each_page_and_equal_waves_with_reloads() -> None:
                               parallel_jobs=2, episodes_per_env=4)  # fmt: skip
         try:
             groups = [outcome(g) for g in collector.collect(jobs, seed=7)]
-            return groups, [dict(env.reset_counts) for env in collector._idle]  # type: ignore[attr-defined]
+            return groups, [dict(env.reset_counts) for env in collector.pool._idle]  # type: ignore[attr-defined]
         finally:
             collector.close()
 

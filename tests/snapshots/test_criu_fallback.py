@@ -48,12 +48,12 @@ def rig():
 
 def _collect_after(collector, checkpoint, damage) -> tuple:
     """Build the checkpoint's snapshot, ``damage`` it, collect a 2-sample Suffix group."""
-    collector._forget(checkpoint.id)
-    ref = collector._snapshot(checkpoint)
-    setup_before = collector.setup_cost.replayed_steps
+    collector.cache.forget(checkpoint.id)
+    ref = collector.cache.ref(checkpoint)
+    setup_before = collector.builds.overhead_steps
     damage(collector, ref)
     (group,) = collector.collect([Job("suffix", TASK, 2, checkpoint_id=checkpoint.id)], seed=4)
-    rebuilt = collector.setup_cost.replayed_steps - setup_before
+    rebuilt = collector.builds.overhead_steps - setup_before
     return group, rebuilt
 
 

@@ -51,7 +51,7 @@ def test_prefetched_branches_equal_restores_at_each_start_and_none_is_left_runni
         assert backend.live_branches() == 0
 
         fast = Collector(TapPolicy(), WebEnv, store, backend, history_window=2, prefetch_branches=3)
-        restore, killed = fast._restore_checkpoint, []
+        restore, killed = fast.cache.restore, []
 
         def restore_then_kill_the_first(checkpoint_id):  # a branch dies while it waits
             restored = restore(checkpoint_id)
@@ -60,7 +60,7 @@ def test_prefetched_branches_equal_restores_at_each_start_and_none_is_left_runni
                 os.kill(killed[0], signal.SIGKILL)
             return restored
 
-        fast._restore_checkpoint = restore_then_kill_the_first  # type: ignore[method-assign]
+        fast.cache.restore = restore_then_kill_the_first  # type: ignore[method-assign]
         try:
             assert fast._prefetch_capacity(jobs) == 2  # 4-branch pool, groups of 2
             got = [outcome(g) for g in fast.collect(jobs, seed=3)]

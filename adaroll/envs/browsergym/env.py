@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from adaroll.actions import Action, ActionKind
-from adaroll.envs.base import ENVS, EnvFault, GUIEnv, InvalidActionError, Observation, TaskSpec
+from adaroll.envs.base import ENVS, EnvFault, EpisodeEnv, InvalidActionError, Observation, TaskSpec
 from adaroll.envs.browsergym import launch
 from adaroll.envs.browsergym.actions import ACTION_SUBSETS, ActionGeometry, to_browsergym
 from adaroll.envs.browsergym.observation import axtree_elements
@@ -139,7 +139,7 @@ def step_limit(template: str, config: BrowserGymEnvConfig) -> int:
 
 
 @ENVS.register(ENV_NAME)
-class BrowserGymEnv(GUIEnv):
+class BrowserGymEnv(EpisodeEnv):
     """One BrowserGym task episode at a time (see the module docstring)."""
 
     name = ENV_NAME
@@ -188,28 +188,8 @@ class BrowserGymEnv(GUIEnv):
         browser_credentials(config.user)
 
     # -- GUIEnv ---------------------------------------------------------------------------------
-    @property
-    def task(self) -> TaskSpec:
-        if self._task is None:
-            raise RuntimeError("call reset first")
-        return self._task
-
-    @property
-    def instruction(self) -> str:
-        return self._instruction
-
-    @property
-    def max_steps(self) -> int:
-        return self._max_steps
-
-    @property
-    def steps_taken(self) -> int:
-        return self._steps
-
-    @property
-    def fault(self) -> EnvFault | None:
-        """The fault that made this env unusable (None while it works)."""
-        return self._fault
+    def _no_episode(self) -> str:
+        return "call reset first"
 
     @property
     def screen(self) -> tuple[int, int]:

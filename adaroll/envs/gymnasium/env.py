@@ -37,7 +37,7 @@ from typing import Any
 import gymnasium
 
 from adaroll.actions import Action, ActionKind
-from adaroll.envs.base import ENVS, EnvFault, GUIEnv, InvalidActionError, Observation, TaskSpec
+from adaroll.envs.base import ENVS, EnvFault, EpisodeEnv, InvalidActionError, Observation, TaskSpec
 from adaroll.envs.gymnasium.adapter import (
     AdapterError,
     GymAdapter,
@@ -77,7 +77,7 @@ class GymnasiumEnvConfig:
         return resolve_adapter(self.adapter, self.adapter_options)
 
 
-class GymnasiumEnv(GUIEnv):
+class GymnasiumEnv(EpisodeEnv):
     """One Gymnasium env driven through its adapter (see the module docstring)."""
 
     name = "gymnasium"
@@ -103,27 +103,12 @@ class GymnasiumEnv(GUIEnv):
             raise RuntimeError(f"gymnasium env {self.config.id} has no episode; call reset()")
         return self._env
 
-    @property
-    def task(self) -> TaskSpec:
-        if self._task is None:
-            raise RuntimeError(f"gymnasium env {self.config.id} has no episode; call reset()")
-        return self._task
-
-    @property
-    def instruction(self) -> str:
-        return self._instruction
+    def _no_episode(self) -> str:
+        return f"gymnasium env {self.config.id} has no episode; call reset()"
 
     @property
     def max_steps(self) -> int:
         return self.adapter.step_limit(self.task)
-
-    @property
-    def steps_taken(self) -> int:
-        return self._steps
-
-    @property
-    def fault(self) -> EnvFault | None:
-        return self._fault
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:  # fmt: skip

@@ -87,7 +87,7 @@ from adaroll.envs.base import (
     ENVS,
     EnvFault,
     EnvTimeout,
-    GUIEnv,
+    EpisodeEnv,
     InvalidActionError,
     Observation,
     TaskSpec,
@@ -202,7 +202,7 @@ def _coerce_task(task: Any, seed: int | None) -> TaskSpec:
 
 
 @ENVS.register("web")
-class WebEnv(GUIEnv):
+class WebEnv(EpisodeEnv):
     """One MiniWoB++ episode at a time on one Chromium page (see the module docstring)."""
 
     name = "web"
@@ -325,23 +325,8 @@ class WebEnv(GUIEnv):
         return (self.config.reuse_page and not self.config.screenshot
                 and self._page_template == task.template)  # fmt: skip
 
-    @property
-    def task(self) -> TaskSpec:
-        if self._task is None:
-            raise RuntimeError("no episode yet: call reset(options={'task': ...})")
-        return self._task
-
-    @property
-    def instruction(self) -> str:
-        return self._instruction
-
-    @property
-    def max_steps(self) -> int:
-        return self._max_steps
-
-    @property
-    def steps_taken(self) -> int:
-        return self._steps
+    def _no_episode(self) -> str:
+        return "no episode yet: call reset(options={'task': ...})"
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -510,11 +495,6 @@ class WebEnv(GUIEnv):
         with self._call("screenshot", self.config.step_timeout_s):
             data = capture_png(self)
         return decode_png(data)
-
-    @property
-    def fault(self) -> EnvFault | None:
-        """The fault that made this env unusable (None while it works)."""
-        return self._fault
 
     # -- internals ------------------------------------------------------------------------------
     @contextlib.contextmanager

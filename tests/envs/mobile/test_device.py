@@ -286,4 +286,4 @@ def test_states_and_checkpoints_do_not_move_between_devices(suite, tmp_path) -> 
     collector = Collector(GoPolicy(0.0), lambda: MobileEnv(device="noisy"), store, MemorySnapshots(),
                           history_window=2)  # fmt: skip
     with pytest.raises(SnapshotError, match="recorded on device profile 'clean', this env runs 'noisy'"):
-        collector._snapshot(store.for_task(spec("notes.create", 0).id)[1])
+        collector.cache.ref(store.for_task(spec("notes.create", 0).id)[1])
