@@ -30,7 +30,8 @@ run: setup
 	$(VENV)/bin/adaroll run --out $(OUT)
 
 lint: setup
-	$(VENV)/bin/ruff check adaroll tests benchmarks
+	$(VENV)/bin/ruff check adaroll tests benchmarks scripts
+	$(VENV)/bin/ruff format --check adaroll tests benchmarks scripts
 
 # the whole package (tests/test_architecture.py checks its shape: no import circle, module sizes)
 typecheck: setup

@@ -45,18 +45,38 @@ class ActionKind(StrEnum):
     """Web only: the pointer moves to (x, y) and stays (opens menus that react to the mouse)."""
 
 
-POINT_KINDS = frozenset({ActionKind.TAP, ActionKind.DOUBLE_TAP, ActionKind.LONG_PRESS,
-                         ActionKind.HOVER})  # fmt: skip
+POINT_KINDS = frozenset(
+    {ActionKind.TAP, ActionKind.DOUBLE_TAP, ActionKind.LONG_PRESS, ActionKind.HOVER}
+)
 DIRECTIONS = ("up", "down", "left", "right")
 KEYS = (
-    "back", "home", "enter", "recent", "tab", "escape", "backspace", "delete", "space",
-    "up", "down", "left", "right", "page_up", "page_down", "volume_up", "volume_down",
-)  # fmt: skip
+    "back",
+    "home",
+    "enter",
+    "recent",
+    "tab",
+    "escape",
+    "backspace",
+    "delete",
+    "space",
+    "up",
+    "down",
+    "left",
+    "right",
+    "page_up",
+    "page_down",
+    "volume_up",
+    "volume_down",
+)
 MODIFIERS = ("ctrl", "alt", "shift", "meta")
 """Chord modifiers, in the canonical order of a chord's text (``ctrl+shift+z``)."""
 _CHORD_KEY = re.compile(r"[a-z0-9]")
-ALIASES = {"click": ActionKind.TAP, "scroll": ActionKind.SWIPE, "drag": ActionKind.SWIPE,
-           "answer": ActionKind.DONE}  # fmt: skip
+ALIASES = {
+    "click": ActionKind.TAP,
+    "scroll": ActionKind.SWIPE,
+    "drag": ActionKind.SWIPE,
+    "answer": ActionKind.DONE,
+}
 
 ACTION_DOCS: dict[ActionKind, tuple[str, str]] = {
     ActionKind.TAP: ("tap(x, y)", "tap/click the point (x, y); x, y in [0, 1]"),
@@ -70,7 +90,10 @@ ACTION_DOCS: dict[ActionKind, tuple[str, str]] = {
     ActionKind.TYPE: ('type("text")', "type text into the focused field (JSON string literal)"),
     ActionKind.KEY: (
         "key(name)",
-        "press a key: " + ", ".join(KEYS) + "; web only: a chord of " + "/".join(MODIFIERS)
+        "press a key: "
+        + ", ".join(KEYS)
+        + "; web only: a chord of "
+        + "/".join(MODIFIERS)
         + " with a key or letter joined by '+', e.g. key(ctrl+a) selects all text of a field",
     ),
     ActionKind.OPEN_APP: ('open_app("name")', "open an app by its name"),
@@ -150,10 +173,15 @@ class Action:
                 try:
                     object.__setattr__(self, name, float(value) + 0.0)
                 except OverflowError:  # an int beyond float range
-                    raise ActionError(f"coordinate {name} is outside the normalised range [0, 1]") from None
+                    raise ActionError(
+                        f"coordinate {name} is outside the normalised range [0, 1]"
+                    ) from None
         used = self._validate()
-        set_fields = {n for n in ("x", "y", "x2", "y2", "direction", "text", "key", "app")
-                      if getattr(self, n) is not None}  # fmt: skip
+        set_fields = {
+            n
+            for n in ("x", "y", "x2", "y2", "direction", "text", "key", "app")
+            if getattr(self, n) is not None
+        }
         extra = set_fields - set(used)
         if extra:
             raise ActionError(f"{kind.value} does not take field(s) {sorted(extra)}")
@@ -306,7 +334,9 @@ def _tokenize_args(body: str) -> list[tuple[str, str]]:
     while True:
         m = _TOKEN.match(body, pos)
         if m is None or m.end() == pos:
-            raise ActionParseError(f"cannot read an argument at position {pos}: {body[pos:][:30]!r}")
+            raise ActionParseError(
+                f"cannot read an argument at position {pos}: {body[pos:][:30]!r}"
+            )
         kind = m.lastgroup
         assert kind is not None
         args.append((kind, m.group(kind)))
@@ -321,7 +351,9 @@ def _tokenize_args(body: str) -> list[tuple[str, str]]:
 def _expect(args: list[tuple[str, str]], kinds: tuple[str, ...], name: str) -> list[str]:
     got = tuple(k for k, _ in args)
     if got != kinds:
-        raise ActionParseError(f"{name} takes ({', '.join(kinds) or 'nothing'}), got ({', '.join(got) or 'nothing'})")
+        raise ActionParseError(
+            f"{name} takes ({', '.join(kinds) or 'nothing'}), got ({', '.join(got) or 'nothing'})"
+        )
     return [v for _, v in args]
 
 
@@ -491,8 +523,10 @@ class ActionMatcher:
         kind = a.kind
         if kind in POINT_KINDS:
             assert a.x is not None and b.x is not None and a.y is not None and b.y is not None
-            return (abs(a.x - b.x) <= self.tol_x + _BOUNDARY_SLACK
-                    and abs(a.y - b.y) <= self.tol_y + _BOUNDARY_SLACK)  # fmt: skip
+            return (
+                abs(a.x - b.x) <= self.tol_x + _BOUNDARY_SLACK
+                and abs(a.y - b.y) <= self.tol_y + _BOUNDARY_SLACK
+            )
         if kind is ActionKind.SWIPE:
             return a.swipe_direction == b.swipe_direction
         if kind is ActionKind.TYPE:

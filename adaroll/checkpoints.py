@@ -46,23 +46,34 @@ class Checkpoint:
         return base if self.origin == "expert" else f"{base}~{self.origin}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task.id, "step": self.step, "instruction": self.instruction,
-                "history": [a.to_dict() for a in self.history],
-                "observation": self.observation.to_dict(),
-                "expert_action": self.expert_action.to_dict(),
-                "trajectory_length": self.trajectory_length,
-                **({} if self.origin == "expert" else {"origin": self.origin}),
-                **({} if self.device is None else {"device": self.device})}  # fmt: skip
+        return {
+            "task": self.task.id,
+            "step": self.step,
+            "instruction": self.instruction,
+            "history": [a.to_dict() for a in self.history],
+            "observation": self.observation.to_dict(),
+            "expert_action": self.expert_action.to_dict(),
+            "trajectory_length": self.trajectory_length,
+            **({} if self.origin == "expert" else {"origin": self.origin}),
+            **({} if self.device is None else {"device": self.device}),
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Checkpoint:
         """Rebuild a checkpoint from :meth:`to_dict`'s output; any malformed field raises
         :class:`ValueError` saying which (see :func:`validate_record`)."""
         validate_record(d)
-        return cls(TaskSpec.from_id(d["task"]), d["step"], d["instruction"],
-                   tuple(Action.from_dict(a) for a in d["history"]),
-                   Observation.from_dict(d["observation"]), Action.from_dict(d["expert_action"]),
-                   d["trajectory_length"], d.get("origin", "expert"), d.get("device"))  # fmt: skip
+        return cls(
+            TaskSpec.from_id(d["task"]),
+            d["step"],
+            d["instruction"],
+            tuple(Action.from_dict(a) for a in d["history"]),
+            Observation.from_dict(d["observation"]),
+            Action.from_dict(d["expert_action"]),
+            d["trajectory_length"],
+            d.get("origin", "expert"),
+            d.get("device"),
+        )
 
 
 class CheckpointFileError(ValueError):
@@ -71,8 +82,19 @@ class CheckpointFileError(ValueError):
     names the file and the line."""
 
 
-_RECORD_FIELDS = frozenset({"task", "step", "instruction", "history", "observation",
-                            "expert_action", "trajectory_length", "origin", "device"})  # fmt: skip
+_RECORD_FIELDS = frozenset(
+    {
+        "task",
+        "step",
+        "instruction",
+        "history",
+        "observation",
+        "expert_action",
+        "trajectory_length",
+        "origin",
+        "device",
+    }
+)
 _OPTIONAL_FIELDS = frozenset({"origin", "device"})
 _ELEMENT_FIELDS = frozenset({"id", "role", "text", "bounds", "flags"})
 
@@ -106,8 +128,10 @@ def validate_record(d: Any) -> None:
     _need(isinstance(d["task"], str), f"task must be a task id string, got {d['task']!r}")
     for name in ("step", "trajectory_length"):
         _need(_is_int(d[name]) and d[name] >= 0, f"{name} must be an int >= 0, got {d[name]!r}")
-    _need(d["step"] < d["trajectory_length"],
-          f"step {d['step']} is not below trajectory_length {d['trajectory_length']}")  # fmt: skip
+    _need(
+        d["step"] < d["trajectory_length"],
+        f"step {d['step']} is not below trajectory_length {d['trajectory_length']}",
+    )
     _need(isinstance(d["instruction"], str), "instruction must be a string")
     _need(isinstance(d.get("origin", "expert"), str), "origin must be a string")
     _need(isinstance(d.get("device", ""), str), "device must be a string")
@@ -115,27 +139,44 @@ def validate_record(d: Any) -> None:
         actions = d[name] if name == "history" else [d[name]]
         _need(isinstance(actions, list), f"{name} must be a list of actions")
         _need(all(isinstance(a, dict) for a in actions), f"{name}: an action must be a JSON object")
-    _need(len(d["history"]) == d["step"],
-          f"history holds {len(d['history'])} actions, step {d['step']} needs {d['step']}")  # fmt: skip
+    _need(
+        len(d["history"]) == d["step"],
+        f"history holds {len(d['history'])} actions, step {d['step']} needs {d['step']}",
+    )
     obs = d["observation"]
-    _need(isinstance(obs, dict) and set(obs) == {"elements", "screen_size"},
-          "observation must be an object with exactly elements and screen_size")  # fmt: skip
+    _need(
+        isinstance(obs, dict) and set(obs) == {"elements", "screen_size"},
+        "observation must be an object with exactly elements and screen_size",
+    )
     size = obs["screen_size"]
-    _need(isinstance(size, list) and len(size) == 2 and all(_is_int(v) and v > 0 for v in size),
-          f"observation.screen_size must be two positive ints, got {size!r}")  # fmt: skip
+    _need(
+        isinstance(size, list) and len(size) == 2 and all(_is_int(v) and v > 0 for v in size),
+        f"observation.screen_size must be two positive ints, got {size!r}",
+    )
     _need(isinstance(obs["elements"], list), "observation.elements must be a list")
     for i, e in enumerate(obs["elements"]):
         where = f"observation.elements[{i}]"
-        _need(isinstance(e, dict) and set(e) <= _ELEMENT_FIELDS and set(e) >= _ELEMENT_FIELDS - {"flags"},
-              f"{where} must be an object with id, role, text, bounds (and flags)")  # fmt: skip
+        _need(
+            isinstance(e, dict)
+            and set(e) <= _ELEMENT_FIELDS
+            and set(e) >= _ELEMENT_FIELDS - {"flags"},
+            f"{where} must be an object with id, role, text, bounds (and flags)",
+        )
         _need(_is_int(e["id"]), f"{where}.id must be an int, got {e['id']!r}")
-        _need(isinstance(e["role"], str) and isinstance(e["text"], str), f"{where}: role and text must be strings")
+        _need(
+            isinstance(e["role"], str) and isinstance(e["text"], str),
+            f"{where}: role and text must be strings",
+        )
         bounds = e["bounds"]
-        _need(isinstance(bounds, list) and len(bounds) == 4 and all(_is_number(v) for v in bounds),
-              f"{where}.bounds must be four finite numbers, got {bounds!r}")  # fmt: skip
+        _need(
+            isinstance(bounds, list) and len(bounds) == 4 and all(_is_number(v) for v in bounds),
+            f"{where}.bounds must be four finite numbers, got {bounds!r}",
+        )
         flags = e.get("flags", [])
-        _need(isinstance(flags, list) and all(isinstance(f, str) for f in flags),
-              f"{where}.flags must be a list of strings")  # fmt: skip
+        _need(
+            isinstance(flags, list) and all(isinstance(f, str) for f in flags),
+            f"{where}.flags must be a list of strings",
+        )
 
 
 class CheckpointStore:
@@ -156,14 +197,29 @@ class CheckpointStore:
         steps.sort(key=lambda c: c.step)
 
     def add_trajectory(
-        self, task: TaskSpec, instruction: str, observations: list[Observation], actions: list[Action],
+        self,
+        task: TaskSpec,
+        instruction: str,
+        observations: list[Observation],
+        actions: list[Action],
         device: str | None = None,
     ) -> list[Checkpoint]:
         """Checkpoints before every action of one verified trajectory (recorded on ``device``)."""
         if len(observations) != len(actions):
             raise ValueError("need one observation before each action")
-        made = [Checkpoint(task, t, instruction, tuple(actions[:t]), observations[t], actions[t],
-                           len(actions), device=device) for t in range(len(actions))]  # fmt: skip
+        made = [
+            Checkpoint(
+                task,
+                t,
+                instruction,
+                tuple(actions[:t]),
+                observations[t],
+                actions[t],
+                len(actions),
+                device=device,
+            )
+            for t in range(len(actions))
+        ]
         for c in made:
             self.add(c)
         return made
@@ -196,7 +252,9 @@ class CheckpointStore:
         problem with its content raises :class:`CheckpointFileError` naming file and line."""
         path = Path(path)
         if not path.exists():
-            raise FileNotFoundError(f"checkpoint file {path} does not exist (run `adaroll experts collect`)")
+            raise FileNotFoundError(
+                f"checkpoint file {path} does not exist (run `adaroll experts collect`)"
+            )
         store = cls()
         for lineno, raw in enumerate(path.read_bytes().split(b"\n"), 1):
             if not raw.strip():
@@ -205,5 +263,7 @@ class CheckpointStore:
                 store.add(Checkpoint.from_dict(json.loads(raw.decode("utf-8"))))
             except (ValueError, RecursionError) as exc:  # also JSON, UTF-8 and ActionError
                 problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-                raise CheckpointFileError(f"{path}:{lineno}: invalid checkpoint record: {problem}") from None
+                raise CheckpointFileError(
+                    f"{path}:{lineno}: invalid checkpoint record: {problem}"
+                ) from None
         return store

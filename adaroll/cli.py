@@ -11,8 +11,11 @@ import typer
 
 from adaroll.config import ConfigError, RunConfig, dump_config, load_config
 
-app = typer.Typer(help="AdaRoll: adaptive rollouts for training GUI agents.", no_args_is_help=True,
-                  pretty_exceptions_enable=False)  # fmt: skip
+app = typer.Typer(
+    help="AdaRoll: adaptive rollouts for training GUI agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
 envs_app = typer.Typer(
     help="List, inspect and play environments and their tasks.", no_args_is_help=True
 )
@@ -113,15 +116,21 @@ def _print_headline(summary: dict) -> None:  # type: ignore[type-arg]
     if target is None:
         return
     typer.echo(f"\ntarget = mean of Base->Vanilla's last three Val Avg@4 = {100 * target:.2f}")
-    typer.echo("cost to the target (whole bill: rollouts, probes, replays, demonstrations, selection):")
+    typer.echo(
+        "cost to the target (whole bill: rollouts, probes, replays, demonstrations, selection):"
+    )
     for name, r in rows.items():
         if r.get("reached_target") is None:
             continue
         if not r["reached_target"]:
-            typer.echo(f"  {LABELS[name]}: not reached (>= {r['total_env_steps']:,} total env steps)")
+            typer.echo(
+                f"  {LABELS[name]}: not reached (>= {r['total_env_steps']:,} total env steps)"
+            )
             continue
-        typer.echo(f"  {LABELS[name]}: {r['steps_to_target']:,} total env steps, "
-                   f"{r['samples_to_target']:,} policy samples")  # fmt: skip
+        typer.echo(
+            f"  {LABELS[name]}: {r['steps_to_target']:,} total env steps, "
+            f"{r['samples_to_target']:,} policy samples"
+        )
 
 
 @app.command()
@@ -150,9 +159,12 @@ def experiment(
         ),
     ],
     env: Annotated[
-        str, typer.Option(help="Environment profile: mobile (the noisy phone), mobile-clean, "
-                               "mobile-h6/h12/h24/h40 (the phone by expert horizon), web, web-long "
-                               "(four times web's RL budget) or web-long-tasks.")
+        str,
+        typer.Option(
+            help="Environment profile: mobile (the noisy phone), mobile-clean, "
+            "mobile-h6/h12/h24/h40 (the phone by expert horizon), web, web-long "
+            "(four times web's RL budget) or web-long-tasks."
+        ),
     ] = "mobile",
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0,1,2",
     quick: Annotated[
@@ -175,8 +187,15 @@ def experiment(
         typer.echo(f"error: --seeds must be comma-separated integers, got {seeds!r}", err=True)
         raise typer.Exit(2) from None
     chosen = EXPERIMENTS.names() if names == ["all"] else names
-    for path in run_experiments(chosen, profile=env, seeds=seed_list, quick=quick, root=root, jobs=jobs,
-                                say=lambda m: typer.echo(m, err=True)):  # fmt: skip
+    for path in run_experiments(
+        chosen,
+        profile=env,
+        seeds=seed_list,
+        quick=quick,
+        root=root,
+        jobs=jobs,
+        say=lambda m: typer.echo(m, err=True),
+    ):
         typer.echo(path / "results.md")
 
 
@@ -190,7 +209,8 @@ def results(
         Path | None, typer.Option(help="Hand-written discussion appended to the page.")
     ] = None,
     pilots: Annotated[
-        Path | None, typer.Option(help="Where `adaroll pilot` wrote its predictions (a table of them).")
+        Path | None,
+        typer.Option(help="Where `adaroll pilot` wrote its predictions (a table of them)."),
     ] = None,
 ) -> None:
     """Gather every experiment under ROOT into one page (tables, plots, commands, machine,
@@ -245,15 +265,23 @@ def train_sft_cmd(
     typer.echo(f"policy saved to {out / 'policies' / name}")
 
 
-def _rl(algorithm: str, start: Path, name: str | None, out: Path, config: Path | None,
-        set_: list[str] | None, resume: bool) -> None:  # fmt: skip
+def _rl(
+    algorithm: str,
+    start: Path,
+    name: str | None,
+    out: Path,
+    config: Path | None,
+    set_: list[str] | None,
+    resume: bool,
+) -> None:
     from adaroll.policies import load_policy
 
     pipeline = _pipeline(out, config, set_)
     phase = pipeline.cfg.stage1 if algorithm == "stage1" else pipeline.cfg.rl
     phase = phase.model_copy(update={"algorithm": algorithm})
-    result = pipeline.rl_phase(name or algorithm, load_policy(pipeline.cfg.policy, start), phase,
-                               resume=resume)  # fmt: skip
+    result = pipeline.rl_phase(
+        name or algorithm, load_policy(pipeline.cfg.policy, start), phase, resume=resume
+    )
     typer.echo(json.dumps(result.final, indent=1, default=str))
 
 
@@ -263,8 +291,14 @@ ResumeOpt = Annotated[bool, typer.Option(help="Continue the phase from its saved
 
 
 def _register_rl_command(algorithm: str, doc: str) -> None:
-    def command(policy: StartOpt, name: NameOpt = None, out: OutOpt = Path("runs/main"),
-                config: ConfigOpt = None, set_: SetOpt = None, resume: ResumeOpt = False) -> None:  # fmt: skip
+    def command(
+        policy: StartOpt,
+        name: NameOpt = None,
+        out: OutOpt = Path("runs/main"),
+        config: ConfigOpt = None,
+        set_: SetOpt = None,
+        resume: ResumeOpt = False,
+    ) -> None:
         _rl(algorithm, policy, name, out, config, set_, resume)
 
     command.__doc__ = doc
@@ -276,7 +310,10 @@ for _algorithm, _doc in (
         "stage1",
         "Stage I: OneStep GRPO on pivots; keeps the best policy by Val Avg@k in OUT/NAME/best.",
     ),
-    ("onestep", "Baseline: Stage I's OneStep GRPO on pivots for the Stage II budget (last policy)."),
+    (
+        "onestep",
+        "Baseline: Stage I's OneStep GRPO on pivots for the Stage II budget (last policy).",
+    ),
     ("hybrid", "Stage II: adaptive Local/Suffix/Root routing."),
     ("vanilla", "Baseline: trajectory-level GRPO from the task root for every task."),
 ):
@@ -284,15 +321,22 @@ for _algorithm, _doc in (
 
 
 @pivots_app.command("score")
-def pivots_score(policy: StartOpt, name: Annotated[str, typer.Option()] = "manual",
-                 out: OutOpt = Path("runs/main"), config: ConfigOpt = None, set_: SetOpt = None) -> None:  # fmt: skip
+def pivots_score(
+    policy: StartOpt,
+    name: Annotated[str, typer.Option()] = "manual",
+    out: OutOpt = Path("runs/main"),
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+) -> None:
     """N samples per train checkpoint; writes scores and the pivot set to OUT/pivots/NAME.json."""
     from adaroll.policies import load_policy
 
     pipeline = _pipeline(out, config, set_)
     pivot_set = pipeline.pivots(name, load_policy(pipeline.cfg.policy, policy), pipeline.cfg.stage1)
-    typer.echo(f"{pivot_set.count} pivots of {len(pivot_set.scores)} checkpoints -> "
-               f"{out / 'pivots' / (name + '.json')}")  # fmt: skip
+    typer.echo(
+        f"{pivot_set.count} pivots of {len(pivot_set.scores)} checkpoints -> "
+        f"{out / 'pivots' / (name + '.json')}"
+    )
 
 
 @app.command("eval")
@@ -314,8 +358,10 @@ def eval_cmd(
     loaded = load_policy(pipeline.cfg.policy, policy)
     for name in split or ["train", "heldout"]:
         r = evaluate_split(loaded, pipeline.make_env, pipeline.split(name), k=k, seed=seed)
-        typer.echo(f"{name}: Avg@{k} {100 * r.avg:.2f}  Pass@{k} {100 * r.pass_:.2f}  "
-                   f"({r.episodes} episodes, {r.env_steps} env steps)")  # fmt: skip
+        typer.echo(
+            f"{name}: Avg@{k} {100 * r.avg:.2f}  Pass@{k} {100 * r.pass_:.2f}  "
+            f"({r.episodes} episodes, {r.env_steps} env steps)"
+        )
 
 
 @app.command()
@@ -332,21 +378,38 @@ def pilot(
 
     unknown = [p for p in profiles if p not in PROFILES]
     if unknown:
-        typer.echo(f"error: unknown profile(s) {', '.join(unknown)}; profiles: {', '.join(PROFILES)}", err=True)
+        typer.echo(
+            f"error: unknown profile(s) {', '.join(unknown)}; profiles: {', '.join(PROFILES)}",
+            err=True,
+        )
         raise typer.Exit(2)
-    results = [run_pilot(p, int(s), root, say=lambda m: typer.echo(m, err=True))
-               for p in profiles for s in seeds.split(",")]  # fmt: skip
+    results = [
+        run_pilot(p, int(s), root, say=lambda m: typer.echo(m, err=True))
+        for p in profiles
+        for s in seeds.split(",")
+    ]
     typer.echo(pilot_table(results))
 
 
 @app.command()
 def power(
     effect: Annotated[float, typer.Option(help="Predicted saving, total env steps to the target.")],
-    slope: Annotated[float, typer.Option(help="Learning slope near the target: Avg@k points per 1,000 env steps.")],
-    seed_sd: Annotated[float, typer.Option(help="Spread of the paired difference over training seeds, env steps.")],
-    task_variance: Annotated[float, typer.Option(help="Mean over val tasks of p(1-p); 0.25 at most.")] = 0.2,
-    mark_spacing: Annotated[float, typer.Option(help="Env steps between evaluation marks.")] = 1000.0,
-    tasks: Annotated[str, typer.Option(help="Val sizes to consider (comma-separated).")] = "80,160,320",
+    slope: Annotated[
+        float,
+        typer.Option(help="Learning slope near the target: Avg@k points per 1,000 env steps."),
+    ],
+    seed_sd: Annotated[
+        float, typer.Option(help="Spread of the paired difference over training seeds, env steps.")
+    ],
+    task_variance: Annotated[
+        float, typer.Option(help="Mean over val tasks of p(1-p); 0.25 at most.")
+    ] = 0.2,
+    mark_spacing: Annotated[
+        float, typer.Option(help="Env steps between evaluation marks.")
+    ] = 1000.0,
+    tasks: Annotated[
+        str, typer.Option(help="Val sizes to consider (comma-separated).")
+    ] = "80,160,320",
     attempts: Annotated[str, typer.Option(help="Attempts per task to consider.")] = "4,8,16",
     max_seeds: Annotated[int, typer.Option(help="Most seeds affordable.")] = 20,
 ) -> None:
@@ -357,24 +420,47 @@ def power(
 
     try:
         sizes = [(int(m), int(k)) for m in tasks.split(",") for k in attempts.split(",")]
-        plans = [pw.plan(effect, task_variance=task_variance, slope=slope / 100 / 1000, seed_sd=seed_sd,
-                         tasks=m, attempts=k, mark_spacing=mark_spacing) for m, k in sizes]  # fmt: skip
-        best = pw.smallest_evaluation(effect, max_seeds=max_seeds, task_variance=task_variance,
-                                      slope=slope / 100 / 1000, seed_sd=seed_sd,
-                                      tasks_options=tuple(sorted({m for m, _ in sizes})),
-                                      attempts_options=tuple(sorted({k for _, k in sizes})),
-                                      mark_spacing=mark_spacing)  # fmt: skip
+        plans = [
+            pw.plan(
+                effect,
+                task_variance=task_variance,
+                slope=slope / 100 / 1000,
+                seed_sd=seed_sd,
+                tasks=m,
+                attempts=k,
+                mark_spacing=mark_spacing,
+            )
+            for m, k in sizes
+        ]
+        best = pw.smallest_evaluation(
+            effect,
+            max_seeds=max_seeds,
+            task_variance=task_variance,
+            slope=slope / 100 / 1000,
+            seed_sd=seed_sd,
+            tasks_options=tuple(sorted({m for m, _ in sizes})),
+            attempts_options=tuple(sorted({k for _, k in sizes})),
+            mark_spacing=mark_spacing,
+        )
     except pw.PowerError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    typer.echo("| val tasks | attempts | eval sd (pts) | crossing jitter (env steps) | paired sd | seeds for 80% power |")
+    typer.echo(
+        "| val tasks | attempts | eval sd (pts) | crossing jitter (env steps) | paired sd | seeds for 80% power |"
+    )
     typer.echo("|---:|---:|---:|---:|---:|---:|")
     for p in plans:
-        typer.echo(f"| {p.tasks} | {p.attempts} | {100 * p.eval_sd:.2f} | {p.jitter:,.0f} | {p.difference_sd:,.0f} | {p.seeds} |")
+        typer.echo(
+            f"| {p.tasks} | {p.attempts} | {100 * p.eval_sd:.2f} | {p.jitter:,.0f} | {p.difference_sd:,.0f} | {p.seeds} |"
+        )
     if best is None:
-        typer.echo(f"no evaluation size considered detects {effect:,.0f} env steps within {max_seeds} seeds")
+        typer.echo(
+            f"no evaluation size considered detects {effect:,.0f} env steps within {max_seeds} seeds"
+        )
     else:
-        typer.echo(f"cheapest within {max_seeds} seeds: {best.tasks} val tasks x {best.attempts} attempts, {best.seeds} seeds")
+        typer.echo(
+            f"cheapest within {max_seeds} seeds: {best.tasks} val tasks x {best.attempts} attempts, {best.seeds} seeds"
+        )
 
 
 @app.command()
@@ -403,26 +489,44 @@ def jitter(
         raise typer.Exit(2)
     cfg = load_config(saved)
     if target is None:
-        summary = json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
+        summary = (
+            json.loads((run / "summary.json").read_text())
+            if (run / "summary.json").exists()
+            else {}
+        )
         target = summary.get("target_val_avg4")
         if target is None:
             typer.echo("error: the run has no target yet; pass --target", err=True)
             raise typer.Exit(2)
     pipeline = Pipeline(cfg, run, progress=False, say=lambda m: typer.echo(m, err=True))
     try:
-        result = measure(run / configuration, target, load=lambda p: load_policy(cfg.policy, p),
-                         make_env=pipeline.make_env, tasks=pipeline.split(split), k=cfg.rl.eval.k,
-                         history_window=cfg.policy.history, repeats=repeats, seed=cfg.seed)  # fmt: skip
+        result = measure(
+            run / configuration,
+            target,
+            load=lambda p: load_policy(cfg.policy, p),
+            make_env=pipeline.make_env,
+            tasks=pipeline.split(split),
+            k=cfg.rl.eval.k,
+            history_window=cfg.policy.history,
+            repeats=repeats,
+            seed=cfg.seed,
+        )
     except (FileNotFoundError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(f"{configuration}: target {100 * target:.2f}, {len(result.marks)} marks x {repeats} evaluation seeds")
+    typer.echo(
+        f"{configuration}: target {100 * target:.2f}, {len(result.marks)} marks x {repeats} evaluation seeds"
+    )
     for r, crossing in enumerate(result.crossings):
-        typer.echo(f"  evaluation seed {r}: first crossing at "
-                   + (f"{crossing:,} phase env steps" if crossing is not None else "never"))  # fmt: skip
+        typer.echo(
+            f"  evaluation seed {r}: first crossing at "
+            + (f"{crossing:,} phase env steps" if crossing is not None else "never")
+        )
     spread = result.spread
-    typer.echo("crossing jitter (sd over evaluation seeds): "
-               + (f"{spread:,.0f} env steps" if spread is not None else "n/a (fewer than two crossings)"))  # fmt: skip
+    typer.echo(
+        "crossing jitter (sd over evaluation seeds): "
+        + (f"{spread:,.0f} env steps" if spread is not None else "n/a (fewer than two crossings)")
+    )
     out = run / configuration / "jitter.json"
     out.write_text(json.dumps(result.as_dict(), indent=2))
     typer.echo(f"written: {out}")
@@ -444,7 +548,9 @@ def _task_env(env: str, task: str, seed: int, device: str | None = None):  # typ
     from adaroll.envs.base import TaskSpec
 
     if device is not None and env != "mobile":
-        typer.echo(f"error: --device is a mobile option; the {env} env has no device profiles", err=True)
+        typer.echo(
+            f"error: --device is a mobile option; the {env} env has no device profiles", err=True
+        )
         raise typer.Exit(2)
     try:
         suite = get_suite(env)
@@ -466,9 +572,13 @@ def _device_lines(instance: Any) -> list[str]:
         return []
     from adaroll.envs.mobile.device import RATE_DOCS
 
-    lines = [f"device: {profile.name} (at most {profile.max_interruptions} interruptions per "
-             f"episode, step limit +{profile.extra_steps})"]  # fmt: skip
-    lines += [f"  {kind:<16} {rate:5.2f}  {RATE_DOCS[kind]}" for kind, rate in profile.rates().items()]
+    lines = [
+        f"device: {profile.name} (at most {profile.max_interruptions} interruptions per "
+        f"episode, step limit +{profile.extra_steps})"
+    ]
+    lines += [
+        f"  {kind:<16} {rate:5.2f}  {RATE_DOCS[kind]}" for kind, rate in profile.rates().items()
+    ]
     return lines
 
 
@@ -480,8 +590,11 @@ def envs_list(
     ] = False,
     lengths: Annotated[
         bool,
-        typer.Option("--lengths", help="Mobile: one line per template (both families), its id first "
-                     "and its expert's mean length in steps last, measured now on --device."),
+        typer.Option(
+            "--lengths",
+            help="Mobile: one line per template (both families), its id first "
+            "and its expert's mean length in steps last, measured now on --device.",
+        ),
     ] = False,
     device: DeviceOpt = None,
 ) -> None:
@@ -517,8 +630,9 @@ def envs_list(
                 extra = ""
                 if info is not None:
                     i = info(t)
-                    extra = (f"  steps~{i['difficulty']:g}  [{' '.join(i['tags'])}]"
-                             + ("  (held-out template)" if i["heldout"] else ""))  # fmt: skip
+                    extra = f"  steps~{i['difficulty']:g}  [{' '.join(i['tags'])}]" + (
+                        "  (held-out template)" if i["heldout"] else ""
+                    )
                 typer.echo(f"  {t}{extra}")
 
 
@@ -526,14 +640,19 @@ def _list_lengths(env: str | None, device: str | None) -> None:
     """``envs list mobile --lengths``: run each template's expert on a few seeds and print
     ``id  family  apps  mean-steps`` (nothing is cached: the lengths are today's experts')."""
     if env not in (None, "mobile"):
-        typer.echo(f"error: --lengths measures the mobile env's scripted experts; not {env!r}", err=True)
+        typer.echo(
+            f"error: --lengths measures the mobile env's scripted experts; not {env!r}", err=True
+        )
         raise typer.Exit(2)
     from adaroll.envs.mobile.suite import LENGTH_SEEDS, expert_length
     from adaroll.envs.mobile.tasks import all_templates
 
     profile = device or "noisy"
-    typer.echo(f"# template family apps mean-expert-steps ({profile} device, seeds "
-               f"{', '.join(map(str, LENGTH_SEEDS))})", err=True)  # fmt: skip
+    typer.echo(
+        f"# template family apps mean-expert-steps ({profile} device, seeds "
+        f"{', '.join(map(str, LENGTH_SEEDS))})",
+        err=True,
+    )
     try:
         for name, tpl in sorted(all_templates().items()):
             steps = expert_length(name, profile)
@@ -602,8 +721,9 @@ def envs_play(
 
 
 @config_app.command("show")
-def config_show(config: ConfigOpt = None, set_: SetOpt = None,
-                quick: Annotated[bool, typer.Option()] = False) -> None:  # fmt: skip
+def config_show(
+    config: ConfigOpt = None, set_: SetOpt = None, quick: Annotated[bool, typer.Option()] = False
+) -> None:
     """Print the resolved configuration as YAML."""
     typer.echo(dump_config(_config(config, set_, quick)))
 
@@ -623,7 +743,13 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
-    except (ConfigError, UnknownNameError, FileNotFoundError, SnapshotError, PolicyFileError) as exc:
+    except (
+        ConfigError,
+        UnknownNameError,
+        FileNotFoundError,
+        SnapshotError,
+        PolicyFileError,
+    ) as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
 

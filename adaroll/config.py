@@ -23,8 +23,9 @@ class ConfigError(ValueError):
 
 class Frozen(BaseModel):
     # inf survives the YAML dump of a saved config (as .inf; pydantic's default writes null)
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True,
-                              ser_json_inf_nan="constants")  # fmt: skip
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", use_attribute_docstrings=True, ser_json_inf_nan="constants"
+    )
 
 
 class EnvConfig(Frozen):
@@ -154,13 +155,24 @@ class MatchConfig(Frozen):
 
     def build(self) -> ActionMatcher:
         """The :class:`~adaroll.actions.ActionMatcher` these settings describe."""
-        return ActionMatcher(tol_x=self.tol_x, tol_y=self.tol_y, text_mode=self.text,
-                             text_max_distance=self.text_max_distance,
-                             partial_text_credit=self.reward == "partial")  # fmt: skip
+        return ActionMatcher(
+            tol_x=self.tol_x,
+            tol_y=self.tol_y,
+            text_mode=self.text,
+            text_max_distance=self.text_max_distance,
+            partial_text_credit=self.reward == "partial",
+        )
 
 
-_THRESHOLD_ROUTING_ONLY = ("tau_low", "tau_high", "tau_suffix", "local_reeval_every", "demotion",
-                           "replay_share", "frontier")  # fmt: skip
+_THRESHOLD_ROUTING_ONLY = (
+    "tau_low",
+    "tau_high",
+    "tau_suffix",
+    "local_reeval_every",
+    "demotion",
+    "replay_share",
+    "frontier",
+)
 """SchedulerConfig fields that only the paper's threshold router reads."""
 
 
@@ -251,8 +263,10 @@ class SchedulerConfig(Frozen):
             fields = type(self).model_fields
             moved = [k for k in _THRESHOLD_ROUTING_ONLY if getattr(self, k) != fields[k].default]
             if moved:
-                raise ValueError(f"routing=bandit never reads {', '.join(moved)}: "
-                                 "set routing=thresholds for the paper's router")
+                raise ValueError(
+                    f"routing=bandit never reads {', '.join(moved)}: "
+                    "set routing=thresholds for the paper's router"
+                )
         return self
 
 
@@ -308,8 +322,10 @@ class EvalConfig(Frozen):
     @classmethod
     def _selection_is_not_held_out(cls, split: str) -> str:
         if split in REPORT_ONLY_SPLITS:
-            raise ValueError(f"selection must read val (or train); "
-                             f"{' and '.join(REPORT_ONLY_SPLITS)} are evaluated only to report")
+            raise ValueError(
+                f"selection must read val (or train); "
+                f"{' and '.join(REPORT_ONLY_SPLITS)} are evaluated only to report"
+            )
         return split
 
 
@@ -347,21 +363,31 @@ class TrainConfig(Frozen):
 
     @model_validator(mode="after")
     def _mini_batches_fit_the_batch(self) -> TrainConfig:
-        groups = (self.scheduler.pivots_per_iteration if self.algorithm in ("stage1", "onestep")
-                  else self.scheduler.tasks_per_iteration)  # fmt: skip
+        groups = (
+            self.scheduler.pivots_per_iteration
+            if self.algorithm in ("stage1", "onestep")
+            else self.scheduler.tasks_per_iteration
+        )
         if self.grpo.mini_batches > groups:
-            where = ("scheduler.pivots_per_iteration" if self.algorithm in ("stage1", "onestep")
-                     else "scheduler.tasks_per_iteration")  # fmt: skip
-            raise ValueError(f"grpo.mini_batches ({self.grpo.mini_batches}) is larger than the batch: "
-                             f"{where} plans {groups} groups per iteration, so a mini-batch would "
-                             "hold less than one group")  # fmt: skip
+            where = (
+                "scheduler.pivots_per_iteration"
+                if self.algorithm in ("stage1", "onestep")
+                else "scheduler.tasks_per_iteration"
+            )
+            raise ValueError(
+                f"grpo.mini_batches ({self.grpo.mini_batches}) is larger than the batch: "
+                f"{where} plans {groups} groups per iteration, so a mini-batch would "
+                "hold less than one group"
+            )
         return self
 
     @model_validator(mode="after")
     def _selection_is_evaluated(self) -> TrainConfig:
         if self.keep == "best" and self.eval.select_on not in self.eval.splits:
-            raise ValueError(f"keep=best selects the best policy on eval.select_on="
-                             f"{self.eval.select_on!r}, which must be among eval.splits {self.eval.splits}")
+            raise ValueError(
+                f"keep=best selects the best policy on eval.select_on="
+                f"{self.eval.select_on!r}, which must be among eval.splits {self.eval.splits}"
+            )
         return self
 
 
@@ -424,13 +450,23 @@ class RolloutConfig(Frozen):
     @model_validator(mode="after")
     def _local_batching(self) -> RolloutConfig:
         if self.backend == "ray" and self.batch_across_jobs:
-            raise ValueError("batch_across_jobs is a local-backend option; Ray collects every job on its own")
+            raise ValueError(
+                "batch_across_jobs is a local-backend option; Ray collects every job on its own"
+            )
         return self
 
 
 ConfigurationName = Literal[
-    "base", "sft", "action", "base_vanilla", "base_hybrid", "base_onestep", "action_vanilla",
-    "action_hybrid", "sft_vanilla", "sft_hybrid",
+    "base",
+    "sft",
+    "action",
+    "base_vanilla",
+    "base_hybrid",
+    "base_onestep",
+    "action_vanilla",
+    "action_hybrid",
+    "sft_vanilla",
+    "sft_hybrid",
 ]
 
 
@@ -451,31 +487,45 @@ class RunConfig(Frozen):
     """Where rollouts run (this process or Ray workers) and how samples are batched."""
     sft: SFTConfig = SFTConfig()
     """Behaviour cloning for Base (pretrain pool) and the SFT baseline (train experts)."""
-    stage1: TrainConfig = TrainConfig(algorithm="stage1", budget=BudgetConfig(iterations=12),
-                                      eval=EvalConfig(final_splits=("val",)))
+    stage1: TrainConfig = TrainConfig(
+        algorithm="stage1",
+        budget=BudgetConfig(iterations=12),
+        eval=EvalConfig(final_splits=("val",)),
+    )
     """Stage I: OneStep GRPO on pivots, best checkpoint by Val Avg@4 (a selection: its
     evaluations are on the bill of every configuration started from Action)."""
-    rl: TrainConfig = TrainConfig(budget=BudgetConfig(env_steps=15000, policy_samples=15000),
-                                  grpo=GRPOConfig(lr=3e-4, ppo_epochs=2, mini_batches=2),
-                                  eval=EvalConfig(every=None, every_env_steps=1000,
-                                                  every_policy_samples=1000))  # fmt: skip
+    rl: TrainConfig = TrainConfig(
+        budget=BudgetConfig(env_steps=15000, policy_samples=15000),
+        grpo=GRPOConfig(lr=3e-4, ppo_epochs=2, mini_batches=2),
+        eval=EvalConfig(every=None, every_env_steps=1000, every_policy_samples=1000),
+    )
     """Stage II / vanilla / one-step budget and settings (algorithm chosen per configuration):
     the same env-step and policy-sample budget for each, evaluated at the same cost marks. The
     recipe (lr 3e-4, 2 PPO epochs x 2 mini-batches, 8 tasks per iteration) was chosen on
     Base->Vanilla alone, on val, among recipes making >= 50 optimizer steps (docs/RESULTS.md,
     "The recipe, tuned on Vanilla first"), and applies to every RL configuration."""
     configurations: tuple[ConfigurationName, ...] = (
-        "base", "sft", "action", "base_vanilla", "base_hybrid", "base_onestep", "action_vanilla",
-        "action_hybrid", "sft_vanilla", "sft_hybrid",
-    )  # fmt: skip
+        "base",
+        "sft",
+        "action",
+        "base_vanilla",
+        "base_hybrid",
+        "base_onestep",
+        "action_vanilla",
+        "action_hybrid",
+        "sft_vanilla",
+        "sft_hybrid",
+    )
     """Which configurations `adaroll run` trains and reports (``action`` alone trains Stage I
     only; Base is always trained, every configuration starts from it)."""
 
     @model_validator(mode="after")
     def _clean_demos_need_profiles(self) -> RunConfig:
         if self.expert.device == "clean" and self.env.name != "mobile":
-            raise ValueError(f"expert.device=clean needs an env with device profiles (mobile), "
-                             f"not {self.env.name!r}")  # fmt: skip
+            raise ValueError(
+                f"expert.device=clean needs an env with device profiles (mobile), "
+                f"not {self.env.name!r}"
+            )
         return self
 
     @model_validator(mode="after")
@@ -529,7 +579,9 @@ def load_config(
         except (yaml.YAMLError, RecursionError) as exc:
             raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
         if not isinstance(loaded, dict):
-            raise ConfigError(f"config file {path} must hold a mapping, got {type(loaded).__name__}")
+            raise ConfigError(
+                f"config file {path} must hold a mapping, got {type(loaded).__name__}"
+            )
         data = loaded
     for item in overrides or []:
         if not isinstance(item, str) or "=" not in item:
@@ -546,8 +598,14 @@ def load_config(
         # (e.g. stage1's algorithm and budget) instead of the section class's generic ones.
         merged = _merge(RunConfig().model_dump(), data)
         env = merged.get("env")
-        if isinstance(env, dict) and env.get("name") != "mobile" and isinstance(env.get("options"), dict):
-            given = data.get("env", {}).get("options", {}) if isinstance(data.get("env"), dict) else {}
+        if (
+            isinstance(env, dict)
+            and env.get("name") != "mobile"
+            and isinstance(env.get("options"), dict)
+        ):
+            given = (
+                data.get("env", {}).get("options", {}) if isinstance(data.get("env"), dict) else {}
+            )
             if not isinstance(given, dict) or "device" not in given:
                 env["options"].pop("device", None)  # the mobile default, not an option of this env
         return RunConfig.model_validate(merged)
@@ -567,9 +625,24 @@ def _copy(data: dict[str, Any]) -> dict[str, Any]:
         raise ConfigError("invalid config: nested too deeply") from None
 
 
-SECRET_NAMES = frozenset({"api_key", "apikey", "secret", "password", "passwd", "token",
-                          "access_token", "auth_token", "bearer_token", "authorization",
-                          "client_secret", "secret_key", "private_key", "credentials"})  # fmt: skip
+SECRET_NAMES = frozenset(
+    {
+        "api_key",
+        "apikey",
+        "secret",
+        "password",
+        "passwd",
+        "token",
+        "access_token",
+        "auth_token",
+        "bearer_token",
+        "authorization",
+        "client_secret",
+        "secret_key",
+        "private_key",
+        "credentials",
+    }
+)
 """Option names (lower-cased, ``-`` read as ``_``) that would hold a credential; names ending in
 ``_api_key``, ``_secret``, ``_password`` or ``_token`` count too. ``api_key_env`` (the *name*
 of the variable holding the key) is fine."""
@@ -577,7 +650,9 @@ of the variable holding the key) is fine."""
 
 def _is_secret_name(name: str) -> bool:
     n = name.lower().replace("-", "_")
-    return n in SECRET_NAMES or n.endswith(("_api_key", "_apikey", "_secret", "_password", "_token"))
+    return n in SECRET_NAMES or n.endswith(
+        ("_api_key", "_apikey", "_secret", "_password", "_token")
+    )
 
 
 def reject_secrets(data: Any, where: str = "") -> None:
@@ -595,16 +670,20 @@ def reject_secrets(data: Any, where: str = "") -> None:
         if not isinstance(node, (dict, list, tuple)):
             continue
         if id(node) in above:
-            raise ConfigError(f"{path or '(top level)'}: a value that contains itself (recursive YAML alias)")
+            raise ConfigError(
+                f"{path or '(top level)'}: a value that contains itself (recursive YAML alias)"
+            )
         inside = above | {id(node)}
         items = node.items() if isinstance(node, dict) else enumerate(node)
         for key, value in items:
             child = f"{path}.{key}" if path else str(key)
             if isinstance(node, dict) and isinstance(key, str) and _is_secret_name(key):
-                raise ConfigError(f"{child}: credentials are never config values (a config is "
-                                  "saved in the run directory); put the key in an environment "
-                                  "variable and name that variable (e.g. api_key_env: "
-                                  "OPENAI_API_KEY)")  # fmt: skip
+                raise ConfigError(
+                    f"{child}: credentials are never config values (a config is "
+                    "saved in the run directory); put the key in an environment "
+                    "variable and name that variable (e.g. api_key_env: "
+                    "OPENAI_API_KEY)"
+                )
             stack.append((value, child, inside))
 
 

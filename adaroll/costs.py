@@ -41,7 +41,9 @@ class Counters:
 
     def plus(self, other: Counters) -> Self:
         """This value with ``other``'s counters added (its other fields kept)."""
-        return replace(self, **{name: getattr(self, name) + getattr(other, name) for name in COUNTERS})
+        return replace(
+            self, **{name: getattr(self, name) + getattr(other, name) for name in COUNTERS}
+        )
 
     def __add__(self, other: Counters) -> Self:
         return self.plus(other)

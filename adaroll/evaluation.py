@@ -93,21 +93,30 @@ def evaluate_split(
     )
 
 
-def _attempt_in_waves(policy: Policy, envs: Sequence[GUIEnv], tasks: Sequence[TaskSpec],
-                      per_env: int, history_window: int) -> list[Episode]:  # fmt: skip
+def _attempt_in_waves(
+    policy: Policy,
+    envs: Sequence[GUIEnv],
+    tasks: Sequence[TaskSpec],
+    per_env: int,
+    history_window: int,
+) -> list[Episode]:
     """Env i plays ``tasks[i * per_env : (i + 1) * per_env]``, one attempt per wave; the
     episodes come back in the order of ``tasks``."""
     episodes: list[Episode | None] = [None] * len(tasks)
     for wave in range(per_env):
         indices = range(wave, len(tasks), per_env)
-        for i, episode in zip(indices, _attempt(policy, envs[: len(indices)], [tasks[i] for i in indices],
-                                                 history_window), strict=True):  # fmt: skip
+        for i, episode in zip(
+            indices,
+            _attempt(policy, envs[: len(indices)], [tasks[i] for i in indices], history_window),
+            strict=True,
+        ):
             episodes[i] = episode
     return [e for e in episodes if e is not None]
 
 
-def _attempt(policy: Policy, envs: Sequence[GUIEnv], tasks: Sequence[TaskSpec],
-             history_window: int) -> list[Episode]:  # fmt: skip
+def _attempt(
+    policy: Policy, envs: Sequence[GUIEnv], tasks: Sequence[TaskSpec], history_window: int
+) -> list[Episode]:
     def start(pair: tuple[GUIEnv, TaskSpec]) -> tuple[str, tuple[()], Observation]:
         env, task = pair
         obs, info = env.reset(options={"task": task})

@@ -75,7 +75,11 @@ def run_expert_recorded(env: GUIEnv, suite: TaskSuite, task: TaskSpec) -> Expert
 
 
 def collect_experts(
-    make_env: Callable[[], GUIEnv], suite: TaskSuite, tasks: Sequence[TaskSpec], *, progress: bool = True
+    make_env: Callable[[], GUIEnv],
+    suite: TaskSuite,
+    tasks: Sequence[TaskSpec],
+    *,
+    progress: bool = True,
 ) -> ExpertCollection:
     env = make_env()
     device = env.device_name
@@ -92,8 +96,9 @@ def collect_experts(
     return ExpertCollection(runs, store)
 
 
-def replay_on_device(store: CheckpointStore, make_env: Callable[[], GUIEnv], *,
-                     progress: bool = True) -> tuple[CheckpointStore, int]:  # fmt: skip
+def replay_on_device(
+    store: CheckpointStore, make_env: Callable[[], GUIEnv], *, progress: bool = True
+) -> tuple[CheckpointStore, int]:
     """Old demonstrations on a new device: replay each trajectory's actions in ``make_env``'s
     env and take a checkpoint before each, with that device's observation and the recorded
     (possibly stale) action, until the episode ends. Returns the store and the env steps."""
@@ -101,13 +106,25 @@ def replay_on_device(store: CheckpointStore, make_env: Callable[[], GUIEnv], *,
     device = env.device_name
     out, steps = CheckpointStore(), 0
     try:
-        for task_id in progress_bar(store.task_ids(), desc="replay demos", disable=not progress, leave=False):
+        for task_id in progress_bar(
+            store.task_ids(), desc="replay demos", disable=not progress, leave=False
+        ):
             last = store.for_task(task_id)[-1]
             actions = (*last.history, last.expert_action)
             obs, _ = env.reset(options={"task": last.task})
             for t, action in enumerate(actions):
-                out.add(Checkpoint(last.task, t, last.instruction, actions[:t], obs, action, len(actions),
-                                   device=device))  # fmt: skip
+                out.add(
+                    Checkpoint(
+                        last.task,
+                        t,
+                        last.instruction,
+                        actions[:t],
+                        obs,
+                        action,
+                        len(actions),
+                        device=device,
+                    )
+                )
                 obs, _, terminated, truncated, _ = env.step(action)
                 steps += 1
                 if terminated or truncated:
@@ -124,13 +141,26 @@ def save_collection(collection: ExpertCollection, directory: Path) -> None:
     rows = []
     for run in collection.verified:
         for t, (obs, action) in enumerate(zip(run.observations, run.actions, strict=True)):
-            rows.append(json.dumps({"task": run.task.id, "step": t, "instruction": run.instruction,
-                                    "observation": obs.to_dict(), "action": action.to_dict(),
-                                    "trajectory_length": len(run.actions)}))  # fmt: skip
+            rows.append(
+                json.dumps(
+                    {
+                        "task": run.task.id,
+                        "step": t,
+                        "instruction": run.instruction,
+                        "observation": obs.to_dict(),
+                        "action": action.to_dict(),
+                        "trajectory_length": len(run.actions),
+                    }
+                )
+            )
     atomic_write_text(directory / "trajectories.jsonl", "".join(r + "\n" for r in rows))
     collection.store.save(directory / "checkpoints.jsonl")
-    summary = {"tasks": len(collection.runs), "verified": len(collection.verified),
-               "verified_rate": collection.verified_rate, "env_steps": collection.env_steps,
-               "by_template": collection.rate_by_template(),
-               "perturbations": collection.perturbations()}  # fmt: skip
+    summary = {
+        "tasks": len(collection.runs),
+        "verified": len(collection.verified),
+        "verified_rate": collection.verified_rate,
+        "env_steps": collection.env_steps,
+        "by_template": collection.rate_by_template(),
+        "perturbations": collection.perturbations(),
+    }
     atomic_write_text(directory / "experts.json", json.dumps(summary, indent=1))

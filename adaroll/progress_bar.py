@@ -19,20 +19,43 @@ PLAIN_INTERVAL_S = 10.0
 """Seconds between two plain progress lines (the last line is printed whatever the interval)."""
 
 
-def progress_bar(iterable: Iterable[Any] | None = None, *, total: float | None = None,
-                 initial: float = 0, desc: str = "", unit: str = "it", disable: bool = False,
-                 file: IO[str] | None = None, interval_s: float = PLAIN_INTERVAL_S,
-                 **tqdm_options: Any) -> Any:  # fmt: skip
+def progress_bar(
+    iterable: Iterable[Any] | None = None,
+    *,
+    total: float | None = None,
+    initial: float = 0,
+    desc: str = "",
+    unit: str = "it",
+    disable: bool = False,
+    file: IO[str] | None = None,
+    interval_s: float = PLAIN_INTERVAL_S,
+    **tqdm_options: Any,
+) -> Any:
     """A tqdm bar when ``file`` (default: stderr, where tqdm writes) is a terminal, else a
     :class:`PlainProgress`. ``tqdm_options`` (``leave``, ``dynamic_ncols``...) only shape a bar."""
     stream = sys.stderr if file is None else file
     if not disable and not _is_terminal(stream):
-        return PlainProgress(iterable, total=total, initial=initial, desc=desc, unit=unit,
-                             file=stream, interval_s=interval_s)  # fmt: skip
+        return PlainProgress(
+            iterable,
+            total=total,
+            initial=initial,
+            desc=desc,
+            unit=unit,
+            file=stream,
+            interval_s=interval_s,
+        )
     from tqdm import tqdm
 
-    return tqdm(iterable, total=total, initial=initial, desc=desc, unit=unit, disable=disable,
-                file=stream, **tqdm_options)  # fmt: skip
+    return tqdm(
+        iterable,
+        total=total,
+        initial=initial,
+        desc=desc,
+        unit=unit,
+        disable=disable,
+        file=stream,
+        **tqdm_options,
+    )
 
 
 def _is_terminal(stream: IO[str]) -> bool:
@@ -46,10 +69,18 @@ def _is_terminal(stream: IO[str]) -> bool:
 class PlainProgress:
     """Progress as whole lines (``desc: n/total unit, elapsed, postfix``), for logs."""
 
-    def __init__(self, iterable: Iterable[Any] | None = None, *, total: float | None = None,
-                 initial: float = 0, desc: str = "", unit: str = "it", file: IO[str] | None = None,
-                 interval_s: float = PLAIN_INTERVAL_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+    def __init__(
+        self,
+        iterable: Iterable[Any] | None = None,
+        *,
+        total: float | None = None,
+        initial: float = 0,
+        desc: str = "",
+        unit: str = "it",
+        file: IO[str] | None = None,
+        interval_s: float = PLAIN_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]
         self.iterable, self.total, self.n = iterable, total, initial
@@ -78,8 +109,9 @@ class PlainProgress:
         self.n += n
         self.refresh()
 
-    def set_postfix(self, ordered_dict: dict[str, Any] | None = None, refresh: bool = True,
-                    **kwargs: Any) -> None:  # fmt: skip
+    def set_postfix(
+        self, ordered_dict: dict[str, Any] | None = None, refresh: bool = True, **kwargs: Any
+    ) -> None:
         items = {**(ordered_dict or {}), **kwargs}
         self.postfix = ", ".join(f"{k}={v}" for k, v in items.items())
         if refresh:

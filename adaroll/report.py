@@ -24,13 +24,27 @@ from adaroll.io import atomic_write_text  # noqa: E402
 from adaroll.jsonl import read_jsonl  # noqa: E402
 from adaroll.training.pipeline import RUN_FORMAT  # noqa: E402
 
-LABELS = {"base": "Base", "sft": "SFT", "action": "Action (Stage I)",
-          "base_vanilla": "Base->Vanilla", "base_hybrid": "Base->Hybrid",
-          "base_onestep": "Base->OneStep", "action_vanilla": "Action->Vanilla",
-          "action_hybrid": "Action->Hybrid", "sft_vanilla": "SFT->Vanilla",
-          "sft_hybrid": "SFT->Hybrid"}  # fmt: skip
-RL_RUNS = ("base_vanilla", "base_hybrid", "base_onestep", "action_vanilla", "action_hybrid",
-           "sft_vanilla", "sft_hybrid")  # fmt: skip
+LABELS = {
+    "base": "Base",
+    "sft": "SFT",
+    "action": "Action (Stage I)",
+    "base_vanilla": "Base->Vanilla",
+    "base_hybrid": "Base->Hybrid",
+    "base_onestep": "Base->OneStep",
+    "action_vanilla": "Action->Vanilla",
+    "action_hybrid": "Action->Hybrid",
+    "sft_vanilla": "SFT->Vanilla",
+    "sft_hybrid": "SFT->Hybrid",
+}
+RL_RUNS = (
+    "base_vanilla",
+    "base_hybrid",
+    "base_onestep",
+    "action_vanilla",
+    "action_hybrid",
+    "sft_vanilla",
+    "sft_hybrid",
+)
 HYBRID_RUNS = ("base_hybrid", "action_hybrid", "sft_hybrid")
 
 
@@ -44,19 +58,23 @@ def _num(v: Any) -> str:
 
 def table3(summary: dict[str, Any]) -> str:
     """Scores and whole bills of every configuration (units: docs/RESULTS.md)."""
-    rows = ["| configuration | Train Avg@4 | Val Avg@4 | Held-Out Avg@4 | Held-Out Pass@4 | "
-            "env steps | replay | demos | selection | total env steps | policy samples | "
-            "train samples | total env steps to target |",
-            "|---|" + "---:|" * 12]  # fmt: skip
+    rows = [
+        "| configuration | Train Avg@4 | Val Avg@4 | Held-Out Avg@4 | Held-Out Pass@4 | "
+        "env steps | replay | demos | selection | total env steps | policy samples | "
+        "train samples | total env steps to target |",
+        "|---|" + "---:|" * 12,
+    ]
     for name, r in summary["configurations"].items():
         to_target = r.get("steps_to_target")
         censored = r.get("reached_target") is False
         reach = f">= {_num(r['total_env_steps'])}" if censored else _num(to_target)
-        rows.append(f"| {LABELS.get(name, name)} | {_pct(r['train_avg4'])} | {_pct(r['val_avg4'])} | "
-                    f"{_pct(r['heldout_avg4'])} | {_pct(r['heldout_pass4'])} | {_num(r['env_steps'])} | "
-                    f"{_num(r['replay_steps'])} | {_num(r['demo_env_steps'])} | "
-                    f"{_num(r['selection_env_steps'])} | {_num(r['total_env_steps'])} | "
-                    f"{_num(r['policy_samples'])} | {_num(r['train_samples'])} | {reach} |")  # fmt: skip
+        rows.append(
+            f"| {LABELS.get(name, name)} | {_pct(r['train_avg4'])} | {_pct(r['val_avg4'])} | "
+            f"{_pct(r['heldout_avg4'])} | {_pct(r['heldout_pass4'])} | {_num(r['env_steps'])} | "
+            f"{_num(r['replay_steps'])} | {_num(r['demo_env_steps'])} | "
+            f"{_num(r['selection_env_steps'])} | {_num(r['total_env_steps'])} | "
+            f"{_num(r['policy_samples'])} | {_num(r['train_samples'])} | {reach} |"
+        )
     return "\n".join(rows)
 
 
@@ -78,7 +96,9 @@ def figure4(summary: dict[str, Any], out: Path) -> Path | None:
         axes[0].plot([p["total_env_steps"] for p in pts], ys, style, marker="o", label=LABELS[name])
         axes[1].plot([p["policy_samples"] for p in pts], ys, style, marker="o", label=LABELS[name])
     target = summary.get("target_val_avg4")
-    for ax, xlabel in zip(axes, ("total env steps (whole bill)", "policy samples (whole bill)"), strict=True):
+    for ax, xlabel in zip(
+        axes, ("total env steps (whole bill)", "policy samples (whole bill)"), strict=True
+    ):
         if target is not None:
             ax.axhline(100 * target, color="grey", lw=0.8, ls=":", label="target")
         ax.set_xlabel(xlabel)
@@ -124,19 +144,32 @@ def write_report(run: Path, out: Path | None = None) -> Path:
     run = Path(run)
     summary_path = run / "summary.json"
     if not summary_path.exists():
-        raise FileNotFoundError(f"{summary_path} does not exist: is {run} a finished `adaroll run`?")
+        raise FileNotFoundError(
+            f"{summary_path} does not exist: is {run} a finished `adaroll run`?"
+        )
     summary = json.loads(summary_path.read_text())
     if summary.get("format") != RUN_FORMAT:
-        raise FileNotFoundError(f"{summary_path} is of an older accounting format (no complete "
-                                "bills): rerun it with `adaroll run --fresh`")
+        raise FileNotFoundError(
+            f"{summary_path} is of an older accounting format (no complete "
+            "bills): rerun it with `adaroll run --fresh`"
+        )
     out = Path(out) if out else run / "report"
     out.mkdir(parents=True, exist_ok=True)
-    parts = [f"# AdaRoll report: `{run}`", "", "## Table 3 analogue: configurations", "",
-             table3(summary), "",
-             f"Target = mean of Base->Vanilla's last three Val Avg@4 = {_pct(summary.get('target_val_avg4'))}; "
-             "`>= N`: never reached within the whole bill N (censored).", ""]  # fmt: skip
-    for title, path in (("Figure 4 analogue: efficiency", figure4(summary, out)),
-                        ("Figure 5 analogue: routing", figure5(run, out))):  # fmt: skip
+    parts = [
+        f"# AdaRoll report: `{run}`",
+        "",
+        "## Table 3 analogue: configurations",
+        "",
+        table3(summary),
+        "",
+        f"Target = mean of Base->Vanilla's last three Val Avg@4 = {_pct(summary.get('target_val_avg4'))}; "
+        "`>= N`: never reached within the whole bill N (censored).",
+        "",
+    ]
+    for title, path in (
+        ("Figure 4 analogue: efficiency", figure4(summary, out)),
+        ("Figure 5 analogue: routing", figure5(run, out)),
+    ):
         if path is not None:
             parts += [f"## {title}", "", f"![{title}]({path.name})", ""]
     report = out / "report.md"

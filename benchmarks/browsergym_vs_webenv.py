@@ -54,9 +54,14 @@ def make(config: str) -> tuple[GUIEnv, TaskSuite, Callable[[str, int], TaskSpec]
         return WebEnv(), MiniWoBSuite(), lambda t, s: TaskSpec("web", t, page_seed(s))
     from adaroll.envs.browsergym import BrowserGymEnv, BrowserGymSuite
 
-    fast: dict[str, Any] = {"slow_mo": 0, "pre_observation_delay": 0.0} if config == "browsergym-fast" else {}
-    return (BrowserGymEnv(**fast), BrowserGymSuite(),
-            lambda t, s: TaskSpec("browsergym", f"miniwob.{t}", s))  # fmt: skip
+    fast: dict[str, Any] = (
+        {"slow_mo": 0, "pre_observation_delay": 0.0} if config == "browsergym-fast" else {}
+    )
+    return (
+        BrowserGymEnv(**fast),
+        BrowserGymSuite(),
+        lambda t, s: TaskSpec("browsergym", f"miniwob.{t}", s),
+    )
 
 
 def episode(env: GUIEnv, suite: TaskSuite, task: TaskSpec) -> dict[str, Any]:
@@ -72,17 +77,27 @@ def episode(env: GUIEnv, suite: TaskSuite, task: TaskSpec) -> dict[str, Any]:
         steps += 1
         if terminated or truncated:
             break
-    return {"instruction": info["instruction"], "reset_s": reset_s, "step_s": step_s,
-            "steps": steps, "success": bool(step_info["success"])}  # fmt: skip
+    return {
+        "instruction": info["instruction"],
+        "reset_s": reset_s,
+        "step_s": step_s,
+        "steps": steps,
+        "success": bool(step_info["success"]),
+    }
 
 
-def run(config: str, templates: list[str], seeds: int, warm_up: bool = True) -> list[dict[str, Any]]:
+def run(
+    config: str, templates: list[str], seeds: int, warm_up: bool = True
+) -> list[dict[str, Any]]:
     env, suite, spec = make(config)
     try:
         if warm_up:  # browser start, page cache
             episode(env, suite, spec(templates[0], 10_000))
-        return [{"template": t, "seed": s, **episode(env, suite, spec(t, s))}
-                for t in templates for s in range(seeds)]  # fmt: skip
+        return [
+            {"template": t, "seed": s, **episode(env, suite, spec(t, s))}
+            for t in templates
+            for s in range(seeds)
+        ]
     finally:
         env.close()
 
@@ -90,33 +105,54 @@ def run(config: str, templates: list[str], seeds: int, warm_up: bool = True) -> 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     steps = sum(r["steps"] for r in rows)
     resets = [r["reset_s"] for r in rows]
-    return {"episodes": len(rows), "success": round(sum(r["success"] for r in rows) / len(rows), 3),
-            "steps": steps, "steps_per_s": round(steps / sum(r["step_s"] for r in rows), 2),
-            "reset_s_mean": round(statistics.mean(resets), 3),
-            "reset_s_median": round(statistics.median(resets), 3)}  # fmt: skip
+    return {
+        "episodes": len(rows),
+        "success": round(sum(r["success"] for r in rows) / len(rows), 3),
+        "steps": steps,
+        "steps_per_s": round(steps / sum(r["step_s"] for r in rows), 2),
+        "reset_s_mean": round(statistics.mean(resets), 3),
+        "reset_s_median": round(statistics.median(resets), 3),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--templates", nargs="*", default=DEFAULT_TEMPLATES)
-    parser.add_argument("--smoke", action="store_true", help=f"{' + '.join(SMOKE_TEMPLATES)}, 1 seed (CI)")
+    parser.add_argument(
+        "--smoke", action="store_true", help=f"{' + '.join(SMOKE_TEMPLATES)}, 1 seed (CI)"
+    )
     args = parser.parse_args(argv)
     templates, seeds = (SMOKE_TEMPLATES, 1) if args.smoke else (args.templates, args.seeds)
     load_start = os.getloadavg()[0]
     episodes = {config: run(config, templates, seeds, warm_up=not args.smoke) for config in CONFIGS}
     results = {config: summarise(rows) for config, rows in episodes.items()}
-    per_template = {config: {t: summarise([r for r in rows if r["template"] == t]) for t in templates}
-                    for config, rows in episodes.items()}  # fmt: skip
-    same = sum(a["instruction"] == b["instruction"]
-               for a, b in zip(episodes["webenv"], episodes["browsergym"], strict=True))  # fmt: skip
-    print(f"{'config':<16} {'episodes':>8} {'success':>8} {'steps':>6} {'steps/s':>8} {'reset s':>8}")
+    per_template = {
+        config: {t: summarise([r for r in rows if r["template"] == t]) for t in templates}
+        for config, rows in episodes.items()
+    }
+    same = sum(
+        a["instruction"] == b["instruction"]
+        for a, b in zip(episodes["webenv"], episodes["browsergym"], strict=True)
+    )
+    print(
+        f"{'config':<16} {'episodes':>8} {'success':>8} {'steps':>6} {'steps/s':>8} {'reset s':>8}"
+    )
     for config, r in results.items():
-        print(f"{config:<16} {r['episodes']:>8} {r['success']:>8.2f} {r['steps']:>6} "
-              f"{r['steps_per_s']:>8.2f} {r['reset_s_mean']:>8.3f}")  # fmt: skip
-    summary = {"templates": templates, "seeds": seeds, "results": results, "per_template": per_template,
-               "same_instruction": same, "episodes_per_config": len(episodes["webenv"]),
-               "load_avg_start": round(load_start, 2), "load_avg_end": round(os.getloadavg()[0], 2)}  # fmt: skip
+        print(
+            f"{config:<16} {r['episodes']:>8} {r['success']:>8.2f} {r['steps']:>6} "
+            f"{r['steps_per_s']:>8.2f} {r['reset_s_mean']:>8.3f}"
+        )
+    summary = {
+        "templates": templates,
+        "seeds": seeds,
+        "results": results,
+        "per_template": per_template,
+        "same_instruction": same,
+        "episodes_per_config": len(episodes["webenv"]),
+        "load_avg_start": round(load_start, 2),
+        "load_avg_end": round(os.getloadavg()[0], 2),
+    }
     print(json.dumps(summary))
     return 0
 

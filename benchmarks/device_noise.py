@@ -38,8 +38,13 @@ def expert_episode(env: MobileEnv, suite: MobileTaskSuite, task: TaskSpec) -> di
         obs, reward, terminated, truncated, info = env.step(action)
         trace.append((obs.element_tree_hash(), reward))
         if terminated or truncated:
-            return {"task": task, "actions": actions, "success": bool(info["success"]),
-                    "perturbations": env.perturbations(), "trace": trace}  # fmt: skip
+            return {
+                "task": task,
+                "actions": actions,
+                "success": bool(info["success"]),
+                "perturbations": env.perturbations(),
+                "trace": trace,
+            }
 
 
 def replay_seconds(env: MobileEnv, episode: dict[str, Any], repeat: int, check: bool) -> float:
@@ -62,7 +67,9 @@ def replay_seconds(env: MobileEnv, episode: dict[str, Any], repeat: int, check: 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--device", default="noisy", choices=sorted(set(PROFILES) - {"clean"}))
@@ -85,11 +92,15 @@ def main() -> None:
     clean_s = sum(replay_seconds(clean, e, args.repeat, check=True) for e in clean_episodes)
     failed = [e["task"].id for e in episodes if not e["success"]]
     result = {
-        "device": args.device, "templates": len(templates), "seeds": args.seeds, "episodes": len(episodes),
+        "device": args.device,
+        "templates": len(templates),
+        "seeds": args.seeds,
+        "episodes": len(episodes),
         "expert_success": round(sum(e["success"] for e in episodes) / len(episodes), 4),
         "failed": failed[:20],
-        "perturbed_episode_share": round(sum(any(e["perturbations"].values()) for e in episodes)
-                                         / len(episodes), 4),
+        "perturbed_episode_share": round(
+            sum(any(e["perturbations"].values()) for e in episodes) / len(episodes), 4
+        ),
         "perturbations_by_kind": dict(by_kind),
         "mean_expert_steps": round(noisy_steps / len(episodes), 2),
         "clean_mean_expert_steps": round(clean_steps / len(episodes), 2),
@@ -97,10 +108,12 @@ def main() -> None:
         "clean_steps_per_s": round(clean_steps / clean_s),
         "steps_per_s_ratio_vs_clean": round((noisy_steps / noisy_s) / (clean_steps / clean_s), 3),
         "load_avg_1m": round(os.getloadavg()[0], 2),
-    }  # fmt: skip
-    print(f"{args.device}: experts {result['expert_success']:.1%} over {len(episodes)} episodes, "
-          f"{result['perturbed_episode_share']:.1%} perturbed; {result['steps_per_s']:,} steps/s "
-          f"against {result['clean_steps_per_s']:,} clean (x{result['steps_per_s_ratio_vs_clean']})")
+    }
+    print(
+        f"{args.device}: experts {result['expert_success']:.1%} over {len(episodes)} episodes, "
+        f"{result['perturbed_episode_share']:.1%} perturbed; {result['steps_per_s']:,} steps/s "
+        f"against {result['clean_steps_per_s']:,} clean (x{result['steps_per_s_ratio_vs_clean']})"
+    )
     print(json.dumps(result))
 
 

@@ -36,8 +36,11 @@ from adaroll.snapshots.base import SNAPSHOT_BACKENDS
 
 def stats_us(samples_ns: list[int]) -> dict[str, float]:
     xs = sorted(samples_ns)
-    return {"median_us": round(statistics.median(xs) / 1e3, 3),
-            "p95_us": round(xs[min(len(xs) - 1, int(0.95 * len(xs)))] / 1e3, 3), "n": len(xs)}  # fmt: skip
+    return {
+        "median_us": round(statistics.median(xs) / 1e3, 3),
+        "p95_us": round(xs[min(len(xs) - 1, int(0.95 * len(xs)))] / 1e3, 3),
+        "n": len(xs),
+    }
 
 
 def random_actions(rng: random.Random, n: int) -> list[Action]:
@@ -57,8 +60,9 @@ def random_actions(rng: random.Random, n: int) -> list[Action]:
     return out
 
 
-def time_episodes(env: MobileEnv, episodes: list[tuple[TaskSpec, list[Action]]], passes: int,
-                  reset_ns: list[int]) -> tuple[float, float]:  # fmt: skip
+def time_episodes(
+    env: MobileEnv, episodes: list[tuple[TaskSpec, list[Action]]], passes: int, reset_ns: list[int]
+) -> tuple[float, float]:
     """(steps/s from each episode's fastest pass, steps/s from its mean pass)."""
     steps, best, mean = 0, 0, 0.0
     for task, actions in episodes:
@@ -78,12 +82,18 @@ def time_episodes(env: MobileEnv, episodes: list[tuple[TaskSpec, list[Action]]],
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--seeds", type=int, default=4, help="task seeds per template")
     ap.add_argument("--repeat", type=int, default=5, help="passes over the workloads")
-    ap.add_argument("--cpu", type=int, default=None, help="pin to this CPU (default: first allowed)")
+    ap.add_argument(
+        "--cpu", type=int, default=None, help="pin to this CPU (default: first allowed)"
+    )
     ap.add_argument("--shots", type=int, default=200, help="screenshots to time per size")
-    ap.add_argument("--smoke", action="store_true", help="4 templates x 1 seed, 1 pass, 5 shots (CI)")
+    ap.add_argument(
+        "--smoke", action="store_true", help="4 templates x 1 seed, 1 pass, 5 shots (CI)"
+    )
     args = ap.parse_args()
     if args.smoke:
         args.seeds, args.repeat, args.shots = 1, 1, 5
@@ -161,40 +171,64 @@ def main() -> None:
             s.render()
             samples.append(time.perf_counter_ns() - t0)
         st = stats_us(samples)
-        shots[f"{size[0]}x{size[1]}"] = {"median_ms": round(st["median_us"] / 1e3, 3),
-                                         "p95_ms": round(st["p95_us"] / 1e3, 3)}  # fmt: skip
+        shots[f"{size[0]}x{size[1]}"] = {
+            "median_ms": round(st["median_us"] / 1e3, 3),
+            "p95_ms": round(st["p95_us"] / 1e3, 3),
+        }
 
     elements = [len(env.branch(s).observe().elements) for s in states]
     result = {
-        "cpu": cpu, "python": platform.python_version(),
-        "templates": len(templates), "tasks": len(tasks), "expert_steps": n_expert,
-        "load_avg_1min": round(os.getloadavg()[0], 2), "random_steps": len(pool),
-        "steps_per_s_expert_best": round(expert_best), "steps_per_s_expert_mean": round(expert_mean),
-        "steps_per_s_random_best": round(random_best), "steps_per_s_random_mean": round(random_mean),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "templates": len(templates),
+        "tasks": len(tasks),
+        "expert_steps": n_expert,
+        "load_avg_1min": round(os.getloadavg()[0], 2),
+        "random_steps": len(pool),
+        "steps_per_s_expert_best": round(expert_best),
+        "steps_per_s_expert_mean": round(expert_mean),
+        "steps_per_s_random_best": round(random_best),
+        "steps_per_s_random_mean": round(random_mean),
         "reset": stats_us(reset_ns),
-        "snapshot_get_state": stats_us(get_ns), "restore_branch": stats_us(branch_ns),
+        "snapshot_get_state": stats_us(get_ns),
+        "restore_branch": stats_us(branch_ns),
         "restore_first_observe": stats_us(first_obs_ns),
-        "memory_backend_save": stats_us(save_ns), "memory_backend_restore": stats_us(restore_ns),
+        "memory_backend_save": stats_us(save_ns),
+        "memory_backend_restore": stats_us(restore_ns),
         "screenshot": shots,
         "elements_per_screen": {"median": statistics.median(elements), "max": max(elements)},
-    }  # fmt: skip
-    print(f"mobile env, 1 core (cpu {cpu}), {len(templates)} templates x {args.seeds} seeds, "
-          f"{n_expert} expert steps x {args.repeat} passes")
+    }
+    print(
+        f"mobile env, 1 core (cpu {cpu}), {len(templates)} templates x {args.seeds} seeds, "
+        f"{n_expert} expert steps x {args.repeat} passes"
+    )
     print(f"load average (1 min) {result['load_avg_1min']} on {os.cpu_count()} CPUs")
-    print(f"env steps/s, element lists, expert workload: best {expert_best:,.0f}   mean {expert_mean:,.0f}")
-    print(f"env steps/s, element lists, random workload: best {random_best:,.0f}   mean {random_mean:,.0f}"
-          f"   ({len(pool)} steps/pass)")
-    print(f"reset (cached task instance): median {result['reset']['median_us']} us, p95 {result['reset']['p95_us']} us")
-    for label, key in (("snapshot  env.get_state()", "snapshot_get_state"),
-                       ("restore   env.branch(state)", "restore_branch"),
-                       ("          + first observe()", "restore_first_observe"),
-                       ("memory backend save()", "memory_backend_save"),
-                       ("memory backend restore()", "memory_backend_restore")):  # fmt: skip
+    print(
+        f"env steps/s, element lists, expert workload: best {expert_best:,.0f}   mean {expert_mean:,.0f}"
+    )
+    print(
+        f"env steps/s, element lists, random workload: best {random_best:,.0f}   mean {random_mean:,.0f}"
+        f"   ({len(pool)} steps/pass)"
+    )
+    print(
+        f"reset (cached task instance): median {result['reset']['median_us']} us, p95 {result['reset']['p95_us']} us"
+    )
+    for label, key in (
+        ("snapshot  env.get_state()", "snapshot_get_state"),
+        ("restore   env.branch(state)", "restore_branch"),
+        ("          + first observe()", "restore_first_observe"),
+        ("memory backend save()", "memory_backend_save"),
+        ("memory backend restore()", "memory_backend_restore"),
+    ):
         r = result[key]
-        print(f"{label:30s} median {r['median_us']:8.3f} us   p95 {r['p95_us']:8.3f} us   (n={r['n']})")
+        print(
+            f"{label:30s} median {r['median_us']:8.3f} us   p95 {r['p95_us']:8.3f} us   (n={r['n']})"
+        )
     for size, r in shots.items():
         print(f"screenshot {size:10s} median {r['median_ms']:.2f} ms   p95 {r['p95_ms']:.2f} ms")
-    print(f"elements per screen: median {result['elements_per_screen']['median']}, max {result['elements_per_screen']['max']}")
+    print(
+        f"elements per screen: median {result['elements_per_screen']['median']}, max {result['elements_per_screen']['max']}"
+    )
     print(json.dumps(result))
 
 

@@ -70,7 +70,9 @@ def one_round(collector: Any, jobs: list[Job], seed: int) -> tuple[int, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--env", default="mobile", choices=("mobile", "web"))
     ap.add_argument("--tasks", type=int, default=16, help="root jobs (train tasks)")
     ap.add_argument("--group", type=int, default=8, help="episodes per job")
@@ -78,9 +80,15 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--policy", default=None, help="saved small policy directory (default: fresh)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=1,
-                    help="torch threads of this process (Ray gives each 1-CPU worker one)")
-    ap.add_argument("--smoke", action="store_true", help="2 tasks x 2 episodes, workers 1,2, 1 round (CI)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads of this process (Ray gives each 1-CPU worker one)",
+    )
+    ap.add_argument(
+        "--smoke", action="store_true", help="2 tasks x 2 episodes, workers 1,2, 1 round (CI)"
+    )
     args = ap.parse_args()
     if args.smoke:
         args.tasks, args.group, args.workers, args.repeat = 2, 2, "1,2", 1
@@ -105,22 +113,37 @@ def main() -> None:
     make_env = make_env_factory(args.env)
     load = os.getloadavg()[0]
     probe = parallelism_probe()
-    print(f"{args.env}: {len(jobs)} root jobs x {args.group} episodes, {os.cpu_count()} CPUs, "
-          f"{args.threads} torch thread(s) here, load average {load:.2f} at start, "
-          f"parallelism probe {probe:.2f} (2.0 = two idle cores)")  # fmt: skip
+    print(
+        f"{args.env}: {len(jobs)} root jobs x {args.group} episodes, {os.cpu_count()} CPUs, "
+        f"{args.threads} torch thread(s) here, load average {load:.2f} at start, "
+        f"parallelism probe {probe:.2f} (2.0 = two idle cores)"
+    )
 
     counts = [int(w) for w in args.workers.split(",")]
     collectors: dict[str, Any] = {
-        name: Collector(policy, make_env, CheckpointStore(), MemorySnapshots(),
-                        history_window=cfg.history, batch_across_jobs=batched)  # fmt: skip
+        name: Collector(
+            policy,
+            make_env,
+            CheckpointStore(),
+            MemorySnapshots(),
+            history_window=cfg.history,
+            batch_across_jobs=batched,
+        )
         for name, batched in (("local_per_job", False), ("local_batched", True))
     }
-    connect(None, workers=sum(counts))  # every configuration's actors up at once (idle ones cost nothing)
+    connect(
+        None, workers=sum(counts)
+    )  # every configuration's actors up at once (idle ones cost nothing)
     start_s: dict[str, float] = {}
     for workers in counts:
-        collectors[f"ray_{workers}"] = RayCollector(policy, EnvFactory(args.env), CheckpointStore(),
-                                                    "memory", history_window=cfg.history,
-                                                    workers=workers)  # fmt: skip
+        collectors[f"ray_{workers}"] = RayCollector(
+            policy,
+            EnvFactory(args.env),
+            CheckpointStore(),
+            "memory",
+            history_window=cfg.history,
+            workers=workers,
+        )
     try:
         for name, collector in collectors.items():  # warm-up: imports, caches, actor start-up
             began = time.perf_counter()
@@ -139,32 +162,55 @@ def main() -> None:
         ray.shutdown()
     results: dict[str, Any] = {}
     for name in collectors:
-        results[name] = {"env_steps": steps[name], "seconds": round(best[name], 3),
-                         "steps_per_s": round(steps[name] / best[name], 1),
-                         "warmup_s": start_s[name]}  # fmt: skip
+        results[name] = {
+            "env_steps": steps[name],
+            "seconds": round(best[name], 3),
+            "steps_per_s": round(steps[name] / best[name], 1),
+            "warmup_s": start_s[name],
+        }
         if name.startswith("ray_") and steps[name] != steps["local_per_job"]:
-            raise SystemExit(f"{name} ran {steps[name]} steps, local_per_job {steps['local_per_job']}: "
-                             "not the same episodes")  # fmt: skip
+            raise SystemExit(
+                f"{name} ran {steps[name]} steps, local_per_job {steps['local_per_job']}: "
+                "not the same episodes"
+            )
         r = results[name]
-        print(f"  {name:14s} {r['steps_per_s']:8.1f} steps/s ({r['env_steps']} steps in "
-              f"{r['seconds']:.2f} s; warm-up incl. actor start {r['warmup_s']:.1f} s)")  # fmt: skip
+        print(
+            f"  {name:14s} {r['steps_per_s']:8.1f} steps/s ({r['env_steps']} steps in "
+            f"{r['seconds']:.2f} s; warm-up incl. actor start {r['warmup_s']:.1f} s)"
+        )
 
     base = results["local_per_job"]["steps_per_s"]
     summary = {
         "per_job_vs_batched": round(base / results["local_batched"]["steps_per_s"], 3),
-        **{f"ray_{w}_vs_local": round(results[f"ray_{w}"]["steps_per_s"] / base, 3) for w in counts},
+        **{
+            f"ray_{w}_vs_local": round(results[f"ray_{w}"]["steps_per_s"] / base, 3) for w in counts
+        },
     }
     if 1 in counts and 2 in counts:
-        summary["ray_2_vs_ray_1"] = round(results["ray_2"]["steps_per_s"] / results["ray_1"]["steps_per_s"], 3)
+        summary["ray_2_vs_ray_1"] = round(
+            results["ray_2"]["steps_per_s"] / results["ray_1"]["steps_per_s"], 3
+        )
     for key, value in summary.items():
         print(f"  {key}: {value}")
     probe_end = parallelism_probe()
     print(f"  parallelism probe at the end: {probe_end:.2f}")
-    print(json.dumps({"env": args.env, "jobs": len(jobs), "group": args.group,
-                      "cpus": os.cpu_count(), "threads": args.threads, "load_avg_start": round(load, 2),
-                      "load_avg_end": round(os.getloadavg()[0], 2),
-                      "parallelism_probe": [probe, probe_end], "python": platform.python_version(),
-                      "results": results, "speedups": summary}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "env": args.env,
+                "jobs": len(jobs),
+                "group": args.group,
+                "cpus": os.cpu_count(),
+                "threads": args.threads,
+                "load_avg_start": round(load, 2),
+                "load_avg_end": round(os.getloadavg()[0], 2),
+                "parallelism_probe": [probe, probe_end],
+                "python": platform.python_version(),
+                "results": results,
+                "speedups": summary,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

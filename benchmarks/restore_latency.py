@@ -68,8 +68,13 @@ def pct(values: list[float], q: float) -> float:
 
 
 def summary(values: list[float]) -> dict[str, float]:
-    return {"median": round(statistics.median(values), 4), "p95": round(pct(values, 0.95), 4),
-            "min": round(min(values), 4), "max": round(max(values), 4), "n": len(values)}  # fmt: skip
+    return {
+        "median": round(statistics.median(values), 4),
+        "p95": round(pct(values, 0.95), 4),
+        "min": round(min(values), 4),
+        "max": round(max(values), 4),
+        "n": len(values),
+    }
 
 
 def tree_pss_kb(root: int) -> int:
@@ -122,8 +127,9 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def bench_prefetch(backend: Any, task: TaskSpec, prefix_len: int, suffix_jobs: int, group: int,
-                   prefetch: int) -> dict[str, Any]:  # fmt: skip
+def bench_prefetch(
+    backend: Any, task: TaskSpec, prefix_len: int, suffix_jobs: int, group: int, prefetch: int
+) -> dict[str, Any]:
     """Waits of Suffix starts in the local collector with prefetched branches (see the module
     docstring): a Root group first, then ``suffix_jobs`` Suffix groups at the expert's
     checkpoint after ``prefix_len`` steps."""
@@ -136,10 +142,17 @@ def bench_prefetch(backend: Any, task: TaskSpec, prefix_len: int, suffix_jobs: i
     store = collect_experts(make_web_env, SUITES.get("web")(), [task], progress=False).store
     checkpoint = store.for_task(task.id)[prefix_len]
     cfg = PolicyConfig()
-    collector = Collector(make_policy(cfg, seed=0), make_web_env, store, backend, history_window=cfg.history,
-                          prefetch_branches=prefetch)  # fmt: skip
-    jobs = [Job("root", task, group)] + [Job("suffix", task, group, checkpoint_id=checkpoint.id)
-                                         for _ in range(suffix_jobs)]  # fmt: skip
+    collector = Collector(
+        make_policy(cfg, seed=0),
+        make_web_env,
+        store,
+        backend,
+        history_window=cfg.history,
+        prefetch_branches=prefetch,
+    )
+    jobs = [Job("root", task, group)] + [
+        Job("suffix", task, group, checkpoint_id=checkpoint.id) for _ in range(suffix_jobs)
+    ]
     try:
         t0 = time.perf_counter()
         groups = collector.collect(jobs, seed=0)
@@ -147,26 +160,45 @@ def bench_prefetch(backend: Any, task: TaskSpec, prefix_len: int, suffix_jobs: i
     finally:
         collector.close()
     waits = collector.branch_waits
-    out = {"prefetched_wait_s": summary(waits), "prefetch_branches": collector.prefetch_branches,
-           "suffix_groups": suffix_jobs, "group": group, "collect_wall_s": round(wall, 3),
-           "env_steps": sum(g.cost.env_steps for g in groups),
-           "restore_fallbacks": sum(g.cost.restore_fallbacks for g in groups)}  # fmt: skip
-    print(f"  prefetched branches ({prefetch}): wait per Suffix start median "
-          f"{out['prefetched_wait_s']['median'] * 1000:.1f} ms, p95 "
-          f"{out['prefetched_wait_s']['p95'] * 1000:.1f} ms over {len(waits)} starts; collection "
-          f"{wall:.1f} s, {out['env_steps']} env steps (load {load()})", flush=True)  # fmt: skip
+    out = {
+        "prefetched_wait_s": summary(waits),
+        "prefetch_branches": collector.prefetch_branches,
+        "suffix_groups": suffix_jobs,
+        "group": group,
+        "collect_wall_s": round(wall, 3),
+        "env_steps": sum(g.cost.env_steps for g in groups),
+        "restore_fallbacks": sum(g.cost.restore_fallbacks for g in groups),
+    }
+    print(
+        f"  prefetched branches ({prefetch}): wait per Suffix start median "
+        f"{out['prefetched_wait_s']['median'] * 1000:.1f} ms, p95 "
+        f"{out['prefetched_wait_s']['p95'] * 1000:.1f} ms over {len(waits)} starts; collection "
+        f"{wall:.1f} s, {out['env_steps']} env steps (load {load()})",
+        flush=True,
+    )
     return out
 
 
-def bench_task(backend: Any, template: str, prefix_len: int, restores: int, replays: int,
-               concurrent: list[int], suffix_jobs: int, group: int,
-               prefetch: int) -> dict[str, Any]:  # fmt: skip
+def bench_task(
+    backend: Any,
+    template: str,
+    prefix_len: int,
+    restores: int,
+    replays: int,
+    concurrent: list[int],
+    suffix_jobs: int,
+    group: int,
+    prefetch: int,
+) -> dict[str, Any]:
     from adaroll.envs.web import WebEnv
 
     suite = SUITES.get("web")()
     task = TaskSpec("web", template, SEEDS.get(template, 0))
-    out: dict[str, Any] = {"task": task.id, "prefix": prefix_len,
-                           "expert_steps": get_task(template).expert_steps}  # fmt: skip
+    out: dict[str, Any] = {
+        "task": task.id,
+        "prefix": prefix_len,
+        "expert_steps": get_task(template).expert_steps,
+    }
     env = make_web_env()
     try:
         prefix = expert_prefix(env, suite, task, prefix_len)
@@ -188,20 +220,27 @@ def bench_task(backend: Any, template: str, prefix_len: int, restores: int, repl
                 other.close()
         out["replay_fresh_s"] = summary(fresh)
         out["replay_warm_s"] = summary(warm)
-        print(f"[{task.id} prefix {prefix_len}] replay fresh browser median "
-              f"{out['replay_fresh_s']['median']:.3f} s, warm browser median "
-              f"{out['replay_warm_s']['median']:.3f} s  (load {load()})", flush=True)  # fmt: skip
+        print(
+            f"[{task.id} prefix {prefix_len}] replay fresh browser median "
+            f"{out['replay_fresh_s']['median']:.3f} s, warm browser median "
+            f"{out['replay_warm_s']['median']:.3f} s  (load {load()})",
+            flush=True,
+        )
 
         t0 = time.perf_counter()
         ref = backend.save(env, tuple(prefix))
         out["save_s"] = round(time.perf_counter() - t0, 4)
         out["dump_s"] = ref.meta["dump_seconds"]
         out["image_mb"] = round(ref.meta["image_bytes"] / 2**20, 1)
-        state_mb = sum(size for rel, size in _manifest_sizes(ref).items() if rel.startswith("state/"))
+        state_mb = sum(
+            size for rel, size in _manifest_sizes(ref).items() if rel.startswith("state/")
+        )
         out["state_copy_mb"] = round(state_mb / 2**20, 2)
-        print(f"  snapshot: save {out['save_s']:.3f} s (criu dump {out['dump_s']:.3f} s), image "
-              f"{out['image_mb']} MB (of which browser state {out['state_copy_mb']} MB)",
-              flush=True)  # fmt: skip
+        print(
+            f"  snapshot: save {out['save_s']:.3f} s (criu dump {out['dump_s']:.3f} s), image "
+            f"{out['image_mb']} MB (of which browser state {out['state_copy_mb']} MB)",
+            flush=True,
+        )
 
         walls, parts = [], {"criu": [], "connect": [], "verify": []}
         for _ in range(restores):
@@ -217,10 +256,13 @@ def bench_task(backend: Any, template: str, prefix_len: int, restores: int, repl
         out["restore_s"] = summary(walls)
         out["restore_parts_s"] = {k: summary(v) for k, v in parts.items()}
         rp = out["restore_parts_s"]
-        print(f"  restore per branch (n={restores}): median {out['restore_s']['median']:.3f} s, "
-              f"p95 {out['restore_s']['p95']:.3f} s | criu restore median "
-              f"{rp['criu']['median']:.3f} s, reconnect {rp['connect']['median'] * 1000:.1f} ms, verify "
-              f"{rp['verify']['median'] * 1000:.1f} ms  (load {load()})", flush=True)  # fmt: skip
+        print(
+            f"  restore per branch (n={restores}): median {out['restore_s']['median']:.3f} s, "
+            f"p95 {out['restore_s']['p95']:.3f} s | criu restore median "
+            f"{rp['criu']['median']:.3f} s, reconnect {rp['connect']['median'] * 1000:.1f} ms, verify "
+            f"{rp['verify']['median'] * 1000:.1f} ms  (load {load()})",
+            flush=True,
+        )
 
         out["concurrent"] = {}
         for n in concurrent:
@@ -237,17 +279,27 @@ def bench_task(backend: Any, template: str, prefix_len: int, restores: int, repl
             for b in branches:
                 b.close()
             out["concurrent"][str(n)] = entry
-            mem = f", PSS {entry['pss_mb_per_branch']} MB/branch" if "pss_mb_per_branch" in entry else ""
-            print(f"  {n} concurrent: wall {wall:.3f} s, {wall / n:.3f} s per branch{mem} "
-                  f"(load {load()})", flush=True)  # fmt: skip
+            mem = (
+                f", PSS {entry['pss_mb_per_branch']} MB/branch"
+                if "pss_mb_per_branch" in entry
+                else ""
+            )
+            print(
+                f"  {n} concurrent: wall {wall:.3f} s, {wall / n:.3f} s per branch{mem} "
+                f"(load {load()})",
+                flush=True,
+            )
         out["branch_pss_mb"] = out["concurrent"][str(max(concurrent))]["pss_mb_per_branch"]
         backend.release(ref)
         out.update(bench_prefetch(backend, task, prefix_len, suffix_jobs, group, prefetch))
         rmed = out["restore_s"]["median"]
         out["speedup_vs_replay_fresh"] = round(out["replay_fresh_s"]["median"] / rmed, 2)
         out["speedup_vs_replay_warm"] = round(out["replay_warm_s"]["median"] / rmed, 2)
-        print(f"  speed-up of restore over replay: {out['speedup_vs_replay_fresh']}x (fresh "
-              f"browser), {out['speedup_vs_replay_warm']}x (warm browser)", flush=True)  # fmt: skip
+        print(
+            f"  speed-up of restore over replay: {out['speedup_vs_replay_fresh']}x (fresh "
+            f"browser), {out['speedup_vs_replay_warm']}x (warm browser)",
+            flush=True,
+        )
     finally:
         env.close()
     return out
@@ -262,7 +314,9 @@ def _manifest_sizes(ref: Any) -> dict[str, int]:
     return {rel: entry if isinstance(entry, int) else entry[0] for rel, entry in manifest.items()}
 
 
-def bench_flatness(backend: Any, template: str, lengths: list[int], restores: int) -> dict[str, Any]:
+def bench_flatness(
+    backend: Any, template: str, lengths: list[int], restores: int
+) -> dict[str, Any]:
 
     suite = SUITES.get("web")()
     task = TaskSpec("web", template, SEEDS.get(template, 0))
@@ -278,11 +332,16 @@ def bench_flatness(backend: Any, template: str, lengths: list[int], restores: in
                 backend.restore(ref).close()
                 walls.append(time.perf_counter() - t0)
             backend.release(ref)
-            out[str(n)] = {"restore_median_s": round(statistics.median(walls), 4),
-                           "image_mb": round(ref.meta["image_bytes"] / 2**20, 1)}  # fmt: skip
-            print(f"[flatness {task.id}] prefix {n:2d}: restore median "
-                  f"{out[str(n)]['restore_median_s']:.3f} s, image {out[str(n)]['image_mb']} MB "
-                  f"(load {load()})", flush=True)  # fmt: skip
+            out[str(n)] = {
+                "restore_median_s": round(statistics.median(walls), 4),
+                "image_mb": round(ref.meta["image_bytes"] / 2**20, 1),
+            }
+            print(
+                f"[flatness {task.id}] prefix {n:2d}: restore median "
+                f"{out[str(n)]['restore_median_s']:.3f} s, image {out[str(n)]['image_mb']} MB "
+                f"(load {load()})",
+                flush=True,
+            )
     finally:
         env.close()
     return out
@@ -296,14 +355,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replays", type=int, default=3)
     parser.add_argument("--flatness", default="1,5,10", help="prefix lengths ('' to skip)")
     parser.add_argument("--concurrent", default="1,4,8", help="concurrent restore counts")
-    parser.add_argument("--suffix-jobs", type=int, default=4, help="Suffix groups of the prefetch workload")
+    parser.add_argument(
+        "--suffix-jobs", type=int, default=4, help="Suffix groups of the prefetch workload"
+    )
     parser.add_argument("--group", type=int, default=8, help="group size of the prefetch workload")
     parser.add_argument("--prefetch", type=int, default=8, help="Collector(prefetch_branches=...)")
-    parser.add_argument("--single-process", action="store_true",
-                        help="launch Chromium with --single-process (WebEnv option single_process)")
-    parser.add_argument("--smoke", action="store_true",
-                        help="book-flight, prefix 2, 1 replay/restore, 1,2 concurrent, 2 Suffix groups "
-                             "of 2 with 2 prefetched, flatness 1,2 (CI)")
+    parser.add_argument(
+        "--single-process",
+        action="store_true",
+        help="launch Chromium with --single-process (WebEnv option single_process)",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="book-flight, prefix 2, 1 replay/restore, 1,2 concurrent, 2 Suffix groups "
+        "of 2 with 2 prefetched, flatness 1,2 (CI)",
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         args.tasks, args.prefix, args.restores, args.replays = "book-flight", 2, 1, 1
@@ -318,20 +385,37 @@ def main(argv: list[str] | None = None) -> int:
 
     backend = CriuSnapshots(max_branches=16)
     results: dict[str, Any] = {
-        "machine": {"cores": os.cpu_count(), "load_start": load(),
-                    "criu": backend.tool.version_text, "max_concurrent_restores":
-                    backend.max_restores, "python": sys.version.split()[0],
-                    "single_process": args.single_process},
+        "machine": {
+            "cores": os.cpu_count(),
+            "load_start": load(),
+            "criu": backend.tool.version_text,
+            "max_concurrent_restores": backend.max_restores,
+            "python": sys.version.split()[0],
+            "single_process": args.single_process,
+        },
         "tasks": [],
-    }  # fmt: skip
-    print(f"criu {backend.tool.version_text}, {os.cpu_count()} cores, at most "
-          f"{backend.max_restores} restores at once, pool {backend.max_branches} branches, "
-          f"load {load()}", flush=True)  # fmt: skip
+    }
+    print(
+        f"criu {backend.tool.version_text}, {os.cpu_count()} cores, at most "
+        f"{backend.max_restores} restores at once, pool {backend.max_branches} branches, "
+        f"load {load()}",
+        flush=True,
+    )
     try:
         for template in [t for t in args.tasks.split(",") if t]:
-            results["tasks"].append(bench_task(backend, template, args.prefix, args.restores,
-                                               args.replays, concurrent, args.suffix_jobs,
-                                               args.group, args.prefetch))  # fmt: skip
+            results["tasks"].append(
+                bench_task(
+                    backend,
+                    template,
+                    args.prefix,
+                    args.restores,
+                    args.replays,
+                    concurrent,
+                    args.suffix_jobs,
+                    args.group,
+                    args.prefetch,
+                )
+            )
         if args.flatness:
             lengths = [int(v) for v in args.flatness.split(",")]
             flat_restores = 1 if args.smoke else max(3, args.restores // 2)
@@ -342,12 +426,19 @@ def main(argv: list[str] | None = None) -> int:
     long_tasks = [t for t in results["tasks"] if t["expert_steps"] >= LONG_TASK_STEPS]
     results["goals"] = {
         "restore_le_0.1s": all(m <= 0.1 for m in medians),
-        "prefetched_wait_le_0.02s": all(t["prefetched_wait_s"]["median"] <= 0.02 for t in results["tasks"]),
+        "prefetched_wait_le_0.02s": all(
+            t["prefetched_wait_s"]["median"] <= 0.02 for t in results["tasks"]
+        ),
         # judged on the long tasks only (LONG_TASK_STEPS); None when none was measured
-        "speedup_ge_10x_vs_fresh_replay": all(t["speedup_vs_replay_fresh"] >= 10 for t in long_tasks)
-        if long_tasks else None,
-        "speedup_ge_5x_vs_warm_replay": all(t["speedup_vs_replay_warm"] >= 5 for t in results["tasks"]),
-    }  # fmt: skip
+        "speedup_ge_10x_vs_fresh_replay": all(
+            t["speedup_vs_replay_fresh"] >= 10 for t in long_tasks
+        )
+        if long_tasks
+        else None,
+        "speedup_ge_5x_vs_warm_replay": all(
+            t["speedup_vs_replay_warm"] >= 5 for t in results["tasks"]
+        ),
+    }
     results["machine"]["load_end"] = load()
     print(json.dumps(results))
     return 0

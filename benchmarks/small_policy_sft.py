@@ -94,8 +94,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--options", default="{}", help="extra SmallPolicyConfig fields as JSON")
-    ap.add_argument("--smoke", action="store_true",
-                    help="8 pretrain tasks, 1 epoch, k=2 on 2 train + 2 heldout tasks (CI)")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="8 pretrain tasks, 1 epoch, k=2 on 2 train + 2 heldout tasks (CI)",
+    )
     args = ap.parse_args()
     if args.smoke:
         args.pretrain, args.epochs, args.k = 8, "1", 2
@@ -117,11 +120,18 @@ def main() -> None:
     t0 = time.perf_counter()
     pretrain, rate = examples_of(make_env, suite, suite.split("pretrain"), args.history)
     train_steps, _ = examples_of(make_env, suite, suite.split("train"), args.history)
-    print(f"experts: {len(pretrain)} pretrain steps (verified rate {rate:.0%}), "
-          f"{len(train_steps)} train steps, {time.perf_counter() - t0:.1f}s")  # fmt: skip
+    print(
+        f"experts: {len(pretrain)} pretrain steps (verified rate {rate:.0%}), "
+        f"{len(train_steps)} train steps, {time.perf_counter() - t0:.1f}s"
+    )
 
-    cfg = SmallPolicyConfig(dim=args.dim, history_len=args.history, app_names=app_names,
-                            seed=args.seed, **json.loads(args.options))  # fmt: skip
+    cfg = SmallPolicyConfig(
+        dim=args.dim,
+        history_len=args.history,
+        app_names=app_names,
+        seed=args.seed,
+        **json.loads(args.options),
+    )
     policy = SmallPolicy(cfg)
     n_params = sum(p.numel() for p in policy.parameters())
     print(f"policy: dim {cfg.dim}, {n_params / 1e6:.2f}M parameters, kinds {','.join(cfg.kinds)}")
@@ -138,15 +148,20 @@ def main() -> None:
             last[0] = time.perf_counter()
             return
         t = time.perf_counter()
-        row: dict[str, Any] = {"epoch": epoch, "loss": round(stats["epoch_loss"][-1], 4),
-                               "train_seconds": round(train_seconds, 1),
-                               "step_acc_pretrain": round(step_accuracy(policy, pretrain), 4),
-                               "step_acc_train": round(step_accuracy(policy, train_steps), 4)}  # fmt: skip
+        row: dict[str, Any] = {
+            "epoch": epoch,
+            "loss": round(stats["epoch_loss"][-1], 4),
+            "train_seconds": round(train_seconds, 1),
+            "step_acc_pretrain": round(step_accuracy(policy, pretrain), 4),
+            "step_acc_train": round(step_accuracy(policy, train_steps), 4),
+        }
         for name, tasks in splits.items():
-            r = evaluate_split(policy, make_env, tasks, k=args.k, history_window=args.history,
-                               seed=args.seed)  # fmt: skip
-            g = evaluate_split(Greedy(policy), make_env, tasks, k=1, history_window=args.history,
-                               seed=args.seed)  # fmt: skip
+            r = evaluate_split(
+                policy, make_env, tasks, k=args.k, history_window=args.history, seed=args.seed
+            )
+            g = evaluate_split(
+                Greedy(policy), make_env, tasks, k=1, history_window=args.history, seed=args.seed
+            )
             row[f"{name}_avg{args.k}"] = round(r.avg, 4)
             row[f"{name}_pass{args.k}"] = round(r.pass_, 4)
             row[f"{name}_greedy"] = round(g.avg, 4)
@@ -155,14 +170,35 @@ def main() -> None:
         print(" | ".join(f"{k} {v}" for k, v in row.items()), flush=True)
         last[0] = time.perf_counter()
 
-    stats = train_sft(policy, pretrain, epochs=max(marks), batch_size=args.batch_size, lr=args.lr,
-                      seed=args.seed, progress=False, on_epoch=evaluate)  # fmt: skip
-    print(json.dumps({"benchmark": "small_policy_sft", "env": args.env, "pretrain_tasks": args.pretrain,
-                      "pretrain_steps": len(pretrain), "train_steps": len(train_steps), "k": args.k,
-                      **{f"{name}_tasks": len(tasks) for name, tasks in splits.items()},
-                      "skipped": stats["skipped"], "dim": cfg.dim,
-                      "lr": args.lr, "batch_size": args.batch_size, "threads": args.threads,
-                      "rows": rows}))  # fmt: skip
+    stats = train_sft(
+        policy,
+        pretrain,
+        epochs=max(marks),
+        batch_size=args.batch_size,
+        lr=args.lr,
+        seed=args.seed,
+        progress=False,
+        on_epoch=evaluate,
+    )
+    print(
+        json.dumps(
+            {
+                "benchmark": "small_policy_sft",
+                "env": args.env,
+                "pretrain_tasks": args.pretrain,
+                "pretrain_steps": len(pretrain),
+                "train_steps": len(train_steps),
+                "k": args.k,
+                **{f"{name}_tasks": len(tasks) for name, tasks in splits.items()},
+                "skipped": stats["skipped"],
+                "dim": cfg.dim,
+                "lr": args.lr,
+                "batch_size": args.batch_size,
+                "threads": args.threads,
+                "rows": rows,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

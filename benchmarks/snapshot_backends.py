@@ -114,8 +114,11 @@ def main() -> None:
             rates.append(walk(branch, moves))
             branch.close()
         close()
-        results[name] = {"save": summary_ms(saves), "restore": summary_ms(restores),
-                         "steps_per_s": round(statistics.median(rates), 1)}  # fmt: skip
+        results[name] = {
+            "save": summary_ms(saves),
+            "restore": summary_ms(restores),
+            "steps_per_s": round(statistics.median(rates), 1),
+        }
 
     env = live()
     mem = SNAPSHOT_BACKENDS.get("memory")()
@@ -149,11 +152,23 @@ def main() -> None:
         f"{'backend':<20}{'save med ms':>12}{'save p95':>10}{'restore med ms':>16}{'restore p95':>13}{'steps/s':>10}"
     )
     for name, r in results.items():
-        print(f"{name:<20}{r['save']['median_ms']:>12.3f}{r['save']['p95_ms']:>10.3f}"
-              f"{r['restore']['median_ms']:>16.3f}{r['restore']['p95_ms']:>13.3f}{r['steps_per_s']:>10.1f}")  # fmt: skip
+        print(
+            f"{name:<20}{r['save']['median_ms']:>12.3f}{r['save']['p95_ms']:>10.3f}"
+            f"{r['restore']['median_ms']:>16.3f}{r['restore']['p95_ms']:>13.3f}{r['steps_per_s']:>10.1f}"
+        )
     print(f"forkserver+replay replayed {replayed} steps on save ({args.n} saves)")
-    print(json.dumps({"task": task.id, "prefix": PREFIX, "n": args.n, "steps": args.steps,
-                      "replayed_steps_on_save": replayed, "backends": results}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "task": task.id,
+                "prefix": PREFIX,
+                "n": args.n,
+                "steps": args.steps,
+                "replayed_steps_on_save": replayed,
+                "backends": results,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -92,8 +92,13 @@ def role(pid: int, root: int) -> str:
     if pid == root:
         return "controller"
     cmd = _read(f"/proc/{pid}/cmdline").replace("\0", " ")
-    for name, marker in (("browser", "chrom"), ("browser", "tini"), ("criu", "criu"),
-                         ("launcher", "restore_launcher"), ("janitor", "_janitor")):  # fmt: skip
+    for name, marker in (
+        ("browser", "chrom"),
+        ("browser", "tini"),
+        ("criu", "criu"),
+        ("launcher", "restore_launcher"),
+        ("janitor", "_janitor"),
+    ):
         if marker in cmd:
             return name
     return "other"
@@ -105,7 +110,9 @@ def sample_once(root: int, t: float) -> list[dict[str, object]]:
     inits = {}
     for pid in pids:  # a namespace init is pid 1 of its namespace: NSpid's last field
         status = _read(f"/proc/{pid}/status")
-        nspid = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
+        nspid = next(
+            (line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), []
+        )
         if len(nspid) > 1 and nspid[-1] == "1":
             try:
                 inits[os.readlink(f"/proc/{pid}/ns/pid")] = pid
@@ -117,8 +124,16 @@ def sample_once(root: int, t: float) -> list[dict[str, object]]:
         mem = memory_kb(pid)
         if mem is None:
             continue
-        rows.append({"t": round(t, 1), "pid": pid, "role": role(pid, root), "ns_init": _ns_init(pid, inits),
-                     "rss_kb": mem[0], "pss_kb": mem[1]})  # fmt: skip
+        rows.append(
+            {
+                "t": round(t, 1),
+                "pid": pid,
+                "role": role(pid, root),
+                "ns_init": _ns_init(pid, inits),
+                "rss_kb": mem[0],
+                "pss_kb": mem[1],
+            }
+        )
     return rows
 
 
@@ -154,9 +169,16 @@ def series(csv_path: Path) -> list[dict[str, float]]:
         browsers = len({r["ns_init"] for r in browser_rows if r["ns_init"] != "0"})
         pool = sum(int(r["pss_kb"]) for r in browser_rows)
         total = sum(int(r["pss_kb"]) for r in rows)
-        points.append({"hours": (t - t0) / 3600, "controller_mb": controller / 1024, "pool_mb": pool / 1024,
-                       "browsers": browsers, "per_browser_mb": pool / 1024 / browsers if browsers else float("nan"),
-                       "total_mb": total / 1024})  # fmt: skip
+        points.append(
+            {
+                "hours": (t - t0) / 3600,
+                "controller_mb": controller / 1024,
+                "pool_mb": pool / 1024,
+                "browsers": browsers,
+                "per_browser_mb": pool / 1024 / browsers if browsers else float("nan"),
+                "total_mb": total / 1024,
+            }
+        )
     return points
 
 
@@ -177,17 +199,23 @@ def report(csv_path: Path, plot: Path | None) -> str:
     hours = [p["hours"] for p in points]
     lines = [f"{csv_path}: {len(points)} samples over {hours[-1]:.2f} h"]
     window = min(0.25, hours[-1] / 4)  # first and last quarter-hour (or quarter of the run)
-    for key, label in (("controller_mb", "controller PSS (MB)"), ("pool_mb", "browsers' PSS (MB)"),
-                       ("browsers", "live browsers"), ("per_browser_mb", "PSS per live browser (MB)"),
-                       ("total_mb", "whole tree PSS (MB)")):  # fmt: skip
+    for key, label in (
+        ("controller_mb", "controller PSS (MB)"),
+        ("pool_mb", "browsers' PSS (MB)"),
+        ("browsers", "live browsers"),
+        ("per_browser_mb", "PSS per live browser (MB)"),
+        ("total_mb", "whole tree PSS (MB)"),
+    ):
         first = [p[key] for p in points if p["hours"] <= window and p[key] == p[key]]
         last = [p[key] for p in points if p["hours"] >= hours[-1] - window and p[key] == p[key]]
         peak = max((p[key] for p in points if p[key] == p[key]), default=float("nan"))
         mean = lambda v: sum(v) / len(v) if v else float("nan")  # noqa: E731
         later = [p for p in points if p["hours"] >= hours[-1] / 5]  # past the warm-up
-        lines.append(f"  {label:28s} first {mean(first):8.1f}  last {mean(last):8.1f}  peak {peak:8.1f}  "
-                     f"slope {_slope(hours, [p[key] for p in points]):+8.2f}/h  after the first fifth "
-                     f"{_slope([p['hours'] for p in later], [p[key] for p in later]):+8.2f}/h")  # fmt: skip
+        lines.append(
+            f"  {label:28s} first {mean(first):8.1f}  last {mean(last):8.1f}  peak {peak:8.1f}  "
+            f"slope {_slope(hours, [p[key] for p in points]):+8.2f}/h  after the first fifth "
+            f"{_slope([p['hours'] for p in later], [p[key] for p in later]):+8.2f}/h"
+        )
     if plot is not None:
         import matplotlib
 
@@ -200,9 +228,13 @@ def report(csv_path: Path, plot: Path | None) -> str:
         axes[0].plot(hours, [p["total_mb"] for p in points], label="whole tree PSS")
         axes[0].set_ylabel("MB")
         axes[0].legend(loc="upper left", fontsize=8)
-        axes[1].plot(hours, [p["per_browser_mb"] for p in points], label="PSS per live browser", color="C3")
+        axes[1].plot(
+            hours, [p["per_browser_mb"] for p in points], label="PSS per live browser", color="C3"
+        )
         ax2 = axes[1].twinx()
-        ax2.plot(hours, [p["browsers"] for p in points], label="live browsers", color="C7", alpha=0.5)
+        ax2.plot(
+            hours, [p["browsers"] for p in points], label="live browsers", color="C7", alpha=0.5
+        )
         ax2.set_ylabel("live browsers")
         axes[1].set_ylabel("MB")
         axes[1].set_xlabel("hours")
@@ -252,44 +284,63 @@ def smoke(branches: int, live: int, task: str) -> list[tuple[float, float]]:
     return rounds
 
 
-def verdict(rounds: list[tuple[float, float]], branch_growth: float,
-            controller_growth_mb: float) -> dict[str, object]:  # fmt: skip
+def verdict(
+    rounds: list[tuple[float, float]], branch_growth: float, controller_growth_mb: float
+) -> dict[str, object]:
     """Compare the first and the last fifth of the rounds: PSS per live branch may grow by at
     most ``branch_growth`` (a fraction), the controller's PSS by ``controller_growth_mb``."""
     k = max(1, len(rounds) // 5)
     mean = lambda values: sum(values) / len(values)  # noqa: E731
     first_branch, last_branch = mean([r[0] for r in rounds[:k]]), mean([r[0] for r in rounds[-k:]])
     first_ctl, last_ctl = mean([r[1] for r in rounds[:k]]), mean([r[1] for r in rounds[-k:]])
-    return {"rounds": len(rounds), "branch_pss_mb_first": round(first_branch, 2),
-            "branch_pss_mb_last": round(last_branch, 2), "controller_pss_mb_first": round(first_ctl, 2),
-            "controller_pss_mb_last": round(last_ctl, 2),
-            "branch_ok": last_branch <= first_branch * (1 + branch_growth),
-            "controller_ok": last_ctl - first_ctl <= controller_growth_mb}  # fmt: skip
+    return {
+        "rounds": len(rounds),
+        "branch_pss_mb_first": round(first_branch, 2),
+        "branch_pss_mb_last": round(last_branch, 2),
+        "controller_pss_mb_first": round(first_ctl, 2),
+        "controller_pss_mb_last": round(last_ctl, 2),
+        "branch_ok": last_branch <= first_branch * (1 + branch_growth),
+        "controller_ok": last_ctl - first_ctl <= controller_growth_mb,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", nargs="?", choices=("sample", "report"))
-    parser.add_argument("--smoke", action="store_true", help="the CI check (see the module docstring)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="the CI check (see the module docstring)"
+    )
     parser.add_argument("--pid", type=int, help="sample: the controller's pid")
     parser.add_argument("--csv", type=Path, help="sample/report: the samples file")
     parser.add_argument("--every", type=float, default=30.0, help="sample: seconds between samples")
     parser.add_argument("--plot", type=Path, help="report: write the plot here")
     parser.add_argument("--branches", type=int, default=24, help="smoke: branches in all")
     parser.add_argument("--live", type=int, default=3, help="smoke: branches alive at a time")
-    parser.add_argument("--branch-growth", type=float, default=0.15,
-                        help="smoke: allowed growth of PSS per live branch (fraction)")
-    parser.add_argument("--controller-growth-mb", type=float, default=10.0,
-                        help="smoke: allowed growth of the controller's PSS (MB)")
-    parser.add_argument("--task", default="web:book-flight-nodelay#0", help="smoke: the snapshotted task")
+    parser.add_argument(
+        "--branch-growth",
+        type=float,
+        default=0.15,
+        help="smoke: allowed growth of PSS per live branch (fraction)",
+    )
+    parser.add_argument(
+        "--controller-growth-mb",
+        type=float,
+        default=10.0,
+        help="smoke: allowed growth of the controller's PSS (MB)",
+    )
+    parser.add_argument(
+        "--task", default="web:book-flight-nodelay#0", help="smoke: the snapshotted task"
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         rounds = smoke(args.branches, args.live, args.task)
         result = verdict(rounds, args.branch_growth, args.controller_growth_mb)
-        print(f"{args.branches} branches restored and closed, {args.live} live at a time: PSS per live "
-              f"branch {result['branch_pss_mb_first']} -> {result['branch_pss_mb_last']} MB (bound "
-              f"+{args.branch_growth:.0%}), controller {result['controller_pss_mb_first']} -> "
-              f"{result['controller_pss_mb_last']} MB (bound +{args.controller_growth_mb:g} MB)")  # fmt: skip
+        print(
+            f"{args.branches} branches restored and closed, {args.live} live at a time: PSS per live "
+            f"branch {result['branch_pss_mb_first']} -> {result['branch_pss_mb_last']} MB (bound "
+            f"+{args.branch_growth:.0%}), controller {result['controller_pss_mb_first']} -> "
+            f"{result['controller_pss_mb_last']} MB (bound +{args.controller_growth_mb:g} MB)"
+        )
         print(json.dumps({"branches": args.branches, "live": args.live, **result}))
         return 0 if result["branch_ok"] and result["controller_ok"] else 1
     if args.command == "sample":

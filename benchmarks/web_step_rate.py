@@ -57,13 +57,33 @@ from adaroll.envs.base import TaskSpec  # noqa: E402
 from adaroll.envs.web import BrowserProcess, WebEnv  # noqa: E402
 from adaroll.envs.web.experts import run_expert_episode  # noqa: E402
 
-DEFAULT_TASKS = ["click-button", "click-link", "click-checkboxes", "click-tab-2", "enter-text",
-                 "enter-password", "login-user", "email-inbox", "search-engine", "social-media"]  # fmt: skip
+DEFAULT_TASKS = [
+    "click-button",
+    "click-link",
+    "click-checkboxes",
+    "click-tab-2",
+    "enter-text",
+    "enter-password",
+    "login-user",
+    "email-inbox",
+    "search-engine",
+    "social-media",
+]
 SMOKE_TASKS = ["click-button", "enter-text"]
-SELENIUM_KEYS = {"enter": "<Enter>", "backspace": "<Backspace>", "tab": "<Tab>",
-                 "escape": "<Escape>", "delete": "<Delete>", "space": "<Space>",
-                 "up": "<ArrowUp>", "down": "<ArrowDown>", "left": "<ArrowLeft>",
-                 "right": "<ArrowRight>", "page_up": "<PageUp>", "page_down": "<PageDown>"}  # fmt: skip
+SELENIUM_KEYS = {
+    "enter": "<Enter>",
+    "backspace": "<Backspace>",
+    "tab": "<Tab>",
+    "escape": "<Escape>",
+    "delete": "<Delete>",
+    "space": "<Space>",
+    "up": "<ArrowUp>",
+    "down": "<ArrowDown>",
+    "left": "<ArrowLeft>",
+    "right": "<ArrowRight>",
+    "page_up": "<PageUp>",
+    "page_down": "<PageDown>",
+}
 
 
 def record(env: WebEnv, tasks: list[str], seeds: list[int]) -> dict[tuple[str, int], list[Action]]:
@@ -125,8 +145,9 @@ def _selenium_action(env: Any, action: Action) -> Any:
     if action.kind is ActionKind.TYPE:
         return u.create_action(ActionTypes.TYPE_TEXT, text=action.text)
     if action.kind is ActionKind.KEY:
-        return u.create_action(ActionTypes.PRESS_KEY,
-                               key=list(cfg.allowed_keys).index(SELENIUM_KEYS[action.key]))  # fmt: skip
+        return u.create_action(
+            ActionTypes.PRESS_KEY, key=list(cfg.allowed_keys).index(SELENIUM_KEYS[action.key])
+        )
     if action.kind is ActionKind.SWIPE and action.direction in ("up", "down"):
         kind = (
             ActionTypes.SCROLL_DOWN_COORDS
@@ -201,8 +222,9 @@ def tree_cpu_s(root: int) -> float:
     return sum(ticks for pid, ticks in cpu.items() if descends(pid)) / os.sysconf("SC_CLK_TCK")
 
 
-def run_collector(templates: list[str], seeds: int, group: int, parallel_jobs: int,
-                  episodes_per_env: int = 1) -> dict:
+def run_collector(
+    templates: list[str], seeds: int, group: int, parallel_jobs: int, episodes_per_env: int = 1
+) -> dict:
     """Root groups of an untrained small policy through the real collector (see above)."""
     from adaroll.checkpoints import CheckpointStore
     from adaroll.config import PolicyConfig
@@ -213,14 +235,27 @@ def run_collector(templates: list[str], seeds: int, group: int, parallel_jobs: i
     from adaroll.snapshots.memory import MemorySnapshots
 
     torch.set_num_threads(RunConfig().threads)  # as a training run sets it
-    jobs = [Job("root", TaskSpec("web", name, seed), group) for name in templates for seed in range(seeds)]
+    jobs = [
+        Job("root", TaskSpec("web", name, seed), group)
+        for name in templates
+        for seed in range(seeds)
+    ]
     cfg = PolicyConfig()
     policy = make_policy(cfg, seed=0)
-    collector = Collector(policy, make_env_factory("web"), CheckpointStore(), MemorySnapshots(),
-                          history_window=cfg.history, parallel_jobs=parallel_jobs,
-                          episodes_per_env=episodes_per_env)  # fmt: skip
+    collector = Collector(
+        policy,
+        make_env_factory("web"),
+        CheckpointStore(),
+        MemorySnapshots(),
+        history_window=cfg.history,
+        parallel_jobs=parallel_jobs,
+        episodes_per_env=episodes_per_env,
+    )
     try:
-        warmup = [Job("root", TaskSpec("web", templates[0], 10_000 + k), group) for k in range(parallel_jobs)]
+        warmup = [
+            Job("root", TaskSpec("web", templates[0], 10_000 + k), group)
+            for k in range(parallel_jobs)
+        ]
         collector.collect(warmup, seed=1)  # browsers started, caches warm
         began, cpu_began = time.perf_counter(), tree_cpu_s(os.getpid())
         groups = collector.collect(jobs, seed=0)
@@ -232,12 +267,21 @@ def run_collector(templates: list[str], seeds: int, group: int, parallel_jobs: i
     finally:
         collector.close()
     steps = sum(g.cost.env_steps for g in groups)
-    return {"jobs": len(jobs), "group": group, "parallel_jobs": parallel_jobs,
-            "episodes_per_env": episodes_per_env, "env_steps": steps,
-            "episodes": sum(len(g.rewards) for g in groups), "seconds": round(seconds, 3),
-            "steps_per_s": steps / seconds, "cpu_s": round(cpu, 1),
-            "cpu_ms_per_step": 1000 * cpu / max(1, steps), "success": sum(sum(g.rewards) for g in groups) / max(1, sum(len(g.rewards) for g in groups)),
-            "resets_incl_warmup": resets}  # fmt: skip
+    return {
+        "jobs": len(jobs),
+        "group": group,
+        "parallel_jobs": parallel_jobs,
+        "episodes_per_env": episodes_per_env,
+        "env_steps": steps,
+        "episodes": sum(len(g.rewards) for g in groups),
+        "seconds": round(seconds, 3),
+        "steps_per_s": steps / seconds,
+        "cpu_s": round(cpu, 1),
+        "cpu_ms_per_step": 1000 * cpu / max(1, steps),
+        "success": sum(sum(g.rewards) for g in groups)
+        / max(1, sum(len(g.rewards) for g in groups)),
+        "resets_incl_warmup": resets,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -245,21 +289,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--tasks", nargs="*", default=DEFAULT_TASKS)
     parser.add_argument("--skip-selenium", action="store_true")
-    parser.add_argument("--collector-seeds", type=int, default=2,
-                        help="untrained-policy workload: Root jobs per curated training template")
+    parser.add_argument(
+        "--collector-seeds",
+        type=int,
+        default=2,
+        help="untrained-policy workload: Root jobs per curated training template",
+    )
     parser.add_argument("--group", type=int, default=8, help="episodes per Root group")
-    parser.add_argument("--parallel-jobs", type=int, default=RolloutConfig().parallel_jobs,
-                        help="Collector(parallel_jobs=...); default: rollout.parallel_jobs's")
-    parser.add_argument("--episodes-per-env", type=int, default=WebEnv.episodes_per_env,
-                        help="Collector(episodes_per_env=...); default: the web env's, which a run "
-                             "with rollout.episodes_per_env unset uses")
-    parser.add_argument("--collector-templates", nargs="*",
-                        help="untrained-policy workload on these templates only (default: every curated "
-                             "training template)")
+    parser.add_argument(
+        "--parallel-jobs",
+        type=int,
+        default=RolloutConfig().parallel_jobs,
+        help="Collector(parallel_jobs=...); default: rollout.parallel_jobs's",
+    )
+    parser.add_argument(
+        "--episodes-per-env",
+        type=int,
+        default=WebEnv.episodes_per_env,
+        help="Collector(episodes_per_env=...); default: the web env's, which a run "
+        "with rollout.episodes_per_env unset uses",
+    )
+    parser.add_argument(
+        "--collector-templates",
+        nargs="*",
+        help="untrained-policy workload on these templates only (default: every curated "
+        "training template)",
+    )
     parser.add_argument("--skip-collector", action="store_true")
-    parser.add_argument("--only-collector", action="store_true",
-                        help="skip the expert replay and Selenium configurations")
-    parser.add_argument("--smoke", action="store_true", help=f"{' + '.join(SMOKE_TASKS)}, 1 seed (CI)")
+    parser.add_argument(
+        "--only-collector",
+        action="store_true",
+        help="skip the expert replay and Selenium configurations",
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help=f"{' + '.join(SMOKE_TASKS)}, 1 seed (CI)"
+    )
     args = parser.parse_args(argv)
     from adaroll.envs.web.suite import MiniWoBSuite
 
@@ -278,8 +342,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             env = WebEnv(browser=browser)
             sequences = record(env, args.tasks, seeds)
-            print(f"recorded {len(sequences)} expert sequences, "
-                  f"{sum(map(len, sequences.values()))} actions", flush=True)  # fmt: skip
+            print(
+                f"recorded {len(sequences)} expert sequences, "
+                f"{sum(map(len, sequences.values()))} actions",
+                flush=True,
+            )
             results["adaroll"] = run_webenv(env, sequences)
             env.close()
             shot_env = WebEnv(screenshot=True)  # its own browser, launched for screenshots
@@ -291,24 +358,35 @@ def main(argv: list[str] | None = None) -> int:
         results["selenium"] = run_selenium(sequences, screenshots=True)
         results["selenium-dom"] = run_selenium(sequences, screenshots=False)
     if not args.skip_collector:
-        results["collector"] = run_collector(templates, args.collector_seeds, args.group, args.parallel_jobs,
-                                             args.episodes_per_env)  # fmt: skip
-    print(f"{'config':20s} {'steps/s':>8s} {'med step ms':>11s} {'reset ms':>9s} "
-          f"{'episodes/s':>10s} {'success':>8s}")  # fmt: skip
+        results["collector"] = run_collector(
+            templates, args.collector_seeds, args.group, args.parallel_jobs, args.episodes_per_env
+        )
+    print(
+        f"{'config':20s} {'steps/s':>8s} {'med step ms':>11s} {'reset ms':>9s} "
+        f"{'episodes/s':>10s} {'success':>8s}"
+    )
     for name, r in results.items():
         if name == "collector":
-            print(f"collector (untrained policy, Root groups): {r['steps_per_s']:.1f} env steps/s, "
-                  f"{r['env_steps']} steps in {r['seconds']:.1f} s ({r['cpu_ms_per_step']:.0f} ms CPU "
-                  f"per step, browsers included), {r['jobs']} jobs x {r['group']}, "
-                  f"{r['parallel_jobs']} at once, {r['episodes_per_env']} episode(s) per env, "
-                  f"resets {r['resets_incl_warmup']}")  # fmt: skip
+            print(
+                f"collector (untrained policy, Root groups): {r['steps_per_s']:.1f} env steps/s, "
+                f"{r['env_steps']} steps in {r['seconds']:.1f} s ({r['cpu_ms_per_step']:.0f} ms CPU "
+                f"per step, browsers included), {r['jobs']} jobs x {r['group']}, "
+                f"{r['parallel_jobs']} at once, {r['episodes_per_env']} episode(s) per env, "
+                f"resets {r['resets_incl_warmup']}"
+            )
             continue
-        print(f"{name:20s} {r['steps_per_s']:8.1f} {r['median_step_ms']:11.1f} "
-              f"{r['mean_reset_ms']:9.1f} {r['episodes_per_s']:10.2f} {r['success']:8.2f}"
-              + (f"  failed: {' '.join(r['failed'])}" if r["failed"] else ""))  # fmt: skip
-    summary: dict[str, Any] = {"benchmark": "web_step_rate", "tasks": args.tasks,
-                               "seeds": args.seeds, "results": results,
-                               "load_avg_start": round(load_start, 2)}  # fmt: skip
+        print(
+            f"{name:20s} {r['steps_per_s']:8.1f} {r['median_step_ms']:11.1f} "
+            f"{r['mean_reset_ms']:9.1f} {r['episodes_per_s']:10.2f} {r['success']:8.2f}"
+            + (f"  failed: {' '.join(r['failed'])}" if r["failed"] else "")
+        )
+    summary: dict[str, Any] = {
+        "benchmark": "web_step_rate",
+        "tasks": args.tasks,
+        "seeds": args.seeds,
+        "results": results,
+        "load_avg_start": round(load_start, 2),
+    }
     if args.tasks:
         summary["env_steps_per_s"] = results["adaroll"]["steps_per_s"]
     if "collector" in results:

@@ -55,26 +55,43 @@ ROOT = Path(__file__).resolve().parent.parent
 WALL_CLOCK_KEYS = frozenset({"ts", "wall_seconds", "restore_seconds", "phase_seconds", "seconds"})
 """Fields dropped before comparing (see the module docstring)."""
 
-_TINY = ("sft.epochs=4", "rl.budget={iterations: 2}", "rl.eval.k=1", "rl.grpo.group_size=4",
-         "rl.scheduler.tasks_per_iteration=2", "rl.scheduler.routing_probes=2",
-         "rl.scheduler.tau_low=0", "rl.scheduler.tau_high=1")  # fmt: skip
+_TINY = (
+    "sft.epochs=4",
+    "rl.budget={iterations: 2}",
+    "rl.eval.k=1",
+    "rl.grpo.group_size=4",
+    "rl.scheduler.tasks_per_iteration=2",
+    "rl.scheduler.routing_probes=2",
+    "rl.scheduler.tau_low=0",
+    "rl.scheduler.tau_high=1",
+)
 """tests/tiny_runs.py suffix_run: two RL iterations, the second all Suffix groups."""
 
 RUNS: dict[str, tuple[str, ...]] = {
     "phone": (),
-    "web": ("env.name=web", "env.snapshot_backend=criu",
-            "env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 3, "
-            "templates: [click-button, click-tab-2]}",
-            "configurations=[base, sft, base_vanilla, base_hybrid]", *_TINY),
-    "gymnasium": ("env.name=gymnasium", "env.options={id: FrozenLake-v1, adapter: frozen_lake}",
-                  "env.suite_options={n_pretrain: 24, n_train: 2, n_heldout: 4, n_heldout_templates: 2}",
-                  "configurations=[base, sft, base_vanilla, base_hybrid]", *_TINY),
-}  # fmt: skip
+    "web": (
+        "env.name=web",
+        "env.snapshot_backend=criu",
+        "env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 3, "
+        "templates: [click-button, click-tab-2]}",
+        "configurations=[base, sft, base_vanilla, base_hybrid]",
+        *_TINY,
+    ),
+    "gymnasium": (
+        "env.name=gymnasium",
+        "env.options={id: FrozenLake-v1, adapter: frozen_lake}",
+        "env.suite_options={n_pretrain: 24, n_train: 2, n_heldout: 4, n_heldout_templates: 2}",
+        "configurations=[base, sft, base_vanilla, base_hybrid]",
+        *_TINY,
+    ),
+}
 """Overrides of each run, after ``--quick``'s."""
 
 
 def _git(*args: str, cwd: Path = ROOT) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def run_quick(tree: Path, name: str, out: Path) -> None:
@@ -85,12 +102,29 @@ def run_quick(tree: Path, name: str, out: Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="adr-", dir="/tmp"))
     env["TMPDIR"] = str(tmp)
     try:
-        done = subprocess.run([sys.executable, "-m", "adaroll", "run", "--quick", "--no-progress",
-                               "--out", str(out), *sets], cwd=tree, env=env, capture_output=True, text=True)  # fmt: skip
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "adaroll",
+                "run",
+                "--quick",
+                "--no-progress",
+                "--out",
+                str(out),
+                *sets,
+            ],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if done.returncode != 0:
-        raise SystemExit(f"{name} run from {tree} failed (rc {done.returncode}):\n{done.stderr[-4000:]}")
+        raise SystemExit(
+            f"{name} run from {tree} failed (rc {done.returncode}):\n{done.stderr[-4000:]}"
+        )
 
 
 def base_outputs(rev: str, names: list[str], cache: Path) -> dict[str, Path]:
@@ -132,26 +166,38 @@ def compare(base: Path, candidate: Path) -> list[str]:
     """Differences between two run directories (empty: identical)."""
     problems: list[str] = []
     files = {p.relative_to(base) for p in base.rglob("ledger.jsonl")} | {Path("summary.json")}
-    theirs = {p.relative_to(candidate) for p in candidate.rglob("ledger.jsonl")} | {Path("summary.json")}
+    theirs = {p.relative_to(candidate) for p in candidate.rglob("ledger.jsonl")} | {
+        Path("summary.json")
+    }
     for extra in sorted(files ^ theirs):
         problems.append(f"{extra}: only in {'base' if extra in files else 'candidate'}")
     for rel in sorted(files & theirs):
         a, b = _lines(base / rel), _lines(candidate / rel)
         if a == b:
             continue
-        first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-        problems.append(f"{rel}: differs ({len(a)} vs {len(b)} lines) first at line {first + 1}:\n"
-                        f"  base:      {a[first] if first < len(a) else '<end>'}\n"
-                        f"  candidate: {b[first] if first < len(b) else '<end>'}")  # fmt: skip
+        first = next(
+            (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+        )
+        problems.append(
+            f"{rel}: differs ({len(a)} vs {len(b)} lines) first at line {first + 1}:\n"
+            f"  base:      {a[first] if first < len(a) else '<end>'}\n"
+            f"  candidate: {b[first] if first < len(b) else '<end>'}"
+        )
     return problems
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("base", help="git revision to compare against (e.g. main, HEAD~3)")
-    parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated, of {', '.join(RUNS)}")
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/adaroll-identical-runs"),
-                        help="where the base revision's outputs are kept and reused")
+    parser.add_argument(
+        "--runs", default=",".join(RUNS), help=f"comma-separated, of {', '.join(RUNS)}"
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path("/tmp/adaroll-identical-runs"),
+        help="where the base revision's outputs are kept and reused",
+    )
     parser.add_argument("--keep", type=Path, default=None, help="write the candidate's runs here")
     args = parser.parse_args()
     names = [n.strip() for n in args.runs.split(",") if n.strip()]

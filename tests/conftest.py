@@ -51,6 +51,11 @@ def mobile_base(tmp_path_factory: pytest.TempPathFactory, mobile_store) -> Path:
     from tests import real_mobile
 
     with _torch_threads(1):
-        return real_mobile.saved_clone(real_mobile.small_policy(seed=0), real_mobile.examples(mobile_store),
-                                       tmp_path_factory.mktemp("mobile-base"), epochs=12, batch_size=32,
-                                       lr=3e-3)  # fmt: skip
+        return real_mobile.saved_clone(
+            real_mobile.small_policy(seed=0),
+            real_mobile.examples(mobile_store),
+            tmp_path_factory.mktemp("mobile-base"),
+            epochs=12,
+            batch_size=32,
+            lr=3e-3,
+        )

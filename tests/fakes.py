@@ -52,8 +52,10 @@ class LineEnv(GUIEnv):
 
     def observe(self) -> Observation:
         go_left = self._go_left()
-        elements = (UIElement(0, "button", "go" if go_left else "stop", LEFT, frozenset({"clickable"})),
-                    UIElement(1, "button", "stop" if go_left else "go", RIGHT, frozenset({"clickable"})))
+        elements = (
+            UIElement(0, "button", "go" if go_left else "stop", LEFT, frozenset({"clickable"})),
+            UIElement(1, "button", "stop" if go_left else "go", RIGHT, frozenset({"clickable"})),
+        )
         return Observation(elements, (100, 100))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -65,8 +67,14 @@ class LineEnv(GUIEnv):
         assert self.state is not None and not self.state.done
         if action.kind is not ActionKind.TAP:
             raise InvalidActionError(f"LineEnv only takes taps, got {action.kind.value}")
-        hit = next((e for e in self.observe().elements
-                    if e.bounds[0] <= action.x <= e.bounds[2] and e.bounds[1] <= action.y <= e.bounds[3]), None)
+        hit = next(
+            (
+                e
+                for e in self.observe().elements
+                if e.bounds[0] <= action.x <= e.bounds[2] and e.bounds[1] <= action.y <= e.bounds[3]
+            ),
+            None,
+        )
         position = self.state.position + (1 if hit is not None and hit.text == "go" else 0)
         steps = self.state.steps + 1
         success = position >= self.length
@@ -111,7 +119,13 @@ class LineSuite(TaskSuite):
         return ["walk"]
 
     def split(self, name: str) -> list[TaskSpec]:
-        offset = {"pretrain": 1000, "train": 0, "val": 300, "heldout": 500, "heldout-templates": 700}[name]
+        offset = {
+            "pretrain": 1000,
+            "train": 0,
+            "val": 300,
+            "heldout": 500,
+            "heldout-templates": 700,
+        }[name]
         return [TaskSpec("line", "walk", offset + i) for i in range(4)]
 
     def expert_action(self, env: GUIEnv) -> Action:
@@ -137,7 +151,12 @@ class GoPolicy(Policy):
             for _ in range(n):
                 go = True if greedy else bool(torch.rand(()) < p)
                 target = next(e for e in ctx.observation.elements if (e.text == "go") == go)
-                row.append(SampledAction(Action.tap(*target.center), float(torch.log(torch.tensor(p if go else 1 - p)))))
+                row.append(
+                    SampledAction(
+                        Action.tap(*target.center),
+                        float(torch.log(torch.tensor(p if go else 1 - p))),
+                    )
+                )
             out.append(row)
         return out
 
@@ -145,8 +164,9 @@ class GoPolicy(Policy):
         rows = []
         for ctx, s in zip(contexts, samples, strict=True):
             assert s.action is not None
-            hit = next(e for e in ctx.observation.elements
-                       if e.bounds[0] <= s.action.x <= e.bounds[2])
+            hit = next(
+                e for e in ctx.observation.elements if e.bounds[0] <= s.action.x <= e.bounds[2]
+            )
             p = self._p_go()
             rows.append(torch.log(p) if hit.text == "go" else torch.log(1 - p))
         logp = torch.stack(rows).unsqueeze(-1)
@@ -185,12 +205,19 @@ class TapPolicy(Policy):
             row = []
             for _ in range(n):
                 k = 0 if greedy else int(torch.randint(len(elements), ()))
-                row.append(SampledAction(Action.tap(*elements[k].center), -float(torch.log(torch.tensor(len(elements))))))
+                row.append(
+                    SampledAction(
+                        Action.tap(*elements[k].center),
+                        -float(torch.log(torch.tensor(len(elements)))),
+                    )
+                )
             out.append(row)
         return out
 
     def decision_log_probs(self, contexts: Sequence[Context], samples: Sequence[SampledAction]):
-        logp = torch.tensor([[-float(torch.log(torch.tensor(len(c.observation.elements))))] for c in contexts])
+        logp = torch.tensor(
+            [[-float(torch.log(torch.tensor(len(c.observation.elements))))] for c in contexts]
+        )
         return logp, torch.ones_like(logp)
 
     def parameters(self):

@@ -83,9 +83,14 @@ def left_behind(before: dict[int, str], *programs: str, wait_s: float = 10.0) ->
     ours = _ancestors(os.getpid())
     deadline = time.monotonic() + wait_s
     while True:
-        new = {pid: cmd for pid, cmd in live_processes().items()
-               if before.get(pid) != cmd and any(p in cmd for p in programs)
-               and _profile(cmd) not in earlier and not started_by_other_work(pid, before, ours)}  # fmt: skip
+        new = {
+            pid: cmd
+            for pid, cmd in live_processes().items()
+            if before.get(pid) != cmd
+            and any(p in cmd for p in programs)
+            and _profile(cmd) not in earlier
+            and not started_by_other_work(pid, before, ours)
+        }
         if not new or time.monotonic() > deadline:
             return new
         time.sleep(0.1)

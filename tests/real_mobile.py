@@ -41,7 +41,9 @@ def examples(store: CheckpointStore) -> list[tuple[Context, Action]]:
     return sft_examples(store, HISTORY)
 
 
-def saved_clone(policy: Policy, demos: Sequence[tuple[Context, Action]], path: Path, **sft: Any) -> Path:
+def saved_clone(
+    policy: Policy, demos: Sequence[tuple[Context, Action]], path: Path, **sft: Any
+) -> Path:
     """``policy`` behaviour-cloned on ``demos`` (``sft``: epochs, batch_size, lr), saved at
     ``path``: a start policy that every run of a test loads afresh."""
     train_sft(policy, demos, seed=0, progress=False, **sft)

@@ -57,7 +57,9 @@ any_action: st.SearchStrategy[Action] = st.one_of(
     coord_swipes(),
     texts.map(Action.type_text),
     st.sampled_from(KEYS).map(Action.press),
-    st.sampled_from(["ctrl+a", "shift+tab", "ctrl+shift+z", "alt+left", "meta+9"]).map(Action.press),
+    st.sampled_from(["ctrl+a", "shift+tab", "ctrl+shift+z", "alt+left", "meta+9"]).map(
+        Action.press
+    ),
     apps.map(lambda a: Action(ActionKind.OPEN_APP, app=a)),
     st.just(Action(ActionKind.WAIT)),
     st.just(Action.done()),
@@ -244,11 +246,49 @@ def test_equal_actions_have_equal_text(a: Action, b: Action) -> None:
 # Random strings, and random strings built from the format's own pieces (which reach deep into
 # the parser): only ActionParseError may ever come out.
 _PIECES = [
-    "tap", "click", "double_tap", "long_press", "swipe", "scroll", "drag", "type", "key",
-    "open_app", "wait", "done", "answer", "TAP", "(", ")", ",", " ", '"', "\\", "\\u00", "\\ud800",
-    "\\n", "0", "1", "0.5", ".5", "-0", "+1", "1e5", "1e-400", "1e999", "nan", "inf", "e", "up",
-    "back", "x", "\n", "\x00", "\u0660", "\u00e9",
-]  # fmt: skip
+    "tap",
+    "click",
+    "double_tap",
+    "long_press",
+    "swipe",
+    "scroll",
+    "drag",
+    "type",
+    "key",
+    "open_app",
+    "wait",
+    "done",
+    "answer",
+    "TAP",
+    "(",
+    ")",
+    ",",
+    " ",
+    '"',
+    "\\",
+    "\\u00",
+    "\\ud800",
+    "\\n",
+    "0",
+    "1",
+    "0.5",
+    ".5",
+    "-0",
+    "+1",
+    "1e5",
+    "1e-400",
+    "1e999",
+    "nan",
+    "inf",
+    "e",
+    "up",
+    "back",
+    "x",
+    "\n",
+    "\x00",
+    "\u0660",
+    "\u00e9",
+]
 
 
 def _assert_parses_or_parse_error(text: str) -> None:
@@ -315,7 +355,11 @@ def test_format_help_documents_every_kind() -> None:
         (Action.tap(0.50, 0.50), Action.tap(0.50, 0.4499), False),  # just over in y
         (Action.tap(0.50, 0.50), Action.tap(0.54, 0.56), False),  # per axis, not Euclidean
         (Action.tap(0.50, 0.50), Action(ActionKind.DOUBLE_TAP, x=0.5, y=0.5), False),
-        (Action(ActionKind.LONG_PRESS, x=0.2, y=0.2), Action(ActionKind.LONG_PRESS, x=0.24, y=0.16), True),
+        (
+            Action(ActionKind.LONG_PRESS, x=0.2, y=0.2),
+            Action(ActionKind.LONG_PRESS, x=0.24, y=0.16),
+            True,
+        ),
     ],
 )
 def test_point_tolerance(a: Action, b: Action, same: bool) -> None:
@@ -374,7 +418,9 @@ def test_text_modes() -> None:
     a, b = Action.type_text("Hello World"), Action.type_text("completely different")
     assert PAPER_MATCHER(a, b)  # paper: all text inputs are equivalent
     exact = ActionMatcher(text_mode="exact")
-    assert exact(a, Action.type_text("Hello World")) and not exact(a, Action.type_text("hello world"))
+    assert exact(a, Action.type_text("Hello World")) and not exact(
+        a, Action.type_text("hello world")
+    )
     soft = ActionMatcher(text_mode="soft")  # edit distance <= 0.2 after case/space folding
     assert soft(a, Action.type_text("  hello   world "))
     assert soft(a, Action.type_text("Hello Wrld"))  # 1 edit / 11
@@ -383,7 +429,9 @@ def test_text_modes() -> None:
     assert normalised_edit_distance("abcdefghij", "abcdefghXY") == pytest.approx(0.2)
     assert soft(Action.type_text("abcdefghij"), Action.type_text("abcdefghXY"))
     assert not soft(Action.type_text("abcdefghij"), Action.type_text("abcdefgXYZ"))
-    assert not ActionMatcher(text_mode="soft", text_max_distance=0.0)(a, Action.type_text("Hello Wrld"))
+    assert not ActionMatcher(text_mode="soft", text_max_distance=0.0)(
+        a, Action.type_text("Hello Wrld")
+    )
 
 
 def test_edit_distance() -> None:

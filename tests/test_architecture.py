@@ -97,8 +97,10 @@ def test_the_import_graph_sees_the_package_imports() -> None:
 
 def test_deferred_imports_count_and_type_only_ones_do_not(tmp_path: Path) -> None:
     source = tmp_path / "m.py"
-    source.write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import adaroll.b\n\n\n"
-                      "def f():\n    from adaroll import c\n    from adaroll.d import name\n")  # fmt: skip
+    source.write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import adaroll.b\n\n\n"
+        "def f():\n    from adaroll import c\n    from adaroll.d import name\n"
+    )
     modules = dict.fromkeys(("adaroll.b", "adaroll.c", "adaroll.d", "adaroll.m"), source)
     assert _imports(source, "adaroll.m", modules) == {"adaroll.c", "adaroll.d"}
 
@@ -109,6 +111,10 @@ def test_no_import_circle_inside_adaroll() -> None:
 
 
 def test_no_module_in_rollout_or_training_passes_the_line_limit() -> None:
-    long = {str(p.relative_to(PACKAGE.parent)): n for folder in SIZED for p in sorted((PACKAGE / folder).rglob("*.py"))
-            if (n := len(p.read_text().splitlines())) > MAX_LINES}  # fmt: skip
+    long = {
+        str(p.relative_to(PACKAGE.parent)): n
+        for folder in SIZED
+        for p in sorted((PACKAGE / folder).rglob("*.py"))
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
     assert long == {}, f"modules over {MAX_LINES} lines (split them): {long}"

@@ -129,7 +129,10 @@ def test_browsergym_browsers_run_unprivileged_and_reach_only_allowed_hosts(http_
         names = live_processes()
         renderers = [p for p in chromium if "--type=renderer" in names.get(p, "")]
         assert renderers and all(_seccomp(p) == 2 for p in renderers)
-        assert all(os.readlink(f"/proc/{p}/ns/user") != os.readlink("/proc/self/ns/user") for p in renderers)
+        assert all(
+            os.readlink(f"/proc/{p}/ns/user") != os.readlink("/proc/self/ns/user")
+            for p in renderers
+        )
         assert not any("--no-sandbox" in names.get(p, "") for p in chromium)
         assert _fetch(env, http_server) == "status 200"  # the allowed host
         # the same server by another name (and so any host not listed) is out of reach

@@ -74,8 +74,15 @@ def test_an_env_that_keeps_crashing_fails_the_evaluation_clearly():
             raise EnvFault("browser crashed")
 
     with pytest.raises(RolloutFailed, match="evaluation failed 2 times"):
-        evaluate_split(GoPolicy(0.0), AlwaysCrash, LineSuite().split("train"), k=1, history_window=2,
-                       seed=1, max_retries=1)  # fmt: skip
+        evaluate_split(
+            GoPolicy(0.0),
+            AlwaysCrash,
+            LineSuite().split("train"),
+            k=1,
+            history_window=2,
+            seed=1,
+            max_retries=1,
+        )
 
 
 def test_envs_that_take_calls_from_threads_reset_at_once():

@@ -34,14 +34,25 @@ from adaroll.training.ledger import INT_COUNTERS, read_ledger
 pytestmark = pytest.mark.slow
 
 MICRO = {
-    "env": {"suite_options": {"n_pretrain": 24, "n_train": 6, "n_heldout": 4, "n_heldout_templates": 0}},
+    "env": {
+        "suite_options": {"n_pretrain": 24, "n_train": 6, "n_heldout": 4, "n_heldout_templates": 0}
+    },
     "sft": {"epochs": 2},
-    "stage1": {"budget": {"iterations": 2}, "eval": {"every": 1, "k": 1},
-               "scheduler": {"pivots_per_iteration": 8}, "pivots": {"n_samples": 4}},
-    "rl": {"budget": {"iterations": 2}, "eval": {"every": 1, "k": 1}, "grpo": {"group_size": 4},
-           "scheduler": {"tasks_per_iteration": 3}, "pivots": {"n_samples": 4}},
+    "stage1": {
+        "budget": {"iterations": 2},
+        "eval": {"every": 1, "k": 1},
+        "scheduler": {"pivots_per_iteration": 8},
+        "pivots": {"n_samples": 4},
+    },
+    "rl": {
+        "budget": {"iterations": 2},
+        "eval": {"every": 1, "k": 1},
+        "grpo": {"group_size": 4},
+        "scheduler": {"tasks_per_iteration": 3},
+        "pivots": {"n_samples": 4},
+    },
     "configurations": ["base", "sft", "base_vanilla", "action_hybrid"],
-}  # fmt: skip
+}
 PHASES = ("stage1", "base_vanilla", "action_hybrid")
 POLICIES = (
     "policies/base",
@@ -67,13 +78,27 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def _cmd(config: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "adaroll.cli", "run", "--no-progress", "--config", str(config),
-            "--out", str(out)]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "adaroll.cli",
+        "run",
+        "--no-progress",
+        "--config",
+        str(config),
+        "--out",
+        str(out),
+    ]
 
 
 def _spawn(config: Path, out: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(_cmd(config, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=ENV, start_new_session=True)  # fmt: skip
+    return subprocess.Popen(
+        _cmd(config, out),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        start_new_session=True,
+    )
 
 
 def _phase_now(out: Path) -> str:
@@ -199,8 +224,12 @@ def _ledger_rows(path: Path) -> list[dict[str, Any]]:
 
 def _split_setup(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """(work records, replayed steps of the snapshot-rebuild records, which carry no task)."""
-    setup = [r for r in rows if "task_id" not in r and set(r) <= {"mode", "purpose", "replayed_steps",
-                                                                  "iteration", "stage"}]  # fmt: skip
+    setup = [
+        r
+        for r in rows
+        if "task_id" not in r
+        and set(r) <= {"mode", "purpose", "replayed_steps", "iteration", "stage"}
+    ]
     return [r for r in rows if r not in setup], sum(r.get("replayed_steps", 0) for r in setup)
 
 
@@ -266,7 +295,9 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
         hit = _run_chain(micro_config, out, random.Random(SEED + chain), ref, windows["sft"][1])
         _assert_same_run(out, ref)
         hits.extend(hit)
-    print(f"\nfault injection: {len(hits)} SIGKILLs over {CHAINS} chains in "
-          f"{time.monotonic() - began:.0f} s; phases hit: {dict(Counter(hits))}")  # fmt: skip
+    print(
+        f"\nfault injection: {len(hits)} SIGKILLs over {CHAINS} chains in "
+        f"{time.monotonic() - began:.0f} s; phases hit: {dict(Counter(hits))}"
+    )
     assert len(hits) >= MIN_KILLS, f"only {len(hits)} kills landed: {hits}"
     assert len(set(hits)) >= 3, f"kills did not spread over the phases: {hits}"

@@ -46,12 +46,61 @@ SEED = 7
 
 # -- generators -------------------------------------------------------------------------------------
 
-ODD_VALUES: list[Any] = [None, True, False, 0, -1, 1, 2**63, -(2**70), 10**400, 0.5, -0.0, 1e308,
-                         float("nan"), float("inf"), -float("inf"), "", "x", "0.5", "\u0000",
-                         "\ud800", "mobile:a#1", [], [1, 2], [[[]]], {}, {"a": 1}, {"kind": "tap"}]  # fmt: skip
-ODD_BYTES = [b"{", b"}", b"[", b"]", b'"', b",", b":", b"\n", b"\r", b"\\", b"\x00", b"\xff",
-             b"\xc3", b"NaN", b"-Infinity", b"1e999", b"null", b"true", b"-", b"0", b" ",
-             b"[" * 3000, b'{"a":' * 2000, "\u00e9".encode()]  # fmt: skip
+ODD_VALUES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    2**63,
+    -(2**70),
+    10**400,
+    0.5,
+    -0.0,
+    1e308,
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    "",
+    "x",
+    "0.5",
+    "\u0000",
+    "\ud800",
+    "mobile:a#1",
+    [],
+    [1, 2],
+    [[[]]],
+    {},
+    {"a": 1},
+    {"kind": "tap"},
+]
+ODD_BYTES = [
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b'"',
+    b",",
+    b":",
+    b"\n",
+    b"\r",
+    b"\\",
+    b"\x00",
+    b"\xff",
+    b"\xc3",
+    b"NaN",
+    b"-Infinity",
+    b"1e999",
+    b"null",
+    b"true",
+    b"-",
+    b"0",
+    b" ",
+    b"[" * 3000,
+    b'{"a":' * 2000,
+    "\u00e9".encode(),
+]
 
 
 def mutate_bytes(data: bytes, rng: random.Random) -> bytes:
@@ -90,8 +139,10 @@ def random_json(rng: random.Random, depth: int = 0) -> Any:
         return rng.choice(ODD_VALUES)
     if r < 0.8:
         return [random_json(rng, depth + 1) for _ in range(rng.randint(0, 3))]
-    return {rng.choice(["a", "kind", "x", "id", "0"]): random_json(rng, depth + 1)
-            for _ in range(rng.randint(0, 3))}  # fmt: skip
+    return {
+        rng.choice(["a", "kind", "x", "id", "0"]): random_json(rng, depth + 1)
+        for _ in range(rng.randint(0, 3))
+    }
 
 
 def mutate_json(obj: Any, rng: random.Random, keys: list[str]) -> Any:
@@ -152,9 +203,21 @@ def _only(
 
 # -- actions ----------------------------------------------------------------------------------------
 
-ACTION_TEXTS = ["tap(0.5, 0.25)", "long_press(0, 1)", "double_tap(.5,.5)", "swipe(up)",
-                "swipe(0.1, 0.2, 0.3, 0.4)", 'type("hello \\"x\\"")', "key(back)", 'key("enter")',
-                'open_app("Settings")', "wait()", "done()", 'done("42")', "click(0.2, 0.3)"]  # fmt: skip
+ACTION_TEXTS = [
+    "tap(0.5, 0.25)",
+    "long_press(0, 1)",
+    "double_tap(.5,.5)",
+    "swipe(up)",
+    "swipe(0.1, 0.2, 0.3, 0.4)",
+    'type("hello \\"x\\"")',
+    "key(back)",
+    'key("enter")',
+    'open_app("Settings")',
+    "wait()",
+    "done()",
+    'done("42")',
+    "click(0.2, 0.3)",
+]
 
 
 def test_fuzz_action_parser_mutated_texts() -> None:
@@ -197,9 +260,36 @@ def _paths(node: Any, prefix: str = "") -> list[str]:
 
 
 CONFIG_PATHS = _paths(_DEFAULTS)
-YAML_VALUES = ["1", "-3", "0.5", "1e9", ".nan", "-.inf", "true", "null", "~", "[]", "{}", "[1, 2]",
-               "{a: 1}", "x", "'0.3'", "[unclosed", "{a: [", "&a [*a]", "*nope", "!!python/object:os.system",
-               "'", ": :", "- a", "{api_key: sk-x}", "hybrid", "stage1", "mobile", "[train]"]  # fmt: skip
+YAML_VALUES = [
+    "1",
+    "-3",
+    "0.5",
+    "1e9",
+    ".nan",
+    "-.inf",
+    "true",
+    "null",
+    "~",
+    "[]",
+    "{}",
+    "[1, 2]",
+    "{a: 1}",
+    "x",
+    "'0.3'",
+    "[unclosed",
+    "{a: [",
+    "&a [*a]",
+    "*nope",
+    "!!python/object:os.system",
+    "'",
+    ": :",
+    "- a",
+    "{api_key: sk-x}",
+    "hybrid",
+    "stage1",
+    "mobile",
+    "[train]",
+]
 
 
 def _random_config_dict(rng: random.Random) -> Any:
@@ -382,10 +472,28 @@ def _ledger_bytes(tmp: Path) -> bytes:
     path = tmp / "ledger.jsonl"
     with Ledger(path) as ledger:
         ledger.add("eval", "eval", policy_samples=8, env_steps=8, stage="s", iteration=0)
-        ledger.add("suffix", "train", training_samples=4, policy_samples=4, env_steps=9, restores=4,
-                   restore_seconds=0.25, task_id="mobile:a#1", stage="s", iteration=1)  # fmt: skip
-        ledger.add("root", "routing", policy_samples=2, env_steps=5, faults=1, task_id="mobile:b#2",
-                   stage="s", iteration=1)  # fmt: skip
+        ledger.add(
+            "suffix",
+            "train",
+            training_samples=4,
+            policy_samples=4,
+            env_steps=9,
+            restores=4,
+            restore_seconds=0.25,
+            task_id="mobile:a#1",
+            stage="s",
+            iteration=1,
+        )
+        ledger.add(
+            "root",
+            "routing",
+            policy_samples=2,
+            env_steps=5,
+            faults=1,
+            task_id="mobile:b#2",
+            stage="s",
+            iteration=1,
+        )
         ledger.add("onestep", "train", training_samples=8, policy_samples=8, wall_seconds=0.5)
     return path.read_bytes()
 
@@ -437,15 +545,24 @@ def test_fuzz_metrics_logs(tmp_path: Path) -> None:
 def test_fuzz_pivot_files(tmp_path: Path) -> None:
     rng = random.Random(SEED + 9)
     source = tmp_path / "pivots.json"
-    PivotSet({"t#1@0": 0.5, "t#1@1": float("nan"), "u#2@0": 0.75}, {"t#1": ["t#1@0"], "u#2": []},
-             24, {"t#1": 0.45, "u#2": 0.45}, {"t#1": {"t#1@0": 0.5, "t#1@1": 0.0}}).save(source)  # fmt: skip
+    PivotSet(
+        {"t#1@0": 0.5, "t#1@1": float("nan"), "u#2@0": 0.75},
+        {"t#1": ["t#1@0"], "u#2": []},
+        24,
+        {"t#1": 0.45, "u#2": 0.45},
+        {"t#1": {"t#1@0": 0.5, "t#1@1": 0.0}},
+    ).save(source)
     data = source.read_bytes()
     record = json.loads(data)
     keys = [*record, "t#1", "u#2@0", "bogus"]
     files = _Files(tmp_path, "pivots.json")
     loaded = 0
     for i in range(N):
-        blob = mutate_bytes(data, rng) if i % 2 else json.dumps(mutate_json(record, rng, keys)).encode()
+        blob = (
+            mutate_bytes(data, rng)
+            if i % 2
+            else json.dumps(mutate_json(record, rng, keys)).encode()
+        )
         path = files.write(blob)
         try:
             pivots = PivotSet.load(path)
@@ -488,4 +605,3 @@ def test_fuzz_task_ids() -> None:
             parsed += 1
             assert isinstance(spec.seed, int) and TaskSpec.from_id(spec.id) == spec
     assert 0 < parsed < N
-

@@ -26,8 +26,13 @@ EXACT = ActionMatcher(text_mode="exact")
 
 def test_default_match_config_is_the_papers_matcher() -> None:
     assert MatchConfig().build() == PAPER_MATCHER
-    cfg = load_config(overrides=["rl.match.text=soft", "rl.match.reward=partial",
-                                 "stage1.match.text_max_distance=0.3"])  # fmt: skip
+    cfg = load_config(
+        overrides=[
+            "rl.match.text=soft",
+            "rl.match.reward=partial",
+            "stage1.match.text_max_distance=0.3",
+        ]
+    )
     rl = cfg.rl.match.build()
     assert (
         rl.text_mode == "soft"
@@ -54,7 +59,7 @@ def test_soft_ignores_case_and_whitespace_exact_does_not() -> None:
 def test_text_mode_changes_disagreement_clusters() -> None:
     samples: Sequence[Action | None] = (
         [T("hello world")] * 4 + [T("hello wrld")] * 2 + [T("goodbye")] * 2
-    )  # fmt: skip
+    )
     assert cluster_sizes(samples) == [8] and disagreement(samples) == 0.0  # paper: all one decision
     assert sorted(cluster_sizes(samples, SOFT)) == [2, 6]  # the typo joins, "goodbye" does not
     assert disagreement(samples, SOFT) == pytest.approx(0.4286, abs=1e-4)
@@ -103,18 +108,27 @@ def _store() -> CheckpointStore:
 SAMPLES = [T("John Smith"), T("john  smith"), T("jon smith"), T("Jane Doe")]
 
 
-@pytest.mark.parametrize(("match", "rewards"), [
-    (MatchConfig(), [1.0, 1.0, 1.0, 1.0]),
-    (MatchConfig(text="soft"), [1.0, 1.0, 1.0, 0.0]),
-    (MatchConfig(text="exact"), [1.0, 0.0, 0.0, 0.0]),
-    (MatchConfig(reward="partial"), [1.0, 1.0, 0.9, text_similarity("Jane Doe", "John Smith")]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("match", "rewards"),
+    [
+        (MatchConfig(), [1.0, 1.0, 1.0, 1.0]),
+        (MatchConfig(text="soft"), [1.0, 1.0, 1.0, 0.0]),
+        (MatchConfig(text="exact"), [1.0, 0.0, 0.0, 0.0]),
+        (MatchConfig(reward="partial"), [1.0, 1.0, 0.9, text_similarity("Jane Doe", "John Smith")]),
+    ],
+)
 def test_onestep_reward_uses_the_configured_matcher(
     match: MatchConfig, rewards: list[float]
 ) -> None:
     store = _store()
-    collector = Collector(_Scripted(SAMPLES), LineEnv, store, MemorySnapshots(), history_window=2,
-                          matcher=match.build())  # fmt: skip
+    collector = Collector(
+        _Scripted(SAMPLES),
+        LineEnv,
+        store,
+        MemorySnapshots(),
+        history_window=2,
+        matcher=match.build(),
+    )
     task = TaskSpec("line", "walk", 0)
     (group,) = collector.collect(
         [Job("onestep", task, 4, checkpoint_id=next(iter(store)).id)], seed=0

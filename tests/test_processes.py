@@ -15,7 +15,9 @@ SLEEPER = "import time; time.sleep(30)"
 
 
 def _fake_browser(profile: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", SLEEPER, "chromium", f"--user-data-dir={profile}"])
+    return subprocess.Popen(
+        [sys.executable, "-c", SLEEPER, "chromium", f"--user-data-dir={profile}"]
+    )
 
 
 def test_a_new_browser_process_is_left_behind_unless_its_browser_ran_before() -> None:
@@ -41,10 +43,16 @@ def test_a_new_browser_process_is_left_behind_unless_its_browser_ran_before() ->
 def test_a_browser_that_other_work_started_is_not_left_behind() -> None:
     """Another job on the machine (a process running before the check) starts a browser while
     the work runs: not the work's leftover. A browser this process started still is."""
-    launcher = subprocess.Popen([sys.executable, "-c", "import sys, subprocess, time; sys.stdin.readline(); "
-                                 f"subprocess.Popen([sys.executable, '-c', {SLEEPER!r}, 'chromium', "
-                                 "'--user-data-dir=/tmp/profile-other']); time.sleep(30)"],
-                                stdin=subprocess.PIPE)  # fmt: skip
+    launcher = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, subprocess, time; sys.stdin.readline(); "
+            f"subprocess.Popen([sys.executable, '-c', {SLEEPER!r}, 'chromium', "
+            "'--user-data-dir=/tmp/profile-other']); time.sleep(30)",
+        ],
+        stdin=subprocess.PIPE,
+    )
     try:
         before = live_processes()
         assert launcher.stdin is not None

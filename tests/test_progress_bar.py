@@ -34,8 +34,15 @@ def test_a_log_stream_gets_plain_progress_and_a_terminal_gets_a_bar() -> None:
 
 def test_plain_progress_prints_whole_lines_at_the_interval_and_at_the_end() -> None:
     out, clock = io.StringIO(), _Clock()
-    bar = PlainProgress(total=1_000_000, initial=0, desc="stage1", unit="steps", file=out,
-                        interval_s=10, clock=clock)  # fmt: skip
+    bar = PlainProgress(
+        total=1_000_000,
+        initial=0,
+        desc="stage1",
+        unit="steps",
+        file=out,
+        interval_s=10,
+        clock=clock,
+    )
     for _ in range(5):  # five updates within the interval: nothing printed
         clock.now += 1
         bar.update(1000)

@@ -30,11 +30,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.web]
 CONFIGS = ("base", "base_hybrid")
 GROUP = 2
 OVERRIDES = (
-    "env.name=browsergym", "env.snapshot_backend=replay",
+    "env.name=browsergym",
+    "env.snapshot_backend=replay",
     "env.options={slow_mo: 0, pre_observation_delay: 0.0}",
     "env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 2, templates: [miniwob.click-test-2]}",
     *suffix_run(CONFIGS, GROUP, tasks_per_iteration=1),
-)  # fmt: skip
+)
 TIMEOUT_S = 420
 """About 40 resets of two browsers each: under a minute on idle cores, minutes when shared."""
 
@@ -46,9 +47,23 @@ def test_quick_run_on_browsergym_miniwob(tmp_path: Path) -> None:
     before = live_processes()
     sets = [arg for override in OVERRIDES for arg in ("--set", override)]
     try:
-        done = subprocess.run([sys.executable, "-m", "adaroll.cli", "run", "--quick", "--no-progress",
-                               "--out", str(out), *sets], capture_output=True, text=True, timeout=TIMEOUT_S,
-                              env={**os.environ, "TMPDIR": str(tmp)})  # fmt: skip
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "adaroll.cli",
+                "run",
+                "--quick",
+                "--no-progress",
+                "--out",
+                str(out),
+                *sets,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            env={**os.environ, "TMPDIR": str(tmp)},
+        )
         # Playwright puts each browser's profile under TMPDIR: its processes name the folder
         # (other jobs' browsers on the machine do not); its Node driver must be gone too
         leftovers = left_behind(before, str(tmp), "playwright/driver")
@@ -62,11 +77,16 @@ def test_quick_run_on_browsergym_miniwob(tmp_path: Path) -> None:
     assert set(rows) == set(CONFIGS)
     for name, row in rows.items():
         assert set(BILL_KEYS) <= set(row), name
-    ledger = [json.loads(line) for line in (out / "base_hybrid" / "ledger.jsonl").read_text().splitlines()]
+    ledger = [
+        json.loads(line) for line in (out / "base_hybrid" / "ledger.jsonl").read_text().splitlines()
+    ]
     assert {r["task_id"] for r in ledger if "task_id" in r} == {"browsergym:miniwob.click-test-2#0"}
     suffix = [r for r in ledger if r["mode"] == "suffix" and r["purpose"] == "train"]
     assert len(suffix) == 1 and suffix[0]["restores"] == GROUP
     assert all(r.get("faults", 0) == 0 for r in ledger)
-    assert rows["base_hybrid"]["env_steps"] == sum(r.get("env_steps", 0) for r in ledger
-                                                   if r["purpose"] in ("train", "routing")) > 0  # fmt: skip
+    assert (
+        rows["base_hybrid"]["env_steps"]
+        == sum(r.get("env_steps", 0) for r in ledger if r["purpose"] in ("train", "routing"))
+        > 0
+    )
     assert leftovers == {}

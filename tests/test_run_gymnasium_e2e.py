@@ -21,10 +21,11 @@ pytestmark = [pytest.mark.slow]
 CONFIGS = ("base", "sft", "base_vanilla", "base_hybrid")
 GROUP = 4
 OVERRIDES = (
-    "env.name=gymnasium", "env.options={id: FrozenLake-v1, adapter: frozen_lake}",
+    "env.name=gymnasium",
+    "env.options={id: FrozenLake-v1, adapter: frozen_lake}",
     "env.suite_options={n_pretrain: 24, n_train: 2, n_heldout: 4, n_heldout_templates: 2}",
     *suffix_run(CONFIGS, GROUP, tasks_per_iteration=2),
-)  # fmt: skip
+)
 TIMEOUT_S = 300
 """The run takes seconds on an idle machine; the limit stays below pytest's."""
 
@@ -33,21 +34,39 @@ TIMEOUT_S = 300
 def lake_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("gymnasium-run") / "run"
     sets = [arg for override in OVERRIDES for arg in ("--set", override)]
-    done = subprocess.run([sys.executable, "-m", "adaroll.cli", "run", "--quick", "--no-progress", "--out", str(out),
-                           *sets], capture_output=True, text=True, timeout=TIMEOUT_S)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "adaroll.cli",
+            "run",
+            "--quick",
+            "--no-progress",
+            "--out",
+            str(out),
+            *sets,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"summary: {out / 'summary.json'}" in done.stdout
     return out
 
 
-def test_the_gymnasium_run_bills_every_configuration_on_verified_demonstrations(lake_run: Path) -> None:
+def test_the_gymnasium_run_bills_every_configuration_on_verified_demonstrations(
+    lake_run: Path,
+) -> None:
     config = yaml.safe_load((lake_run / "config.yaml").read_text())
     assert config["env"]["name"] == "gymnasium" and config["env"]["snapshot_backend"] == "memory"
     assert config["env"]["options"] == {"id": "FrozenLake-v1", "adapter": "frozen_lake"}
     for split, n in (("pretrain", 24), ("train", 2)):
         experts = json.loads((lake_run / "experts" / split / "experts.json").read_text())
         assert experts["tasks"] == experts["verified"] == n, split
-    first = json.loads((lake_run / "experts" / "train" / "trajectories.jsonl").read_text().splitlines()[0])
+    first = json.loads(
+        (lake_run / "experts" / "train" / "trajectories.jsonl").read_text().splitlines()[0]
+    )
     assert first["task"].startswith("gymnasium:lake-") and first["action"]["kind"] == "key"
     rows = json.loads((lake_run / "summary.json").read_text())["configurations"]
     assert set(rows) == set(CONFIGS)

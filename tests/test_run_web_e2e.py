@@ -30,10 +30,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.web, pytest.mark.criu]
 CONFIGS = ("base", "sft", "base_vanilla", "base_hybrid")
 GROUP = 4
 OVERRIDES = (
-    "env.name=web", "env.snapshot_backend=criu",
+    "env.name=web",
+    "env.snapshot_backend=criu",
     "env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 3, templates: [click-button, click-tab-2]}",
     *suffix_run(CONFIGS, GROUP, tasks_per_iteration=2),
-)  # fmt: skip
+)
 TIMEOUT_S = 300
 """The run takes well under a minute; the limit stays below pytest's (pyproject.toml)."""
 
@@ -43,7 +44,9 @@ def _ours(directory: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def web_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, dict[int, str], list[str]]]:
+def web_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Path, Path, dict[int, str], list[str]]]:
     """(run directory, the run's TMPDIR, processes before the run, /dev/shm entries before)."""
     require_criu_stack()
     out = tmp_path_factory.mktemp("web-run") / "run"
@@ -53,9 +56,23 @@ def web_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
     before, shm = live_processes(), _ours(Path("/dev/shm"))
     sets = [arg for override in OVERRIDES for arg in ("--set", override)]
     try:
-        done = subprocess.run([sys.executable, "-m", "adaroll.cli", "run", "--quick", "--no-progress",
-                               "--out", str(out), *sets], capture_output=True, text=True, timeout=TIMEOUT_S,
-                              env={**os.environ, "TMPDIR": str(tmp)})  # fmt: skip
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "adaroll.cli",
+                "run",
+                "--quick",
+                "--no-progress",
+                "--out",
+                str(out),
+                *sets,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            env={**os.environ, "TMPDIR": str(tmp)},
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         assert f"summary: {out / 'summary.json'}" in done.stdout
         yield out, tmp, before, shm
@@ -89,8 +106,11 @@ def test_hybrid_suffix_starts_are_restored_from_criu_images(web_run) -> None:
     assert sum(r["restore_seconds"] for r in suffix) > 0
     done = json.loads((out / "base_hybrid" / "done.json").read_text())
     assert done["faults"] == {"faults": 0, "restore_fallbacks": 0, "by": {}}
-    routes = [json.loads(line)["routes"] for line in (out / "base_hybrid" / "metrics.jsonl").read_text().splitlines()
-              if json.loads(line)["kind"] == "iteration"]  # fmt: skip
+    routes = [
+        json.loads(line)["routes"]
+        for line in (out / "base_hybrid" / "metrics.jsonl").read_text().splitlines()
+        if json.loads(line)["kind"] == "iteration"
+    ]
     assert routes[0]["suffix"] == 2
 
 

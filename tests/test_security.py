@@ -61,26 +61,43 @@ def test_run_and_phase_directories_are_private(tmp_path: Path) -> None:
     Pipeline(load_config(None, TINY), out, progress=False, say=lambda _: None).store("train")
     assert _mode(out) == 0o700 and _mode(out.parent) == 0o700
     suite = LineSuite()
-    cfg = TrainConfig(algorithm="vanilla", budget=BudgetConfig(iterations=1),
-                      eval=EvalConfig(k=1, final_splits=("train",)))  # fmt: skip
+    cfg = TrainConfig(
+        algorithm="vanilla",
+        budget=BudgetConfig(iterations=1),
+        eval=EvalConfig(k=1, final_splits=("train",)),
+    )
     policy = GoPolicy(0.0)
     scheduler = SCHEDULERS.get("vanilla")(
         tasks=suite.split("train"), sched=cfg.scheduler, grpo=cfg.grpo, pivots={}
     )
     collector = Collector(policy, LineEnv, CheckpointStore(), MemorySnapshots(), history_window=1)
-    Trainer("v", tmp_path / "elsewhere" / "v", cfg, policy, scheduler, collector, LineEnv,
-            {s: suite.split(s) for s in ("train", "val", "heldout")}, seed=0, history_window=1, progress=False)  # fmt: skip
+    Trainer(
+        "v",
+        tmp_path / "elsewhere" / "v",
+        cfg,
+        policy,
+        scheduler,
+        collector,
+        LineEnv,
+        {s: suite.split(s) for s in ("train", "val", "heldout")},
+        seed=0,
+        history_window=1,
+        progress=False,
+    )
     assert _mode(tmp_path / "elsewhere" / "v") == 0o700
 
 
 # -- API keys -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("override", [
-    f"policy.options={{api_key: {KEY}}}",
-    f"expert.options={{base_url: 'http://127.0.0.1:1/v1', extra_body: {{Authorization: 'Bearer {KEY}'}}}}",
-    f"env.options={{proxy_password: {KEY}}}",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "override",
+    [
+        f"policy.options={{api_key: {KEY}}}",
+        f"expert.options={{base_url: 'http://127.0.0.1:1/v1', extra_body: {{Authorization: 'Bearer {KEY}'}}}}",
+        f"env.options={{proxy_password: {KEY}}}",
+    ],
+)
 def test_a_key_in_the_config_is_rejected_without_echoing_it(override: str) -> None:
     with pytest.raises(ConfigError, match="environment variable") as err:
         load_config(None, [override])
@@ -105,8 +122,10 @@ def test_api_key_from_the_environment_is_used_but_never_written(tmp_path: Path) 
     server.default = lambda body: {"choices": [{"index": 0, "message": {"content": "done()"}}]}
     try:
         out = tmp_path / "run"
-        options = (f"expert.options={{base_url: '{server.url}', model: m, api_key_env: ADAROLL_FAULT_KEY, "
-                   "backoff_s: 0.01}")  # fmt: skip
+        options = (
+            f"expert.options={{base_url: '{server.url}', model: m, api_key_env: ADAROLL_FAULT_KEY, "
+            "backoff_s: 0.01}"
+        )
         env = {**os.environ, "ADAROLL_FAULT_KEY": KEY, "OMP_NUM_THREADS": "1"}
         cli = [sys.executable, "-m", "adaroll.cli"]
         runs = [
@@ -127,14 +146,14 @@ def test_api_key_from_the_environment_is_used_but_never_written(tmp_path: Path) 
                 text=True,
                 env=env,
                 timeout=300,
-            ),  # fmt: skip
+            ),
             subprocess.run(
                 [*cli, "config", "show", "--set", options],
                 capture_output=True,
                 text=True,
                 env=env,
                 timeout=120,
-            ),  # fmt: skip
+            ),
         ]
     finally:
         server.close()
@@ -153,13 +172,25 @@ def test_api_key_from_the_environment_is_used_but_never_written(tmp_path: Path) 
 # -- input validation -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda: get_suite("mobile", n_trian=5), "unknown mobile task suite (env.suite_options) option(s) n_trian; valid: seed, n_train"),
-    (lambda: get_suite("mobile", n_train=-1), "n_train must be a non-negative int"),
-    (lambda: get_suite("web", n_train=5), "unknown web task suite (env.suite_options) option(s) n_train; valid: train_seeds"),
-    (lambda: get_suite("web", train_seeds="8"), "train_seeds must be a non-negative int"),
-    (lambda: make_env_factory("mobile", screenshots=True), "unknown mobile environment (env.options) option(s) screenshots"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: get_suite("mobile", n_trian=5),
+            "unknown mobile task suite (env.suite_options) option(s) n_trian; valid: seed, n_train",
+        ),
+        (lambda: get_suite("mobile", n_train=-1), "n_train must be a non-negative int"),
+        (
+            lambda: get_suite("web", n_train=5),
+            "unknown web task suite (env.suite_options) option(s) n_train; valid: train_seeds",
+        ),
+        (lambda: get_suite("web", train_seeds="8"), "train_seeds must be a non-negative int"),
+        (
+            lambda: make_env_factory("mobile", screenshots=True),
+            "unknown mobile environment (env.options) option(s) screenshots",
+        ),
+    ],
+)
 def test_unknown_or_bad_env_options_are_config_errors(make, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ConfigError) as err:
         make()
@@ -167,8 +198,22 @@ def test_unknown_or_bad_env_options_are_config_errors(make, message: str) -> Non
 
 
 def test_cli_reports_an_unknown_suite_option_without_a_traceback(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "adaroll.cli", "experts", "collect", "--out", str(tmp_path / "r"),
-                           "--set", "env.suite_options={n_trian: 3}"], capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "adaroll.cli",
+            "experts",
+            "collect",
+            "--out",
+            str(tmp_path / "r"),
+            "--set",
+            "env.suite_options={n_trian: 3}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert "unknown mobile task suite (env.suite_options) option(s) n_trian" in done.stderr
     assert "Traceback" not in done.stderr

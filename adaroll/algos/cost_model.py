@@ -95,9 +95,11 @@ def vanilla_cost(x: VanillaInputs) -> float:
 
 def hybrid_cost(x: HybridInputs) -> float:
     """C_H: env steps of one Hybrid iteration after the routing pass."""
-    per_visit = (x.share_local * x.routing_probes * x.local_probe_episode / x.reeval_every
-                 + x.share_suffix * x.group_size * x.suffix_episode
-                 + x.share_root * x.root_probes * x.root_episode)  # fmt: skip
+    per_visit = (
+        x.share_local * x.routing_probes * x.local_probe_episode / x.reeval_every
+        + x.share_suffix * x.group_size * x.suffix_episode
+        + x.share_root * x.root_probes * x.root_episode
+    )
     return x.tasks_per_iteration * per_visit
 
 

@@ -114,7 +114,9 @@ def clipped_surrogate(
     i.e. whose gradient is zeroed. ``clip_high=None`` means symmetric (``= clip_low``).
     """
     if log_probs.shape != old_log_probs.shape:
-        raise ValueError(f"log_probs {tuple(log_probs.shape)} != old_log_probs {tuple(old_log_probs.shape)}")
+        raise ValueError(
+            f"log_probs {tuple(log_probs.shape)} != old_log_probs {tuple(old_log_probs.shape)}"
+        )
     high = clip_low if clip_high is None else clip_high
     if clip_low < 0 or high < 0:
         raise ValueError("clip ranges must be non-negative")
@@ -244,7 +246,9 @@ def grpo_loss(
             "clip_frac": float(masked_mean(clipped.to(ratio.dtype), mask)),
             "clip_frac_low": float(masked_mean(low.to(ratio.dtype), mask)),
             "clip_frac_high": float(masked_mean((clipped & ~low).to(ratio.dtype), mask)),
-            "approx_kl": float(masked_mean(kl_k3(old_log_probs.detach(), log_probs.detach()), mask)),
+            "approx_kl": float(
+                masked_mean(kl_k3(old_log_probs.detach(), log_probs.detach()), mask)
+            ),
             "ratio_mean": float(masked_mean(ratio.detach(), mask)),
             "ratio_max": float(ratio.detach()[real].max()) if n_real else 1.0,
             "factors": float(n_real),
@@ -260,7 +264,9 @@ COUNT_STATS = ("factors", "samples")
 batch sees it all), i.e. summed within one pass over the batch's micro-batches."""
 
 
-def merge_stats(parts: Sequence[tuple[float, dict[str, float]]], passes: int = 1) -> dict[str, float]:
+def merge_stats(
+    parts: Sequence[tuple[float, dict[str, float]]], passes: int = 1
+) -> dict[str, float]:
     """Statistics of a whole update from those of its micro-batches.
 
     ``parts``: one ``(weight, stats)`` per micro-batch forward of every optimizer step, where

@@ -91,7 +91,9 @@ def cluster_actions(
     return out
 
 
-def cluster_sizes(actions: Sequence[Action | None], matcher: ActionMatcher | None = None) -> list[int]:
+def cluster_sizes(
+    actions: Sequence[Action | None], matcher: ActionMatcher | None = None
+) -> list[int]:
     """Cluster sizes ``n_j`` in :func:`cluster_actions` order. Length N -> list, sum N."""
     return [len(c) for c in cluster_actions(actions, matcher)]
 

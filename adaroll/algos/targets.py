@@ -16,18 +16,26 @@ def vanilla_target(curve: list[dict[str, Any]]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def target_costs(row: dict[str, Any], curve: list[dict[str, Any]], target: float | None) -> dict[str, Any]:
+def target_costs(
+    row: dict[str, Any], curve: list[dict[str, Any]], target: float | None
+) -> dict[str, Any]:
     """``reached_target`` and the costs (``steps_to_target``, ``samples_to_target``,
     ``train_samples_to_target``) at a configuration's first evaluation whose Val Avg@4 reaches
     ``target``; all None without a target, the costs None when it never reached it."""
     out: dict[str, Any] = dict.fromkeys(
-        ("reached_target", "steps_to_target", "samples_to_target", "train_samples_to_target"))
+        ("reached_target", "steps_to_target", "samples_to_target", "train_samples_to_target")
+    )
     if target is None:
         return out
     points = curve or [{**row, "val_avg": row.get("val_avg4")}]
-    hit = next((p for p in points if p.get("val_avg") is not None and p["val_avg"] >= target - 1e-9), None)
+    hit = next(
+        (p for p in points if p.get("val_avg") is not None and p["val_avg"] >= target - 1e-9), None
+    )
     out["reached_target"] = hit is not None
     if hit is not None:
-        out |= {"steps_to_target": hit["total_env_steps"], "samples_to_target": hit["policy_samples"],
-                "train_samples_to_target": hit["train_samples"]}  # fmt: skip
+        out |= {
+            "steps_to_target": hit["total_env_steps"],
+            "samples_to_target": hit["policy_samples"],
+            "train_samples_to_target": hit["train_samples"],
+        }
     return out

@@ -13,8 +13,12 @@ from adaroll.envs.base import ENVS, SUITES, GUIEnv, TaskSuite
 from adaroll.envs.gymnasium_ids import register_gymnasium_ids
 from adaroll.registry import UnknownNameError
 
-BUILTIN = {"mobile": "adaroll.envs.mobile", "web": "adaroll.envs.web",
-           "gymnasium": "adaroll.envs.gymnasium", "browsergym": "adaroll.envs.browsergym"}  # fmt: skip
+BUILTIN = {
+    "mobile": "adaroll.envs.mobile",
+    "web": "adaroll.envs.web",
+    "gymnasium": "adaroll.envs.gymnasium",
+    "browsergym": "adaroll.envs.browsergym",
+}
 
 register_gymnasium_ids()  # gymnasium.make("adaroll/Mobile-v0", ...): adaroll/envs/gymnasium_ids.py
 
@@ -23,7 +27,9 @@ def _ensure(name: str) -> None:
     """Import the built-in package of env ``name``. An unknown name, or a built-in package
     missing from this build, is left to the registry lookup, whose error lists valid names."""
     if name not in BUILTIN and name not in ENVS:
-        raise UnknownNameError(f"unknown environment {name!r}; valid names: {', '.join(env_names())}")
+        raise UnknownNameError(
+            f"unknown environment {name!r}; valid names: {', '.join(env_names())}"
+        )
     module = BUILTIN.get(name)
     if module is not None and name not in ENVS:
         try:
@@ -57,12 +63,17 @@ def check_options(what: str, target: Callable[..., Any], options: dict[str, Any]
     params = inspect.signature(target).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return  # takes anything: it validates its own options
-    known = [p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                                  inspect.Parameter.KEYWORD_ONLY)]  # fmt: skip
+    known = [
+        p.name
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
     unknown = sorted(set(options) - set(known))
     if unknown:
-        raise ConfigError(f"unknown {what} option(s) {', '.join(map(str, unknown))}; valid: "
-                          f"{', '.join(known) or '(none)'}")  # fmt: skip
+        raise ConfigError(
+            f"unknown {what} option(s) {', '.join(map(str, unknown))}; valid: "
+            f"{', '.join(known) or '(none)'}"
+        )
 
 
 def make_env_factory(name: str, **options: Any) -> Callable[[], GUIEnv]:

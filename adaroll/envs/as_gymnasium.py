@@ -80,24 +80,28 @@ class ActionText(spaces.Text):
             x, y = (round(float(v), 3) for v in self.np_random.uniform(0.0, 1.0, 2))
             return format_action(Action.tap(x, y))
         if kind == 1:
-            return format_action(Action.swipe(str(self.np_random.choice(["up", "down", "left", "right"]))))
+            return format_action(
+                Action.swipe(str(self.np_random.choice(["up", "down", "left", "right"])))
+            )
         return "wait()"
 
 
 def observation_space(screenshot_shape: tuple[int, int, int] | None = None) -> spaces.Dict:
     """The observation space (see the module docstring); a screenshot entry when given a shape."""
-    element = spaces.Dict({
-        "id": spaces.Discrete(MAX_ELEMENT_ID),
-        "role": FreeText(),
-        "text": FreeText(),
-        "bounds": spaces.Box(0.0, 1.0, (4,), np.float32),
-        "flags": spaces.MultiBinary(len(ELEMENT_FLAGS)),
-    })  # fmt: skip
+    element = spaces.Dict(
+        {
+            "id": spaces.Discrete(MAX_ELEMENT_ID),
+            "role": FreeText(),
+            "text": FreeText(),
+            "bounds": spaces.Box(0.0, 1.0, (4,), np.float32),
+            "flags": spaces.MultiBinary(len(ELEMENT_FLAGS)),
+        }
+    )
     entries: dict[str, spaces.Space[Any]] = {
         "instruction": FreeText(),
         "screen_size": spaces.Box(1, 1 << 20, (2,), np.int64),
         "elements": spaces.Sequence(element, stack=False),
-    }  # fmt: skip
+    }
     if screenshot_shape is not None:
         entries["screenshot"] = spaces.Box(0, 255, screenshot_shape, np.uint8)
     return spaces.Dict(entries)
@@ -105,15 +109,21 @@ def observation_space(screenshot_shape: tuple[int, int, int] | None = None) -> s
 
 def to_gym_observation(obs: Observation, instruction: str, *, screenshot: bool) -> dict[str, Any]:
     """``obs`` as a member of :func:`observation_space` (new objects on every call)."""
-    elements = tuple({
-        "id": int(e.id),
-        "role": e.role[:MAX_TEXT],
-        "text": e.text[:MAX_TEXT],
-        "bounds": np.array(e.bounds, dtype=np.float32),
-        "flags": np.array([flag in e.flags for flag in ELEMENT_FLAGS], dtype=np.int8),
-    } for e in obs.elements)  # fmt: skip
-    out: dict[str, Any] = {"instruction": instruction[:MAX_TEXT], "elements": elements,
-                           "screen_size": np.array(obs.screen_size, dtype=np.int64)}  # fmt: skip
+    elements = tuple(
+        {
+            "id": int(e.id),
+            "role": e.role[:MAX_TEXT],
+            "text": e.text[:MAX_TEXT],
+            "bounds": np.array(e.bounds, dtype=np.float32),
+            "flags": np.array([flag in e.flags for flag in ELEMENT_FLAGS], dtype=np.int8),
+        }
+        for e in obs.elements
+    )
+    out: dict[str, Any] = {
+        "instruction": instruction[:MAX_TEXT],
+        "elements": elements,
+        "screen_size": np.array(obs.screen_size, dtype=np.int64),
+    }
     if screenshot:
         out["screenshot"] = np.array(obs.screenshot, dtype=np.uint8)
     return out
@@ -127,7 +137,9 @@ def _screenshot_shape(env: str, options: dict[str, Any]) -> tuple[int, int, int]
         from adaroll.envs.web.dom import SCREEN_HEIGHT, SCREEN_WIDTH
 
         return (SCREEN_HEIGHT, SCREEN_WIDTH, 3)
-    raise ValueError(f"screenshots as a Gymnasium space are declared for mobile and web, not {env!r}")
+    raise ValueError(
+        f"screenshots as a Gymnasium space are declared for mobile and web, not {env!r}"
+    )
 
 
 class AdaRollGymEnv(gymnasium.Env[dict[str, Any], str]):
@@ -136,8 +148,15 @@ class AdaRollGymEnv(gymnasium.Env[dict[str, Any], str]):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
     """``render_fps`` is nominal (video recorders read it): the envs are not real-time."""
 
-    def __init__(self, env: str, task: str | None = None, split: str = "train", render_mode: str | None = None,
-                 suite_options: dict[str, Any] | None = None, **env_options: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        env: str,
+        task: str | None = None,
+        split: str = "train",
+        render_mode: str | None = None,
+        suite_options: dict[str, Any] | None = None,
+        **env_options: Any,
+    ) -> None:
         from adaroll.envs import get_suite, make_env_factory
 
         if render_mode not in (None, "rgb_array"):
@@ -168,13 +187,17 @@ class AdaRollGymEnv(gymnasium.Env[dict[str, Any], str]):
         elif isinstance(task, str):
             env, sep, rest = task.rpartition(":")
             if sep and env != self.env_name:
-                raise ValueError(f"task {task!r} is not a {self.env_name} task (ids look like "
-                                 f"{self.env_name}:TEMPLATE#SEED)")  # fmt: skip
+                raise ValueError(
+                    f"task {task!r} is not a {self.env_name} task (ids look like "
+                    f"{self.env_name}:TEMPLATE#SEED)"
+                )
             spec = TaskSpec.from_id(task) if "#" in rest else None
             template = spec.template if spec is not None else rest
             if template not in self.valid_templates():
-                raise ValueError(f"unknown {self.env_name} task {task!r}; valid templates: "
-                                 f"{', '.join(self.valid_templates())}")  # fmt: skip
+                raise ValueError(
+                    f"unknown {self.env_name} task {task!r}; valid templates: "
+                    f"{', '.join(self.valid_templates())}"
+                )
             return spec if spec is not None else template
         else:
             raise ValueError(f"task must be a task id or template name, got {task!r}")
@@ -191,8 +214,9 @@ class AdaRollGymEnv(gymnasium.Env[dict[str, Any], str]):
         return tasks[int(self.np_random.integers(len(tasks)))]
 
     # -- Gymnasium API --------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         options = options or {}
         task = self._draw(self._parse_task(options["task"]) if "task" in options else self._default)
@@ -205,7 +229,9 @@ class AdaRollGymEnv(gymnasium.Env[dict[str, Any], str]):
         if self._ended:
             raise RuntimeError("the episode has ended (or not started): call reset()")
         if not isinstance(action, str):
-            raise TypeError(f"actions are AdaRoll action text such as 'tap(0.5, 0.5)', got {type(action).__name__}")
+            raise TypeError(
+                f"actions are AdaRoll action text such as 'tap(0.5, 0.5)', got {type(action).__name__}"
+            )
         parsed = parse_action(action)  # ActionParseError, naming the text
         try:
             obs, reward, terminated, truncated, info = self._env.step(parsed)

@@ -29,8 +29,7 @@ from typing import Any, Protocol
 from adaroll.actions import Action
 from adaroll.registry import Registry
 
-ELEMENT_FLAGS = ("enabled", "clickable", "checked", "selected", "focused", "editable",
-                 "scrollable")  # fmt: skip
+ELEMENT_FLAGS = ("enabled", "clickable", "checked", "selected", "focused", "editable", "scrollable")
 
 
 @dataclass(frozen=True)
@@ -49,13 +48,23 @@ class UIElement:
         return ((left + right) / 2, (top + bottom) / 2)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "role": self.role, "text": self.text,
-                "bounds": list(self.bounds), "flags": sorted(self.flags)}  # fmt: skip
+        return {
+            "id": self.id,
+            "role": self.role,
+            "text": self.text,
+            "bounds": list(self.bounds),
+            "flags": sorted(self.flags),
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> UIElement:
-        return cls(int(d["id"]), str(d["role"]), str(d["text"]),
-                   tuple(float(v) for v in d["bounds"]), frozenset(d.get("flags", ())))  # type: ignore[arg-type]  # fmt: skip
+        return cls(
+            int(d["id"]),
+            str(d["role"]),
+            str(d["text"]),
+            tuple(float(v) for v in d["bounds"]),
+            frozenset(d.get("flags", ())),
+        )  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -76,8 +85,10 @@ class Observation:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"elements": [e.to_dict() for e in self.elements],
-                "screen_size": list(self.screen_size)}  # fmt: skip
+        return {
+            "elements": [e.to_dict() for e in self.elements],
+            "screen_size": list(self.screen_size),
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Observation:

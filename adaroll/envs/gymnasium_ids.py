@@ -15,4 +15,6 @@ def register_gymnasium_ids() -> None:
     """Register :data:`GYMNASIUM_IDS` with Gymnasium (once)."""
     for gym_id, env in GYMNASIUM_IDS.items():
         if gym_id not in gymnasium.registry:
-            gymnasium.register(gym_id, entry_point="adaroll.envs.as_gymnasium:AdaRollGymEnv", kwargs={"env": env})
+            gymnasium.register(
+                gym_id, entry_point="adaroll.envs.as_gymnasium:AdaRollGymEnv", kwargs={"env": env}
+            )

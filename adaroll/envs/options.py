@@ -30,8 +30,9 @@ def config_from_options(cls: type[T], options: Mapping[str, Any], what: str) -> 
         try:
             values[name] = _coerce(value, hints[name], name)
         except _Mismatch:
-            raise ValueError(f"{what} option {name} must be {_describe(hints[name])}, "
-                             f"got {value!r}") from None  # fmt: skip
+            raise ValueError(
+                f"{what} option {name} must be {_describe(hints[name])}, got {value!r}"
+            ) from None
     return cls(**values)
 
 

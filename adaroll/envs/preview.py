@@ -37,16 +37,22 @@ class Trajectory:
     frames: list[Any] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task.id, "instruction": self.instruction, "success": self.success,
-                "actions": [a.to_text() for a in self.actions],
-                "observations": [o.to_dict() for o in self.observations]}  # fmt: skip
+        return {
+            "task": self.task.id,
+            "instruction": self.instruction,
+            "success": self.success,
+            "actions": [a.to_text() for a in self.actions],
+            "observations": [o.to_dict() for o in self.observations],
+        }
 
 
 def _frame(env: GUIEnv) -> Any:
     return env.render()
 
 
-def record_expert(env: GUIEnv, suite: TaskSuite, task: TaskSpec, frames: bool = False) -> Trajectory:
+def record_expert(
+    env: GUIEnv, suite: TaskSuite, task: TaskSpec, frames: bool = False
+) -> Trajectory:
     """Roll the suite's expert on ``task`` (``run_expert``), then replay its actions to record
     every observation (and screenshot when ``frames``)."""
     actions, success = run_expert(env, suite, task)
@@ -57,7 +63,9 @@ def record_expert(env: GUIEnv, suite: TaskSuite, task: TaskSpec, frames: bool = 
         observations.append(obs)
         if frames:
             shots.append(_frame(env))
-    return Trajectory(task, info.get("instruction", env.instruction), actions, observations, success, shots)
+    return Trajectory(
+        task, info.get("instruction", env.instruction), actions, observations, success, shots
+    )
 
 
 def _annotate(image: Any, action: Action | None, caption: str) -> Any:
@@ -71,7 +79,9 @@ def _annotate(image: Any, action: Action | None, caption: str) -> Any:
         x, y = action.x * w, action.y * h
         draw.ellipse((x - r, y - r, x + r, y + r), outline=(234, 67, 53), width=max(2, r // 3))
         if action.kind is ActionKind.SWIPE and action.x2 is not None:
-            draw.line((x, y, action.x2 * w, action.y2 * h), fill=(234, 67, 53), width=max(2, r // 3))  # type: ignore[operator]
+            draw.line(
+                (x, y, action.x2 * w, action.y2 * h), fill=(234, 67, 53), width=max(2, r // 3)
+            )  # type: ignore[operator]
     font = ImageFont.load_default(size=max(10, w // 28))
     band = int(getattr(font, "size", 12)) * 2
     out = Image.new("RGB", (w, h + band), (32, 33, 36))
@@ -85,14 +95,24 @@ def annotated_frames(traj: Trajectory) -> list[Any]:
     images = []
     for i, frame in enumerate(traj.frames):
         action = traj.actions[i] if i < len(traj.actions) else None
-        caption = f"{i}: {action.to_text()}" if action else f"end: {'success' if traj.success else 'failure'}"
+        caption = (
+            f"{i}: {action.to_text()}"
+            if action
+            else f"end: {'success' if traj.success else 'failure'}"
+        )
         images.append(_annotate(frame, action, caption))
     return images
 
 
 def write_gif(images: Sequence[Any], path: Path, ms_per_frame: int = 800) -> Path:
-    images[0].save(path, save_all=True, append_images=list(images[1:]), duration=ms_per_frame,
-                   loop=0, optimize=False)  # fmt: skip
+    images[0].save(
+        path,
+        save_all=True,
+        append_images=list(images[1:]),
+        duration=ms_per_frame,
+        loop=0,
+        optimize=False,
+    )
     return path
 
 
@@ -132,8 +152,14 @@ def screen_notes(env: GUIEnv, traj: Trajectory) -> dict[Any, str]:
     for i, action in enumerate(traj.actions):
         intr = env.interruption
         if intr is not None:
-            title = next((e.text for e in env.observe().elements[::-1] if e.role in
-                          ("dialog", "image", "notification", "progress", "text")), "")  # fmt: skip
+            title = next(
+                (
+                    e.text
+                    for e in env.observe().elements[::-1]
+                    if e.role in ("dialog", "image", "notification", "progress", "text")
+                ),
+                "",
+            )
             notes[i] = f"   [{intr.kind}: {title}]"
         env.step(action)
     counts = {k: n for k, n in env.perturbations().items() if n}

@@ -36,8 +36,18 @@ from adaroll.training.bill import BILL_KEYS  # noqa: E402
 Summaries = dict[str, dict[int, dict[str, Any]]]
 """variant -> seed -> the run's summary.json."""
 SCORES = ("train_avg4", "val_avg4", "heldout_avg4", "heldout_pass4")
-ORDER = ("base", "sft", "action", "base_vanilla", "base_hybrid", "base_onestep", "action_vanilla",
-         "action_hybrid", "sft_vanilla", "sft_hybrid")  # fmt: skip
+ORDER = (
+    "base",
+    "sft",
+    "action",
+    "base_vanilla",
+    "base_hybrid",
+    "base_onestep",
+    "action_vanilla",
+    "action_hybrid",
+    "sft_vanilla",
+    "sft_hybrid",
+)
 
 
 @dataclass
@@ -78,8 +88,13 @@ class Inputs:
         """Per seed, the total env steps at which the configuration first reached its run's
         target, censored at its whole bill when it never did."""
         rows = [self.row(variant, s, configuration) for s in self.seeds]
-        return [Censored(r["steps_to_target"] if r.get("reached_target") else None, r["total_env_steps"])
-                for r in rows if r]  # fmt: skip
+        return [
+            Censored(
+                r["steps_to_target"] if r.get("reached_target") else None, r["total_env_steps"]
+            )
+            for r in rows
+            if r
+        ]
 
     def run_dir(self, variant: str, seed: int) -> Path:
         return self.home / "runs" / variant / f"seed{seed}"
@@ -97,13 +112,22 @@ def analysis(*names: str) -> Callable[[Callable[[Inputs], Section]], Callable[[I
     return add
 
 
-def analyse(exp: Experiment, home: Path, profile: Profile, summaries: Summaries,
-            seeds: Sequence[int], out: Path, quick: bool) -> Section:  # fmt: skip
+def analyse(
+    exp: Experiment,
+    home: Path,
+    profile: Profile,
+    summaries: Summaries,
+    seeds: Sequence[int],
+    out: Path,
+    quick: bool,
+) -> Section:
     section = ANALYSES[exp.name](Inputs(exp, home, profile, summaries, seeds, out, quick))
     units = "" if exp.name == "restore-cost" else " Avg@4 and Pass@4 in percent."
     name = next((k for k, v in PROFILES.items() if v is profile), profile.env)
-    header = (f"### {exp.title}: {name}\n\n{len(seeds)} seeds ({', '.join(map(str, seeds))}); "
-              f"mean ± standard deviation over seeds unless a column says otherwise.{units}\n\n")  # fmt: skip
+    header = (
+        f"### {exp.title}: {name}\n\n{len(seeds)} seeds ({', '.join(map(str, seeds))}); "
+        f"mean ± standard deviation over seeds unless a column says otherwise.{units}\n\n"
+    )
     section.markdown = header + section.markdown + (f"\n{exp.note}\n" if exp.note else "")
     return section
 
@@ -131,32 +155,66 @@ def full_method(x: Inputs) -> Section:
 def _full_table(x: Inputs, variant: str, plot_name: str) -> tuple[str, dict[str, Any]]:
     names = [n for n in ORDER if any(v is not None for v in x.values(variant, n, "val_avg4"))]
     data = {n: {k: x.values(variant, n, k) for k in (*SCORES, *BILL_KEYS)} for n in names}
-    rows = [[LABELS[n], *(fmt_pct(data[n][k]) for k in SCORES), fmt_count(data[n]["total_env_steps"]),
-             fmt_count(data[n]["demo_env_steps"]), fmt_count(data[n]["selection_env_steps"]),
-             fmt_count(data[n]["policy_samples"]), fmt_count(data[n]["train_samples"]),
-             fmt_censored(x.to_target(variant, n))] for n in names]  # fmt: skip
-    table = _table(["configuration", "Train Avg@4", "Val Avg@4", "Held-Out Avg@4", "Held-Out Pass@4",
-                    "total env steps", "of which demos", "of which selection", "policy samples",
-                    "train samples", "total env steps to target (median)"], rows)  # fmt: skip
+    rows = [
+        [
+            LABELS[n],
+            *(fmt_pct(data[n][k]) for k in SCORES),
+            fmt_count(data[n]["total_env_steps"]),
+            fmt_count(data[n]["demo_env_steps"]),
+            fmt_count(data[n]["selection_env_steps"]),
+            fmt_count(data[n]["policy_samples"]),
+            fmt_count(data[n]["train_samples"]),
+            fmt_censored(x.to_target(variant, n)),
+        ]
+        for n in names
+    ]
+    table = _table(
+        [
+            "configuration",
+            "Train Avg@4",
+            "Val Avg@4",
+            "Held-Out Avg@4",
+            "Held-Out Pass@4",
+            "total env steps",
+            "of which demos",
+            "of which selection",
+            "policy samples",
+            "train samples",
+            "total env steps to target (median)",
+        ],
+        rows,
+    )
     fig, ax = plt.subplots(figsize=(11, 3.8))
     for i, (split, key) in enumerate((("Val", "val_avg4"), ("Held-Out", "heldout_avg4"))):
         stats = [mean_std(data[n][key]) for n in names]
-        ax.bar([j + 0.4 * i for j in range(len(names))], [100 * (m or 0) for m, _, _ in stats], 0.4,
-               yerr=[100 * (s or 0) for _, s, _ in stats], capsize=3, label=f"{split} Avg@4")  # fmt: skip
-    ax.set_xticks([j + 0.2 for j in range(len(names))], [LABELS[n] for n in names], rotation=20, fontsize=8)
+        ax.bar(
+            [j + 0.4 * i for j in range(len(names))],
+            [100 * (m or 0) for m, _, _ in stats],
+            0.4,
+            yerr=[100 * (s or 0) for _, s, _ in stats],
+            capsize=3,
+            label=f"{split} Avg@4",
+        )
+    ax.set_xticks(
+        [j + 0.2 for j in range(len(names))], [LABELS[n] for n in names], rotation=20, fontsize=8
+    )
     ax.set_ylabel("Avg@4 (%)")
     ax.legend(fontsize=8)
     plot = _save(fig, x.out / plot_name)
     runs = [x.summaries[variant][s]["configurations"] for s in x.seeds]
     claims, judged = claims_table(x.profile.env, runs)
-    legend = ("Total env steps = training rollouts and probes + replays + the expert runs behind "
-              "the demonstrations and checkpoints used + evaluations that selected something, "
-              "inherited along the chain (docs/RESULTS.md, \"How we measure\"). Target per seed: "
-              "the mean of Base->Vanilla's last three Val Avg@4; `>=`: censored at the budget.")  # fmt: skip
-    markdown = (f"{legend}\n\n{table}\n\n![{x.exp.title}]({plot})\n\n#### The paper's claims on these "
-                f"runs\n\nPaired per-seed differences (ours minus theirs), 95% bootstrap interval of "
-                f"the mean; held / contradicted: the interval excludes zero in / against the paper's "
-                f"direction; inconclusive otherwise.\n\n{claims}\n")  # fmt: skip
+    legend = (
+        "Total env steps = training rollouts and probes + replays + the expert runs behind "
+        "the demonstrations and checkpoints used + evaluations that selected something, "
+        'inherited along the chain (docs/RESULTS.md, "How we measure"). Target per seed: '
+        "the mean of Base->Vanilla's last three Val Avg@4; `>=`: censored at the budget."
+    )
+    markdown = (
+        f"{legend}\n\n{table}\n\n![{x.exp.title}]({plot})\n\n#### The paper's claims on these "
+        f"runs\n\nPaired per-seed differences (ours minus theirs), 95% bootstrap interval of "
+        f"the mean; held / contradicted: the interval excludes zero in / against the paper's "
+        f"direction; inconclusive otherwise.\n\n{claims}\n"
+    )
     return markdown, {"rows": data, "claims": judged}
 
 
@@ -166,7 +224,11 @@ def device(x: Inputs) -> Section:
     parts, data = [], {}
     for variant in x.exp.variants_for(x.profile):
         experts = [_experts_summary(x.run_dir(variant, s)) for s in x.seeds]
-        label = "demonstrations from the training device" if variant == "default" else VARIANTS[variant].label
+        label = (
+            "demonstrations from the training device"
+            if variant == "default"
+            else VARIANTS[variant].label
+        )
         markdown, data[variant] = _full_table(x, variant, f"device-{variant}.png")
         data[variant]["experts"] = experts
         parts.append(f"#### {label}\n\n{_experts_table(experts)}\n\n{markdown}")
@@ -175,15 +237,22 @@ def device(x: Inputs) -> Section:
 
 def _experts_summary(run: Path) -> dict[str, Any]:
     train = json.loads((run / "experts" / "train" / "experts.json").read_text())
-    return {"verified_rate": train["verified_rate"], "env_steps": train["env_steps"],
-            **train.get("perturbations", {"by_kind": {}, "episode_share": 0.0})}  # fmt: skip
+    return {
+        "verified_rate": train["verified_rate"],
+        "env_steps": train["env_steps"],
+        **train.get("perturbations", {"by_kind": {}, "episode_share": 0.0}),
+    }
 
 
 def _experts_table(experts: Sequence[dict[str, Any]]) -> str:
     kinds = sorted({k for e in experts for k in e["by_kind"]})
-    rows = [["expert success on train", fmt_pct([e["verified_rate"] for e in experts])],
-            ["expert runs with a perturbation", fmt_pct([e["episode_share"] for e in experts])]]  # fmt: skip
-    rows += [[f"perturbations: {k}", fmt_count([e["by_kind"].get(k, 0) for e in experts])] for k in kinds]
+    rows = [
+        ["expert success on train", fmt_pct([e["verified_rate"] for e in experts])],
+        ["expert runs with a perturbation", fmt_pct([e["episode_share"] for e in experts])],
+    ]
+    rows += [
+        [f"perturbations: {k}", fmt_count([e["by_kind"].get(k, 0) for e in experts])] for k in kinds
+    ]
     return _table(["expert runs (train split, per seed)", "value"], rows)
 
 
@@ -192,10 +261,24 @@ def _experts_table(experts: Sequence[dict[str, Any]]) -> str:
 def efficiency(x: Inputs) -> Section:
     names = [n for n in RL_RUNS if any(x.curve("default", s, n) for s in x.seeds)]
     costs = {n: x.to_target("default", n) for n in names}
-    rows = [[LABELS[n], fmt_censored(costs[n]), str(sum(not c.censored for c in costs[n])),
-             fmt_pct(x.values("default", n, "val_avg4"))] for n in names]  # fmt: skip
-    table = _table(["configuration", "total env steps to target (median)", "seeds reaching it",
-                    "final Val Avg@4"], rows)  # fmt: skip
+    rows = [
+        [
+            LABELS[n],
+            fmt_censored(costs[n]),
+            str(sum(not c.censored for c in costs[n])),
+            fmt_pct(x.values("default", n, "val_avg4")),
+        ]
+        for n in names
+    ]
+    table = _table(
+        [
+            "configuration",
+            "total env steps to target (median)",
+            "seeds reaching it",
+            "final Val Avg@4",
+        ],
+        rows,
+    )
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     colours = dict(zip(names, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
     for name in names:
@@ -205,15 +288,27 @@ def efficiency(x: Inputs) -> Section:
             legend = LABELS[name] if i == 0 else None
             style = "--" if "vanilla" in name else "-"
             for ax, key in zip(axes, ("total_env_steps", "policy_samples"), strict=True):
-                ax.plot([p[key] for p in pts], ys, style, color=colours.get(name), alpha=0.5, lw=0.8, label=legend)
-    for ax, xlabel in zip(axes, ("total env steps (whole bill)", "policy samples (whole bill)"), strict=True):
+                ax.plot(
+                    [p[key] for p in pts],
+                    ys,
+                    style,
+                    color=colours.get(name),
+                    alpha=0.5,
+                    lw=0.8,
+                    label=legend,
+                )
+    for ax, xlabel in zip(
+        axes, ("total env steps (whole bill)", "policy samples (whole bill)"), strict=True
+    ):
         ax.set_xlabel(xlabel)
         ax.set_ylabel("Val Avg@4 (%)")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
     plot = _save(fig, x.out / "figure4.png")
-    note = ("Every configuration is evaluated on `val` at iteration 0, at the first iteration past "
-            "each cost mark and at the end; x is the configuration's whole bill at that evaluation.")
+    note = (
+        "Every configuration is evaluated on `val` at iteration 0, at the first iteration past "
+        "each cost mark and at the end; x is the configuration's whole bill at that evaluation."
+    )
     data = {n: [{"value": c.value, "budget": c.budget} for c in costs[n]] for n in names}
     return Section(f"{note}\n\n{table}\n\n![{x.exp.title}]({plot})\n", {"to_target": data})
 
@@ -226,10 +321,17 @@ def routing(x: Inputs) -> Section:
     data: dict[str, dict[str, list[float]]] = {}
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
     for ax, (variant, name) in zip(axes[0], panels, strict=True):
-        per_seed = [_route_shares(x.run_dir(variant, s) / name / "metrics.jsonl", modes) for s in x.seeds]
+        per_seed = [
+            _route_shares(x.run_dir(variant, s) / name / "metrics.jsonl", modes) for s in x.seeds
+        ]
         length = min((len(r["local"]) for r in per_seed), default=0)
-        mean = {m: [sum(r[m][i] for r in per_seed) / len(per_seed) for i in range(length)] for m in modes}
-        title = LABELS[name] if variant == "default" else f"{LABELS[name]}, {VARIANTS[variant].label}"
+        mean = {
+            m: [sum(r[m][i] for r in per_seed) / len(per_seed) for i in range(length)]
+            for m in modes
+        }
+        title = (
+            LABELS[name] if variant == "default" else f"{LABELS[name]}, {VARIANTS[variant].label}"
+        )
         data[name if variant == "default" else f"{variant}/{name}"] = mean
         for m in modes:
             ax.plot(range(1, length + 1), [100 * v for v in mean[m]], label=m)
@@ -271,13 +373,33 @@ def pivot_signals(x: Inputs) -> Section:
             saved = json.loads((x.run_dir(variant, seed) / "pivots" / "stage1.json").read_text())
             pivots.append(sum(len(v) for v in saved["pivots"].values()))
             scoring.append(saved["policy_samples"])
-        d = {k: x.values(variant, "action", k) for k in (*SCORES, "train_samples", "total_env_steps")}
+        d = {
+            k: x.values(variant, "action", k) for k in (*SCORES, "train_samples", "total_env_steps")
+        }
         d |= {"pivots": pivots, "scoring_samples": scoring}
         data[label] = d
-        rows.append([label, fmt_count(pivots), fmt_count(d["train_samples"]), fmt_count(scoring),
-                     *(fmt_pct(d[k]) for k in SCORES)])  # fmt: skip
-    table = _table(["pivot signal", "pivots", "training samples", "scoring samples", "Train Avg@4",
-                    "Val Avg@4", "Held-Out Avg@4", "Held-Out Pass@4"], rows)  # fmt: skip
+        rows.append(
+            [
+                label,
+                fmt_count(pivots),
+                fmt_count(d["train_samples"]),
+                fmt_count(scoring),
+                *(fmt_pct(d[k]) for k in SCORES),
+            ]
+        )
+    table = _table(
+        [
+            "pivot signal",
+            "pivots",
+            "training samples",
+            "scoring samples",
+            "Train Avg@4",
+            "Val Avg@4",
+            "Held-Out Avg@4",
+            "Held-Out Pass@4",
+        ],
+        rows,
+    )
     note = (
         "One-step RL (Stage I) from Base, the same number of iterations and pivots per "
         "iteration for every signal, so the sample budget is matched."
@@ -291,27 +413,62 @@ def ablation(x: Inputs) -> Section:
     (name,) = x.exp.configurations
     data, rows = {}, []
     for variant in x.exp.variants_for(x.profile):
-        to_fixed = [cost_to_reach(x.curve(variant, seed, name), x.profile.fixed_target)[0] for seed in x.seeds]
+        to_fixed = [
+            cost_to_reach(x.curve(variant, seed, name), x.profile.fixed_target)[0]
+            for seed in x.seeds
+        ]
         costs = x.to_target(variant, name)
-        rule = promotion(x.profile.env, [x.row(variant, s, name) for s in x.seeds],
-                         [x.row("default", s, name) for s in x.seeds])  # fmt: skip
+        rule = promotion(
+            x.profile.env,
+            [x.row(variant, s, name) for s in x.seeds],
+            [x.row("default", s, name) for s in x.seeds],
+        )
         d: dict[str, Any] = {k: x.values(variant, name, k) for k in (*SCORES, *BILL_KEYS)}
-        d |= {"steps_to_target": [{"value": c.value, "budget": c.budget} for c in costs],
-              "steps_to_fixed_target": to_fixed, "promotion": rule}  # fmt: skip
+        d |= {
+            "steps_to_target": [{"value": c.value, "budget": c.budget} for c in costs],
+            "steps_to_fixed_target": to_fixed,
+            "promotion": rule,
+        }
         data[variant] = d
-        decision = "-" if variant == "default" else (
-            f"{fmt_interval(rule['steps']['interval'])} steps, "
-            f"{fmt_interval(rule['val']['interval'], scale=100, unit=' pts')} val: {rule['decision']}")  # fmt: skip
-        rows.append([VARIANTS[variant].label, fmt_pct(d["val_avg4"]), fmt_pct(d["heldout_avg4"]),
-                     fmt_count(d["total_env_steps"]), fmt_count(d["policy_samples"]),
-                     fmt_censored(costs), fmt_count(to_fixed), decision])  # fmt: skip
-    table = _table([f"{LABELS[name]} variant", "Val Avg@4", "Held-Out Avg@4", "total env steps",
-                    "policy samples", "total env steps to target (median)", "to fixed target",
-                    "vs default: paired differences [95% CI] and the promotion rule"], rows)  # fmt: skip
-    note = (f"Every variant trains {LABELS[name]} with the same budget and seeds; each seed's target "
-            f"is the mean of the default run's Base->Vanilla's last three Val Avg@4 (the variants "
-            f"share its Base and do not train Base->Vanilla themselves); the fixed target is "
-            f"{100 * x.profile.fixed_target:.0f} Val Avg@4. Decisions read Val; Held-Out is reported.")  # fmt: skip
+        decision = (
+            "-"
+            if variant == "default"
+            else (
+                f"{fmt_interval(rule['steps']['interval'])} steps, "
+                f"{fmt_interval(rule['val']['interval'], scale=100, unit=' pts')} val: {rule['decision']}"
+            )
+        )
+        rows.append(
+            [
+                VARIANTS[variant].label,
+                fmt_pct(d["val_avg4"]),
+                fmt_pct(d["heldout_avg4"]),
+                fmt_count(d["total_env_steps"]),
+                fmt_count(d["policy_samples"]),
+                fmt_censored(costs),
+                fmt_count(to_fixed),
+                decision,
+            ]
+        )
+    table = _table(
+        [
+            f"{LABELS[name]} variant",
+            "Val Avg@4",
+            "Held-Out Avg@4",
+            "total env steps",
+            "policy samples",
+            "total env steps to target (median)",
+            "to fixed target",
+            "vs default: paired differences [95% CI] and the promotion rule",
+        ],
+        rows,
+    )
+    note = (
+        f"Every variant trains {LABELS[name]} with the same budget and seeds; each seed's target "
+        f"is the mean of the default run's Base->Vanilla's last three Val Avg@4 (the variants "
+        f"share its Base and do not train Base->Vanilla themselves); the fixed target is "
+        f"{100 * x.profile.fixed_target:.0f} Val Avg@4. Decisions read Val; Held-Out is reported."
+    )
     return Section(f"{note}\n\n{table}\n", {"rows": data})
 
 
@@ -327,19 +484,39 @@ def recipe(x: Inputs) -> Section:
     for variant in x.exp.variants_for(x.profile):
         val = [v for v in x.values(variant, name, "val_avg4") if v is not None]
         steps = [v for v in x.values(variant, name, "optimizer_steps") if v is not None]
-        last3 = [sum(p["val_avg"] for p in c[-3:]) / len(c[-3:]) for s in x.seeds
-                 if (c := [p for p in x.curve(variant, s, name) if p.get("val_avg") is not None])]  # fmt: skip
-        data[variant] = {"val_avg4": val, "val_last3": last3, "optimizer_steps": steps,
-                         "iterations": x.values(variant, name, "iterations")}  # fmt: skip
+        last3 = [
+            sum(p["val_avg"] for p in c[-3:]) / len(c[-3:])
+            for s in x.seeds
+            if (c := [p for p in x.curve(variant, s, name) if p.get("val_avg") is not None])
+        ]
+        data[variant] = {
+            "val_avg4": val,
+            "val_last3": last3,
+            "optimizer_steps": steps,
+            "iterations": x.values(variant, name, "iterations"),
+        }
         rows.append([VARIANTS[variant].label, fmt_pct(val), fmt_pct(last3), fmt_count(steps)])
-    eligible = {v: d for v, d in data.items()
-                if d["optimizer_steps"] and min(d["optimizer_steps"]) >= MIN_OPTIMIZER_STEPS and d["val_avg4"]}  # fmt: skip
-    chosen = max(eligible, key=lambda v: sum(eligible[v]["val_avg4"]) / len(eligible[v]["val_avg4"]),
-                 default=None)  # fmt: skip
-    table = _table(["recipe", "Val Avg@4 at the budget", "Val Avg@4, last three marks",
-                    "optimizer steps"], rows)  # fmt: skip
-    verdict = (f"Chosen: **{VARIANTS[chosen].label}** (`{chosen}`)." if chosen else
-               f"No recipe made {MIN_OPTIMIZER_STEPS} optimizer steps in every seed.")  # fmt: skip
+    eligible = {
+        v: d
+        for v, d in data.items()
+        if d["optimizer_steps"]
+        and min(d["optimizer_steps"]) >= MIN_OPTIMIZER_STEPS
+        and d["val_avg4"]
+    }
+    chosen = max(
+        eligible,
+        key=lambda v: sum(eligible[v]["val_avg4"]) / len(eligible[v]["val_avg4"]),
+        default=None,
+    )
+    table = _table(
+        ["recipe", "Val Avg@4 at the budget", "Val Avg@4, last three marks", "optimizer steps"],
+        rows,
+    )
+    verdict = (
+        f"Chosen: **{VARIANTS[chosen].label}** (`{chosen}`)."
+        if chosen
+        else f"No recipe made {MIN_OPTIMIZER_STEPS} optimizer steps in every seed."
+    )
     return Section(f"{table}\n\n{verdict}\n", {"rows": data, "chosen": chosen})
 
 
@@ -349,8 +526,10 @@ def bandit_routing(x: Inputs) -> Section:
     an options run need it here) - both routers' shares over training, and what the bandit's
     probes credited each kind of arm with."""
     rule, shares, credit = ablation(x), routing(x), _bandit_credit(x)
-    return Section(f"{rule.markdown}\n{shares.markdown}\n{credit.markdown}",
-                   rule.data | shares.data | credit.data)  # fmt: skip
+    return Section(
+        f"{rule.markdown}\n{shares.markdown}\n{credit.markdown}",
+        rule.data | shares.data | credit.data,
+    )
 
 
 def _bandit_credit(x: Inputs) -> Section:
@@ -362,7 +541,11 @@ def _bandit_credit(x: Inputs) -> Section:
             sums: dict[str, list[float]] = {}
             for seed in x.seeds:
                 meta = x.run_dir(variant, seed) / name / "state" / "meta.json"
-                pooled = json.loads(meta.read_text()).get("scheduler", {}).get("pooled") if meta.exists() else None
+                pooled = (
+                    json.loads(meta.read_text()).get("scheduler", {}).get("pooled")
+                    if meta.exists()
+                    else None
+                )
                 for kind, entry in (pooled or {}).items():
                     arm = "suffix" if kind.startswith("suffix") else kind
                     total = sums.setdefault(arm, [0.0, 0.0, 0.0])
@@ -370,15 +553,30 @@ def _bandit_credit(x: Inputs) -> Section:
             for arm in ("local", "suffix", "root"):
                 if arm in sums:
                     pulls, progress, cost = sums[arm]
-                    data[f"{variant}/{name}/{arm}"] = {"pulls": pulls, "progress": progress, "cost": cost}
-                    rows.append([f"{variant}/{name}", arm, f"{pulls:.1f}", f"{progress / max(pulls, 1e-9):+.4f}",
-                                 f"{1000 * progress / max(cost, 1e-9):+.3f}"])  # fmt: skip
+                    data[f"{variant}/{name}/{arm}"] = {
+                        "pulls": pulls,
+                        "progress": progress,
+                        "cost": cost,
+                    }
+                    rows.append(
+                        [
+                            f"{variant}/{name}",
+                            arm,
+                            f"{pulls:.1f}",
+                            f"{progress / max(pulls, 1e-9):+.4f}",
+                            f"{1000 * progress / max(cost, 1e-9):+.3f}",
+                        ]
+                    )
     if not rows:
         return Section("")
-    note = ("What the bandit's counted root probes credited each kind of arm with, from its final "
-            "state (discounted sums over the seeds; a pull's cost is its env steps plus its policy "
-            "samples at the configured price).")  # fmt: skip
-    table = _table(["configuration", "arm", "pulls", "progress per pull", "progress per 1,000 cost"], rows)
+    note = (
+        "What the bandit's counted root probes credited each kind of arm with, from its final "
+        "state (discounted sums over the seeds; a pull's cost is its env steps plus its policy "
+        "samples at the configured price)."
+    )
+    table = _table(
+        ["configuration", "arm", "pulls", "progress per pull", "progress per 1,000 cost"], rows
+    )
     return Section(f"{note}\n\n{table}\n", {"credit": data})
 
 
@@ -389,6 +587,7 @@ def restore_cost(x: Inputs) -> Section:
     from adaroll.experiments import restore_cost as rc
 
     env = load_config(None, [*x.profile.overrides, *(x.profile.quick if x.quick else ())]).env
-    result = rc.measure(env.name, x.seeds, restores=2 if x.quick else 5,
-                        env_options=dict(env.options))  # fmt: skip
+    result = rc.measure(
+        env.name, x.seeds, restores=2 if x.quick else 5, env_options=dict(env.options)
+    )
     return Section(rc.markdown(result, env.name), result)

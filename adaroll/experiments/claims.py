@@ -45,32 +45,104 @@ COST_TO_TARGET = {"total_env_steps": "steps_to_target", "train_samples": "train_
 """Cost unit -> the summary key holding the cost at which the target was first reached."""
 
 CLAIMS = (
-    Claim("efficiency_steps", "Base->Hybrid reaches the target with fewer total env steps than Base->Vanilla",
-          "base_hybrid", "base_vanilla", "total_env_steps", -1),
-    Claim("efficiency_samples", "Base->Hybrid reaches the target with fewer training samples than Base->Vanilla",
-          "base_hybrid", "base_vanilla", "train_samples", -1),
-    Claim("full_env_steps", "Action->Hybrid reaches the target with fewer total env steps than Base->Vanilla",
-          "action_hybrid", "base_vanilla", "total_env_steps", -1),
-    Claim("heldout_vs_base_vanilla", "Held-Out Avg@4: Action->Hybrid above Base->Vanilla",
-          "action_hybrid", "base_vanilla", "heldout_avg4", +1),
-    Claim("heldout_vs_base", "Held-Out Avg@4: Action->Hybrid above Base",
-          "action_hybrid", "base", "heldout_avg4", +1),
-    Claim("heldout_vs_sft", "Held-Out Avg@4: Action->Hybrid above SFT",
-          "action_hybrid", "sft", "heldout_avg4", +1),
-    Claim("action_vs_base", "Held-Out Avg@4: Action (Stage I) above Base",
-          "action", "base", "heldout_avg4", +1),
-    Claim("routing_vs_onestep", "Held-Out Avg@4: Base->Hybrid above one-step-only training (Base->OneStep)",
-          "base_hybrid", "base_onestep", "heldout_avg4", +1),
-    Claim("sft_hybrid_vs_vanilla", "Held-Out Avg@4: SFT->Hybrid above SFT->Vanilla",
-          "sft_hybrid", "sft_vanilla", "heldout_avg4", +1),
-    Claim("base_hybrid_vs_base_vanilla", "Held-Out Avg@4: Base->Hybrid above Base->Vanilla",
-          "base_hybrid", "base_vanilla", "heldout_avg4", +1),
-    Claim("base_hybrid_vs_sft", "Held-Out Avg@4: Base->Hybrid (RL from Base) above SFT",
-          "base_hybrid", "sft", "heldout_avg4", +1),
-    Claim("rl_after_sft", "Held-Out Avg@4: SFT->Vanilla (RL after imitation) above SFT",
-          "sft_vanilla", "sft", "heldout_avg4", +1),
+    Claim(
+        "efficiency_steps",
+        "Base->Hybrid reaches the target with fewer total env steps than Base->Vanilla",
+        "base_hybrid",
+        "base_vanilla",
+        "total_env_steps",
+        -1,
+    ),
+    Claim(
+        "efficiency_samples",
+        "Base->Hybrid reaches the target with fewer training samples than Base->Vanilla",
+        "base_hybrid",
+        "base_vanilla",
+        "train_samples",
+        -1,
+    ),
+    Claim(
+        "full_env_steps",
+        "Action->Hybrid reaches the target with fewer total env steps than Base->Vanilla",
+        "action_hybrid",
+        "base_vanilla",
+        "total_env_steps",
+        -1,
+    ),
+    Claim(
+        "heldout_vs_base_vanilla",
+        "Held-Out Avg@4: Action->Hybrid above Base->Vanilla",
+        "action_hybrid",
+        "base_vanilla",
+        "heldout_avg4",
+        +1,
+    ),
+    Claim(
+        "heldout_vs_base",
+        "Held-Out Avg@4: Action->Hybrid above Base",
+        "action_hybrid",
+        "base",
+        "heldout_avg4",
+        +1,
+    ),
+    Claim(
+        "heldout_vs_sft",
+        "Held-Out Avg@4: Action->Hybrid above SFT",
+        "action_hybrid",
+        "sft",
+        "heldout_avg4",
+        +1,
+    ),
+    Claim(
+        "action_vs_base",
+        "Held-Out Avg@4: Action (Stage I) above Base",
+        "action",
+        "base",
+        "heldout_avg4",
+        +1,
+    ),
+    Claim(
+        "routing_vs_onestep",
+        "Held-Out Avg@4: Base->Hybrid above one-step-only training (Base->OneStep)",
+        "base_hybrid",
+        "base_onestep",
+        "heldout_avg4",
+        +1,
+    ),
+    Claim(
+        "sft_hybrid_vs_vanilla",
+        "Held-Out Avg@4: SFT->Hybrid above SFT->Vanilla",
+        "sft_hybrid",
+        "sft_vanilla",
+        "heldout_avg4",
+        +1,
+    ),
+    Claim(
+        "base_hybrid_vs_base_vanilla",
+        "Held-Out Avg@4: Base->Hybrid above Base->Vanilla",
+        "base_hybrid",
+        "base_vanilla",
+        "heldout_avg4",
+        +1,
+    ),
+    Claim(
+        "base_hybrid_vs_sft",
+        "Held-Out Avg@4: Base->Hybrid (RL from Base) above SFT",
+        "base_hybrid",
+        "sft",
+        "heldout_avg4",
+        +1,
+    ),
+    Claim(
+        "rl_after_sft",
+        "Held-Out Avg@4: SFT->Vanilla (RL after imitation) above SFT",
+        "sft_vanilla",
+        "sft",
+        "heldout_avg4",
+        +1,
+    ),
     # No cost-to-target claim from SFT: SFT alone starts above Base->Vanilla's target.
-)  # fmt: skip
+)
 
 PAPER: dict[str, dict[str, str]] = {
     "mobile": {
@@ -99,25 +171,40 @@ def _cost(row: Mapping[str, Any], metric: str) -> Censored:
 def judge(claim: Claim, rows: Sequence[Mapping[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """``rows``: per seed, the summary's configurations. The seeds where both configurations
     exist are paired; the result holds the per-seed differences, the interval and the verdict."""
-    pairs = [(r[claim.ours], r[claim.theirs]) for r in rows if claim.ours in r and claim.theirs in r]
+    pairs = [
+        (r[claim.ours], r[claim.theirs]) for r in rows if claim.ours in r and claim.theirs in r
+    ]
     out: dict[str, Any] = {"seeds": len(pairs)}
     if claim.is_cost:
         ours = [_cost(a, claim.metric) for a, _ in pairs]
         theirs = [_cost(b, claim.metric) for _, b in pairs]
         diffs = [paired_cost_difference(a, b) for a, b in zip(ours, theirs, strict=True)]
-        out |= {"medians": [censored_median(ours), censored_median(theirs)],
-                "censored": [sum(c.censored for c in ours), sum(c.censored for c in theirs)]}  # fmt: skip
+        out |= {
+            "medians": [censored_median(ours), censored_median(theirs)],
+            "censored": [sum(c.censored for c in ours), sum(c.censored for c in theirs)],
+        }
     else:
-        diffs = [a[claim.metric] - b[claim.metric] for a, b in pairs
-                 if a.get(claim.metric) is not None and b.get(claim.metric) is not None]  # fmt: skip
+        diffs = [
+            a[claim.metric] - b[claim.metric]
+            for a, b in pairs
+            if a.get(claim.metric) is not None and b.get(claim.metric) is not None
+        ]
     interval = bootstrap_ci(diffs)
-    return out | {"differences": diffs, "interval": interval, "verdict": verdict(interval, claim.direction)}
+    return out | {
+        "differences": diffs,
+        "interval": interval,
+        "verdict": verdict(interval, claim.direction),
+    }
 
 
-def claims_table(profile: str, rows: Sequence[Mapping[str, Mapping[str, Any]]]) -> tuple[str, list[dict[str, Any]]]:
+def claims_table(
+    profile: str, rows: Sequence[Mapping[str, Mapping[str, Any]]]
+) -> tuple[str, list[dict[str, Any]]]:
     """The markdown table of every claim whose configurations were run, and its data."""
-    lines = ["| claim | paper | ours: mean paired difference [95% CI] | medians (ours / theirs) | seeds | verdict |",
-             "|---|---|---|---|---:|---|"]  # fmt: skip
+    lines = [
+        "| claim | paper | ours: mean paired difference [95% CI] | medians (ours / theirs) | seeds | verdict |",
+        "|---|---|---|---|---:|---|",
+    ]
     data = []
     for claim in CLAIMS:
         result = judge(claim, rows)
@@ -132,8 +219,10 @@ def claims_table(profile: str, rows: Sequence[Mapping[str, Mapping[str, Any]]]) 
         else:
             diff = fmt_interval(result["interval"], scale=100, unit=" pts")
             medians = ""
-        lines.append(f"| {claim.text} | {PAPER.get(profile, {}).get(claim.key, '-')} | {diff} | "
-                     f"{medians} | {result['seeds']} | {result['verdict']} |")  # fmt: skip
+        lines.append(
+            f"| {claim.text} | {PAPER.get(profile, {}).get(claim.key, '-')} | {diff} | "
+            f"{medians} | {result['seeds']} | {result['verdict']} |"
+        )
     return "\n".join(lines), data
 
 
@@ -146,7 +235,9 @@ MIN_SEEDS = {"mobile": 10, "web": 5}
 """Seeds a headline claim or a change of default needs on each environment."""
 
 
-def promotion(env: str, option: Sequence[Mapping[str, Any]], default: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def promotion(
+    env: str, option: Sequence[Mapping[str, Any]], default: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
     """Whether an option may replace the default (the rule of docs/RESULTS.md): over at least
     :data:`MIN_SEEDS` paired seeds its total env steps to the target must be lower with a 95%
     interval excluding zero, and its Val Avg@4 must not be worse (the interval of the difference
@@ -156,7 +247,16 @@ def promotion(env: str, option: Sequence[Mapping[str, Any]], default: Sequence[M
     val = judge(Claim("", "", "option", "default", "val_avg4", +1), rows)
     enough = len(rows) >= MIN_SEEDS.get(env, 10)
     promote = enough and steps["verdict"] == "held" and val["verdict"] != "contradicted"
-    reason = ("promote" if promote else "keep the default: "
-              + ("too few seeds" if not enough else "no confident saving" if steps["verdict"] != "held"
-                 else "worse on val"))  # fmt: skip
+    reason = (
+        "promote"
+        if promote
+        else "keep the default: "
+        + (
+            "too few seeds"
+            if not enough
+            else "no confident saving"
+            if steps["verdict"] != "held"
+            else "worse on val"
+        )
+    )
     return {"steps": steps, "val": val, "decision": reason}

@@ -46,30 +46,50 @@ class Jitter:
         return asdict(self) | {"spread": self.spread}
 
 
-def measure(phase_dir: Path, target: float, *, load: Callable[[Path], Policy],
-            make_env: Callable[[], GUIEnv], tasks: Sequence[TaskSpec], k: int, history_window: int,
-            repeats: int, seed: int = 0) -> Jitter:  # fmt: skip
+def measure(
+    phase_dir: Path,
+    target: float,
+    *,
+    load: Callable[[Path], Policy],
+    make_env: Callable[[], GUIEnv],
+    tasks: Sequence[TaskSpec],
+    k: int,
+    history_window: int,
+    repeats: int,
+    seed: int = 0,
+) -> Jitter:
     """Evaluate every saved mark of a phase ``repeats`` times (see the module docstring)."""
     marks_dir = Path(phase_dir) / "marks"
     marks = sorted(int(p.name) for p in marks_dir.glob("[0-9]*")) if marks_dir.is_dir() else []
     if not marks:
-        raise FileNotFoundError(f"{marks_dir}: no saved policies; train the phase with "
-                                "--set rl.eval.keep_policies=true")  # fmt: skip
+        raise FileNotFoundError(
+            f"{marks_dir}: no saved policies; train the phase with --set rl.eval.keep_policies=true"
+        )
     if repeats < 2:
         raise ValueError(f"a spread needs at least 2 evaluation seeds, got repeats={repeats}")
     steps = _env_steps_at(Path(phase_dir) / "metrics.jsonl")
     missing = [m for m in marks if m not in steps]
     if missing:
-        raise ValueError(f"{phase_dir}: marks {missing[:3]} have no evaluation row in metrics.jsonl")
+        raise ValueError(
+            f"{phase_dir}: marks {missing[:3]} have no evaluation row in metrics.jsonl"
+        )
     scores = [[0.0] * len(marks) for _ in range(repeats)]
     for m, mark in enumerate(marks):
         policy = load(marks_dir / f"{mark:06d}")
         for r in range(repeats):
-            result = evaluate_split(policy, make_env, tasks, k=k, history_window=history_window,
-                                    seed=derive_seed(seed, "jitter", mark, r))  # fmt: skip
+            result = evaluate_split(
+                policy,
+                make_env,
+                tasks,
+                k=k,
+                history_window=history_window,
+                seed=derive_seed(seed, "jitter", mark, r),
+            )
             scores[r][m] = result.avg
-    crossings = [next((steps[mark] for mark, s in zip(marks, row, strict=True) if s >= target), None)
-                 for row in scores]  # fmt: skip
+    crossings = [
+        next((steps[mark] for mark, s in zip(marks, row, strict=True) if s >= target), None)
+        for row in scores
+    ]
     return Jitter(target, marks, [steps[m] for m in marks], scores, crossings)
 
 

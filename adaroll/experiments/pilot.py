@@ -38,7 +38,13 @@ UPDATES = (10, 30, 100)
 
 
 def _stats(groups: Sequence[Group]) -> dict[str, int]:
-    out = {"samples": 0, "successes": 0, "success_decisions": 0, "failure_decisions": 0, "env_steps": 0}
+    out = {
+        "samples": 0,
+        "successes": 0,
+        "success_decisions": 0,
+        "failure_decisions": 0,
+        "env_steps": 0,
+    }
     for group in groups:
         out["env_steps"] += group.cost.env_steps
         for decisions, reward in zip(group.decisions, group.rewards, strict=True):
@@ -49,8 +55,14 @@ def _stats(groups: Sequence[Group]) -> dict[str, int]:
     return out
 
 
-def run_pilot(profile: str, seed: int, root: Path, *, updates: Sequence[int] = UPDATES,
-              say: Callable[[str], None] = print) -> dict[str, Any]:  # fmt: skip
+def run_pilot(
+    profile: str,
+    seed: int,
+    root: Path,
+    *,
+    updates: Sequence[int] = UPDATES,
+    say: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """Measure and predict for one profile and seed; writes ``ROOT/PROFILE/seedK/pilot.json``
     (returned as well). Resumes: experts, Base and pivots already there are reused."""
     from adaroll.training.pipeline import Pipeline
@@ -70,68 +82,115 @@ def run_pilot(profile: str, seed: int, root: Path, *, updates: Sequence[int] = U
     sched, grpo = cfg.rl.scheduler, cfg.rl.grpo
     collector = pipe.collector(base)
     try:
-        probes = collector.collect([Job(StartKind.ROOT, t, sched.routing_probes, purpose="routing") for t in tasks],
-                                   seed=derive_seed(seed, "pilot", "probes"))  # fmt: skip
+        probes = collector.collect(
+            [Job(StartKind.ROOT, t, sched.routing_probes, purpose="routing") for t in tasks],
+            seed=derive_seed(seed, "pilot", "probes"),
+        )
         pivots = pipe.pivots("pilot", base, cfg.rl).pivots
         routes = {}
         for group in probes:
             task = group.job.task.id
             mode = route_for(group.success_rate, sched.tau_low, sched.tau_high)
             routes[task] = mode if pivots.get(task) or mode == "root" else "root"
-        suffix_jobs = [Job(StartKind.SUFFIX, t, grpo.group_size, checkpoint_id=pivots[t.id][-1])
-                       for t in tasks if routes[t.id] == "suffix"]  # fmt: skip
-        suffix = collector.collect(suffix_jobs, seed=derive_seed(seed, "pilot", "suffix")) if suffix_jobs else []
+        suffix_jobs = [
+            Job(StartKind.SUFFIX, t, grpo.group_size, checkpoint_id=pivots[t.id][-1])
+            for t in tasks
+            if routes[t.id] == "suffix"
+        ]
+        suffix = (
+            collector.collect(suffix_jobs, seed=derive_seed(seed, "pilot", "suffix"))
+            if suffix_jobs
+            else []
+        )
     finally:
         collector.close()
     store = pipe.store("train")
     depths = [store.get(str(j.checkpoint_id)).step for j in suffix_jobs]
-    by_mode = {m: [g for g in probes if routes[g.job.task.id] == m] for m in ("local", "suffix", "root")}
+    by_mode = {
+        m: [g for g in probes if routes[g.job.task.id] == m] for m in ("local", "suffix", "root")
+    }
     root_all = _stats(probes)
     n = len(tasks)
     shares = {m: len(g) / n for m, g in by_mode.items()}
     e_root = modelled_episode(root_all)
     c_v = cm.vanilla_cost(cm.VanillaInputs(sched.tasks_per_iteration, grpo.group_size, e_root))
     hybrid = cm.HybridInputs(
-        tasks_per_iteration=sched.tasks_per_iteration, group_size=grpo.group_size,
-        routing_probes=sched.routing_probes, root_probes=sched.root_probes,
-        reeval_every=sched.local_reeval_every, share_local=shares["local"],
-        share_suffix=shares["suffix"], share_root=shares["root"],
+        tasks_per_iteration=sched.tasks_per_iteration,
+        group_size=grpo.group_size,
+        routing_probes=sched.routing_probes,
+        root_probes=sched.root_probes,
+        reeval_every=sched.local_reeval_every,
+        share_local=shares["local"],
+        share_suffix=shares["suffix"],
+        share_root=shares["root"],
         local_probe_episode=modelled_episode(_stats(by_mode["local"])),
-        suffix_episode=modelled_episode(_stats(suffix)), root_episode=modelled_episode(_stats(by_mode["root"])),
-    )  # fmt: skip
+        suffix_episode=modelled_episode(_stats(suffix)),
+        root_episode=modelled_episode(_stats(by_mode["root"])),
+    )
     c_h = cm.hybrid_cost(hybrid)
     routing = cm.routing_pass_cost(n, sched.routing_probes, e_root)
-    extra_demos = pipe.expert_env_steps("train")  # Hybrid's checkpoints; Vanilla starts from Base alone
+    extra_demos = pipe.expert_env_steps(
+        "train"
+    )  # Hybrid's checkpoints; Vanilla starts from Base alone
     fixed = routing + extra_demos
     result = {
-        "profile": profile, "seed": seed, "train_tasks": n,
+        "profile": profile,
+        "seed": seed,
+        "train_tasks": n,
         "base_root_success": root_all["successes"] / max(root_all["samples"], 1),
         "root_length_success": root_all["success_decisions"] / max(root_all["successes"], 1),
-        "root_length_failure": root_all["failure_decisions"] / max(root_all["samples"] - root_all["successes"], 1),
-        "suffix_episode": hybrid.suffix_episode, "shares": shares,
+        "root_length_failure": root_all["failure_decisions"]
+        / max(root_all["samples"] - root_all["successes"], 1),
+        "suffix_episode": hybrid.suffix_episode,
+        "shares": shares,
         "suffix_depth": (sum(depths) / len(depths) if depths else None),
-        "vanilla_per_iteration": c_v, "hybrid_per_iteration": c_h, "routing_pass": routing,
+        "vanilla_per_iteration": c_v,
+        "hybrid_per_iteration": c_h,
+        "routing_pass": routing,
         "extra_demo_env_steps": extra_demos,
         "predicted_saving": {str(u): cm.saving(c_v, c_h, u, fixed) for u in updates},
         "break_even_updates": cm.break_even_updates(c_v, c_h, fixed),
         "pilot_env_steps": root_all["env_steps"] + sum(g.cost.env_steps for g in suffix),
-    }  # fmt: skip
+    }
     atomic_write_text(out / "pilot.json", json.dumps(result, indent=2))
     return result
 
 
 def pilot_table(results: Sequence[dict[str, Any]], updates: Sequence[int] = UPDATES) -> str:
     """The predictions as a markdown table, one row per (profile, seed)."""
-    head = ["profile", "seed", "Base p (train)", "root length success / failure", "shares L/S/R",
-            "C_V", "C_H", "routing pass", "extra demos", *[f"S({u})" for u in updates], "break-even N"]  # fmt: skip
+    head = [
+        "profile",
+        "seed",
+        "Base p (train)",
+        "root length success / failure",
+        "shares L/S/R",
+        "C_V",
+        "C_H",
+        "routing pass",
+        "extra demos",
+        *[f"S({u})" for u in updates],
+        "break-even N",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         s = r["shares"]
-        lines.append("| " + " | ".join([
-            r["profile"], str(r["seed"]), f"{r['base_root_success']:.2f}",
-            f"{r['root_length_success']:.1f} / {r['root_length_failure']:.1f}",
-            f"{s['local']:.2f}/{s['suffix']:.2f}/{s['root']:.2f}", f"{r['vanilla_per_iteration']:,.0f}",
-            f"{r['hybrid_per_iteration']:,.0f}", f"{r['routing_pass']:,.0f}", f"{r['extra_demo_env_steps']:,}",
-            *[f"{100 * r['predicted_saving'][str(u)]:+.0f}%" for u in updates],
-            f"{r['break_even_updates']:.1f}"]) + " |")  # fmt: skip
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    r["profile"],
+                    str(r["seed"]),
+                    f"{r['base_root_success']:.2f}",
+                    f"{r['root_length_success']:.1f} / {r['root_length_failure']:.1f}",
+                    f"{s['local']:.2f}/{s['suffix']:.2f}/{s['root']:.2f}",
+                    f"{r['vanilla_per_iteration']:,.0f}",
+                    f"{r['hybrid_per_iteration']:,.0f}",
+                    f"{r['routing_pass']:,.0f}",
+                    f"{r['extra_demo_env_steps']:,}",
+                    *[f"{100 * r['predicted_saving'][str(u)]:+.0f}%" for u in updates],
+                    f"{r['break_even_updates']:.1f}",
+                ]
+            )
+            + " |"
+        )
     return "\n".join(lines)

@@ -46,8 +46,10 @@ def crossing_jitter(sd_of_eval: float, slope: float, mark_spacing: float = 0.0) 
     ``sqrt((sd_eval / slope)^2 + mark_spacing^2 / 12)``; ``slope`` in Avg@k (fraction) per env
     step near the target."""
     if slope <= 0:
-        raise PowerError(f"the learning slope must be positive to cross a target; got {slope}: "
-                         "a policy that does not improve never crosses it, whatever the seeds")  # fmt: skip
+        raise PowerError(
+            f"the learning slope must be positive to cross a target; got {slope}: "
+            "a policy that does not improve never crosses it, whatever the seeds"
+        )
     return math.sqrt((sd_of_eval / slope) ** 2 + mark_spacing**2 / 12.0)
 
 
@@ -55,11 +57,15 @@ def seeds_needed(effect: float, sd: float, power: float = 0.8, alpha: float = 0.
     """Seeds a two-sided paired test at ``alpha`` needs to detect a mean difference ``effect``
     with ``power`` when per-seed differences have standard deviation ``sd``."""
     if effect == 0:
-        raise PowerError("an effect of zero cannot be detected: every number of seeds rejects it "
-                         "only at the rate alpha")  # fmt: skip
+        raise PowerError(
+            "an effect of zero cannot be detected: every number of seeds rejects it "
+            "only at the rate alpha"
+        )
     if sd <= 0:
-        raise PowerError("a variance of zero gives no analysis: one seed would decide, and no "
-                         "measured spread supports that - measure the spread of the differences first")  # fmt: skip
+        raise PowerError(
+            "a variance of zero gives no analysis: one seed would decide, and no "
+            "measured spread supports that - measure the spread of the differences first"
+        )
     if not 0 < power < 1 or not 0 < alpha < 1:
         raise PowerError(f"power and alpha lie in (0, 1); got {power}, {alpha}")
     z_a, z_b = NormalDist().inv_cdf(1 - alpha / 2), NormalDist().inv_cdf(power)
@@ -97,9 +103,19 @@ class PowerPlan:
         return asdict(self)
 
 
-def plan(effect: float, *, task_variance: float, slope: float, seed_sd: float, tasks: int,
-         attempts: int, mark_spacing: float = 0.0, power: float = 0.8, alpha: float = 0.05,
-         min_seeds: int = 10) -> PowerPlan:  # fmt: skip
+def plan(
+    effect: float,
+    *,
+    task_variance: float,
+    slope: float,
+    seed_sd: float,
+    tasks: int,
+    attempts: int,
+    mark_spacing: float = 0.0,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    min_seeds: int = 10,
+) -> PowerPlan:
     """Seeds needed at one evaluation size (``tasks`` x ``attempts``)."""
     sd_e = eval_sd(task_variance, tasks, attempts)
     jitter = crossing_jitter(sd_e, slope, mark_spacing)
@@ -108,14 +124,37 @@ def plan(effect: float, *, task_variance: float, slope: float, seed_sd: float, t
     return PowerPlan(effect, sd_e, jitter, sd, seeds, tasks, attempts)
 
 
-def smallest_evaluation(effect: float, *, max_seeds: int, task_variance: float, slope: float,
-                        seed_sd: float, tasks_options: tuple[int, ...], attempts_options: tuple[int, ...],
-                        mark_spacing: float = 0.0, power: float = 0.8, alpha: float = 0.05,
-                        min_seeds: int = 10) -> PowerPlan | None:  # fmt: skip
+def smallest_evaluation(
+    effect: float,
+    *,
+    max_seeds: int,
+    task_variance: float,
+    slope: float,
+    seed_sd: float,
+    tasks_options: tuple[int, ...],
+    attempts_options: tuple[int, ...],
+    mark_spacing: float = 0.0,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    min_seeds: int = 10,
+) -> PowerPlan | None:
     """The cheapest evaluation (fewest episodes, tasks x attempts) among the options whose plan
     needs at most ``max_seeds`` seeds; None when even the largest needs more."""
-    plans = [plan(effect, task_variance=task_variance, slope=slope, seed_sd=seed_sd, tasks=m,
-                  attempts=k, mark_spacing=mark_spacing, power=power, alpha=alpha, min_seeds=min_seeds)
-             for m in tasks_options for k in attempts_options]  # fmt: skip
+    plans = [
+        plan(
+            effect,
+            task_variance=task_variance,
+            slope=slope,
+            seed_sd=seed_sd,
+            tasks=m,
+            attempts=k,
+            mark_spacing=mark_spacing,
+            power=power,
+            alpha=alpha,
+            min_seeds=min_seeds,
+        )
+        for m in tasks_options
+        for k in attempts_options
+    ]
     fitting = [p for p in plans if p.seeds <= max_seeds]
     return min(fitting, key=lambda p: (p.tasks * p.attempts, p.seeds), default=None)

@@ -51,8 +51,13 @@ def pick_task(env: GUIEnv, suite: TaskSuite, seed: int, n: int) -> tuple[TaskSpe
     raise RuntimeError(f"no train or pretrain task's expert needs more than {n} steps")
 
 
-def measure(env_name: str, seeds: Sequence[int], restores: int, env_options: dict[str, Any],
-            prefix: int = PREFIX) -> dict[str, Any]:  # fmt: skip
+def measure(
+    env_name: str,
+    seeds: Sequence[int],
+    restores: int,
+    env_options: dict[str, Any],
+    prefix: int = PREFIX,
+) -> dict[str, Any]:
     suite = get_suite(env_name)
     make_env = make_env_factory(env_name, **env_options)
     per_seed: list[dict[str, Any]] = []
@@ -92,11 +97,15 @@ def measure(env_name: str, seeds: Sequence[int], restores: int, env_options: dic
 def markdown(result: dict[str, Any], env_name: str) -> str:
     rows = result["per_seed"]
     base = [r["replay"] for r in rows]
-    lines = [f"Median of {result['restores']} restores per seed of a {PREFIX}-step expert prefix "
-             "(seconds until the branch is usable, its element tree checked against the live "
-             "state); mean ± standard deviation over seeds (one random task per seed: "
-             f"{', '.join(r['task'] for r in rows)}).", "",
-             "| backend | restore (ms) | vs replay |", "|---|---:|---:|"]  # fmt: skip
+    lines = [
+        f"Median of {result['restores']} restores per seed of a {PREFIX}-step expert prefix "
+        "(seconds until the branch is usable, its element tree checked against the live "
+        "state); mean ± standard deviation over seeds (one random task per seed: "
+        f"{', '.join(r['task'] for r in rows)}).",
+        "",
+        "| backend | restore (ms) | vs replay |",
+        "|---|---:|---:|",
+    ]
     for name in BACKENDS[env_name]:
         ms = [1000 * r[name] for r in rows]
         speed = mean_std([b / r[name] for b, r in zip(base, rows, strict=True)])[0]

@@ -46,8 +46,13 @@ def profile_home(root: Path, profile: str, quick: bool) -> Path:
 
 
 def overrides_for(profile: Profile, quick: bool, unit: Unit) -> list[str]:
-    return [*profile.overrides, *(profile.quick if quick else ()), *VARIANTS[unit.variant].overrides,
-            f"seed={unit.seed}", f"configurations=[{', '.join(unit.configurations)}]"]  # fmt: skip
+    return [
+        *profile.overrides,
+        *(profile.quick if quick else ()),
+        *VARIANTS[unit.variant].overrides,
+        f"seed={unit.seed}",
+        f"configurations=[{', '.join(unit.configurations)}]",
+    ]
 
 
 def plan_units(names: Sequence[str], seeds: Sequence[int], profile: Profile) -> list[Unit]:
@@ -125,8 +130,14 @@ def train_unit(
     return {"summary": summary, "seconds": seconds}
 
 
-def run_units(units: Sequence[Unit], home: Path, profile: Profile, quick: bool, jobs: int,
-              on_done: Callable[[Unit, dict[str, Any]], None]) -> None:  # fmt: skip
+def run_units(
+    units: Sequence[Unit],
+    home: Path,
+    profile: Profile,
+    quick: bool,
+    jobs: int,
+    on_done: Callable[[Unit, dict[str, Any]], None],
+) -> None:
     """Train ``units`` with ``jobs`` processes (in this process when ``jobs == 1``)."""
     from adaroll.config import load_config
 
@@ -166,15 +177,25 @@ def die_with_parent(runner: int) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def _train_all(units: Sequence[Unit], home: Path, profile: Profile, quick: bool, jobs: int,
-               on_done: Callable[[Unit, dict[str, Any]], None]) -> None:  # fmt: skip
+def _train_all(
+    units: Sequence[Unit],
+    home: Path,
+    profile: Profile,
+    quick: bool,
+    jobs: int,
+    on_done: Callable[[Unit, dict[str, Any]], None],
+) -> None:
     if jobs == 1 or len(units) <= 1:
         for unit in units:
             on_done(unit, train_unit(*_args(unit, home, profile, quick)))
         return
     # spawn: a fork of a process holding torch threads and browser sockets is not safe
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
-                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:  # fmt: skip
+    with ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=get_context("spawn"),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    ) as pool:
         pending: dict[Future[dict[str, Any]], Unit] = {
             pool.submit(train_unit, *_args(u, home, profile, quick)): u for u in units
         }
@@ -184,8 +205,16 @@ def _train_all(units: Sequence[Unit], home: Path, profile: Profile, quick: bool,
                 on_done(pending.pop(future), future.result())
 
 
-def run_experiments(names: Sequence[str], *, profile: str, seeds: Sequence[int], quick: bool,
-                    root: Path, jobs: int = 1, say: Callable[[str], None] = print) -> list[Path]:  # fmt: skip
+def run_experiments(
+    names: Sequence[str],
+    *,
+    profile: str,
+    seeds: Sequence[int],
+    quick: bool,
+    root: Path,
+    jobs: int = 1,
+    say: Callable[[str], None] = print,
+) -> list[Path]:
     """Train what ``names`` need and write each experiment's results; returns their directories."""
     from adaroll.experiments.analyses import analyse
 
@@ -202,11 +231,15 @@ def run_experiments(names: Sequence[str], *, profile: str, seeds: Sequence[int],
     def done(unit: Unit, result: dict[str, Any]) -> None:
         summaries.setdefault(unit.variant, {})[unit.seed] = result["summary"]
         seconds[f"{unit.variant}/seed{unit.seed}"] = round(result["seconds"], 1)
-        say(f"[{len(seconds)}/{len(units)}] {unit.variant} seed {unit.seed}: {result['seconds']:.0f} s "
-            f"({unit.directory(home)})")  # fmt: skip
+        say(
+            f"[{len(seconds)}/{len(units)}] {unit.variant} seed {unit.seed}: {result['seconds']:.0f} s "
+            f"({unit.directory(home)})"
+        )
 
-    say(f"{len(units)} runs ({', '.join(names)}; profile {profile}{', quick' if quick else ''}; "
-        f"seeds {', '.join(map(str, seeds))}; {jobs} at a time) under {home}")  # fmt: skip
+    say(
+        f"{len(units)} runs ({', '.join(names)}; profile {profile}{', quick' if quick else ''}; "
+        f"seeds {', '.join(map(str, seeds))}; {jobs} at a time) under {home}"
+    )
     run_units(units, home, prof, quick, jobs, done)
     written = []
     for name in names:
@@ -216,10 +249,19 @@ def run_experiments(names: Sequence[str], *, profile: str, seeds: Sequence[int],
         section = analyse(
             exp, home, prof, {v: summaries[v] for v in exp.variants_for(prof)}, seeds, out, quick
         )
-        meta = {"experiment": name, "title": exp.title, "profile": profile, "quick": quick,
-                "seeds": list(seeds), "command": _command(), "run_seconds": seconds,
-                "overrides": {v: overrides_for(prof, quick, Unit(v, 0, exp.configurations_of(v, prof)))[:-2]
-                              for v in exp.variants_for(prof)}}  # fmt: skip
+        meta = {
+            "experiment": name,
+            "title": exp.title,
+            "profile": profile,
+            "quick": quick,
+            "seeds": list(seeds),
+            "command": _command(),
+            "run_seconds": seconds,
+            "overrides": {
+                v: overrides_for(prof, quick, Unit(v, 0, exp.configurations_of(v, prof)))[:-2]
+                for v in exp.variants_for(prof)
+            },
+        }
         atomic_write_text(out / "results.json", json.dumps({**meta, **section.data}, indent=1))
         atomic_write_text(out / "results.md", section.markdown)
         say(f"{exp.title}: {out / 'results.md'}")

@@ -34,34 +34,80 @@ VARIANTS: dict[str, Variant] = {
     "tau_suffix-0.5": Variant("tau_suffix = 0.5", ("rl.scheduler.tau_suffix=0.5",)),
     "tau_dis-0.3": Variant("tau_dis = 0.3", ("rl.pivots.tau_dis=0.3",)),
     "tau_dis-0.6": Variant("tau_dis = 0.6", ("rl.pivots.tau_dis=0.6",)),
-    "tau-0.35-0.65": Variant("tau_low/high = 0.35/0.65", ("rl.scheduler.tau_low=0.35", "rl.scheduler.tau_high=0.65")),
+    "tau-0.35-0.65": Variant(
+        "tau_low/high = 0.35/0.65", ("rl.scheduler.tau_low=0.35", "rl.scheduler.tau_high=0.65")
+    ),
     # beyond the paper (issue 9), one option at a time
-    "match-soft": Variant("soft text matching + partial credit", ("stage1.match.text=soft", "rl.match.text=soft", "stage1.match.reward=partial", "rl.match.reward=partial")),
+    "match-soft": Variant(
+        "soft text matching + partial credit",
+        (
+            "stage1.match.text=soft",
+            "rl.match.text=soft",
+            "stage1.match.reward=partial",
+            "rl.match.reward=partial",
+        ),
+    ),
     # one-step rewards that see text (issue 29): a type sample earns the reward only when its
     # text matches the expert's, so the wrong field's text (login-user's password typed into the
     # username) is not rewarded; binary reward, unlike match-soft's partial credit
-    "match-text-soft": Variant("soft text matching (one-step reward)", ("stage1.match.text=soft", "rl.match.text=soft")),
-    "match-text-exact": Variant("exact text matching (one-step reward)", ("stage1.match.text=exact", "rl.match.text=exact")),
-    "pivot-temperature": Variant("continuous pivot weights (T = 0.05)", ("stage1.pivots.temperature=0.05", "rl.pivots.temperature=0.05")),
-    "pivot-task-quantile": Variant("per-task pivot threshold", ("stage1.pivots.threshold=task_quantile", "rl.pivots.threshold=task_quantile")),
-    "demotion": Variant("forgetting monitor + demotion + replay", ("rl.scheduler.demotion=true", "rl.scheduler.replay_share=0.125")),
+    "match-text-soft": Variant(
+        "soft text matching (one-step reward)", ("stage1.match.text=soft", "rl.match.text=soft")
+    ),
+    "match-text-exact": Variant(
+        "exact text matching (one-step reward)", ("stage1.match.text=exact", "rl.match.text=exact")
+    ),
+    "pivot-temperature": Variant(
+        "continuous pivot weights (T = 0.05)",
+        ("stage1.pivots.temperature=0.05", "rl.pivots.temperature=0.05"),
+    ),
+    "pivot-task-quantile": Variant(
+        "per-task pivot threshold",
+        ("stage1.pivots.threshold=task_quantile", "rl.pivots.threshold=task_quantile"),
+    ),
+    "demotion": Variant(
+        "forgetting monitor + demotion + replay",
+        ("rl.scheduler.demotion=true", "rl.scheduler.replay_share=0.125"),
+    ),
     "lp-frontier": Variant("learning-progress frontier", ("rl.scheduler.frontier=progress",)),
     "bandit": Variant("bandit routing (sample = 1 env step)", ("rl.scheduler.routing=bandit",)),
-    "bandit-sample-0.1": Variant("bandit routing (sample = 0.1 env step)", ("rl.scheduler.routing=bandit", "rl.scheduler.bandit_sample_cost=0.1")),
-    "bandit-sample-10": Variant("bandit routing (sample = 10 env steps)", ("rl.scheduler.routing=bandit", "rl.scheduler.bandit_sample_cost=10")),
+    "bandit-sample-0.1": Variant(
+        "bandit routing (sample = 0.1 env step)",
+        ("rl.scheduler.routing=bandit", "rl.scheduler.bandit_sample_cost=0.1"),
+    ),
+    "bandit-sample-10": Variant(
+        "bandit routing (sample = 10 env steps)",
+        ("rl.scheduler.routing=bandit", "rl.scheduler.bandit_sample_cost=10"),
+    ),
     "clean-demos": Variant("demonstrations from the clean device", ("expert.device=clean",)),
     "coverage-0.7": Variant("experts on 70% of tasks", ("expert.train_coverage=0.7",)),
-    "coverage-0.7-self-pool": Variant("experts on 70% + self-generated pivots", ("expert.train_coverage=0.7", "rl.pivots.self_pool=true")),
+    "coverage-0.7-self-pool": Variant(
+        "experts on 70% + self-generated pivots",
+        ("expert.train_coverage=0.7", "rl.pivots.self_pool=true"),
+    ),
     # the RL recipe (issue 27): the update size per batch, swept on Base->Vanilla only, on val.
     # Each variant sets every recipe field, so a variant means the same whatever the default is.
-    **{f"recipe-{name}": Variant(f"lr {lr}, {e} epoch(s) x {m} mini-batch(es), {b} tasks per iteration",
-                                 (f"rl.grpo.lr={lr}", f"rl.grpo.ppo_epochs={e}", f"rl.grpo.mini_batches={m}",
-                                  f"rl.scheduler.tasks_per_iteration={b}", *_SWEEP_MARKS))
-       for name, lr, e, m, b in (("e1m1", "3e-4", 1, 1, 8), ("e1m1-lr1e-3", "1e-3", 1, 1, 8),
-                                 ("e2m2", "3e-4", 2, 2, 8), ("e2m2-lr1e-3", "1e-3", 2, 2, 8),
-                                 ("e4m2", "3e-4", 4, 2, 8), ("b2-lr1e-3", "1e-3", 1, 1, 2))},
+    **{
+        f"recipe-{name}": Variant(
+            f"lr {lr}, {e} epoch(s) x {m} mini-batch(es), {b} tasks per iteration",
+            (
+                f"rl.grpo.lr={lr}",
+                f"rl.grpo.ppo_epochs={e}",
+                f"rl.grpo.mini_batches={m}",
+                f"rl.scheduler.tasks_per_iteration={b}",
+                *_SWEEP_MARKS,
+            ),
+        )
+        for name, lr, e, m, b in (
+            ("e1m1", "3e-4", 1, 1, 8),
+            ("e1m1-lr1e-3", "1e-3", 1, 1, 8),
+            ("e2m2", "3e-4", 2, 2, 8),
+            ("e2m2-lr1e-3", "1e-3", 2, 2, 8),
+            ("e4m2", "3e-4", 4, 2, 8),
+            ("b2-lr1e-3", "1e-3", 1, 1, 2),
+        )
+    },
     "train-probes": Variant("routing probes train", ("rl.scheduler.train_probes=true",)),
-}  # fmt: skip
+}
 RECIPE_VARIANTS = tuple(v for v in VARIANTS if v.startswith("recipe-"))
 
 
@@ -86,8 +132,10 @@ class Profile:
     """Horizon profiles: the templates the suite draws its pools from (``templates`` option)."""
 
 
-_WEB_TEMPLATES = ("login-user, email-inbox-forward-nl, click-shades, multi-orderings, choose-date-nodelay, "
-                  "search-engine, use-autocomplete-nodelay, form-sequence-2, odd-or-even, choose-list")
+_WEB_TEMPLATES = (
+    "login-user, email-inbox-forward-nl, click-shades, multi-orderings, choose-date-nodelay, "
+    "search-engine, use-autocomplete-nodelay, form-sequence-2, odd-or-even, choose-list"
+)
 """Ten MiniWoB++ templates, five of them with expert solutions of 5 to 8.2 steps on average
 (login-user, email-inbox-forward-nl, click-shades, multi-orderings, choose-date-nodelay), on
 which the web Base is far from the ceiling: chosen by Base's per-template Train Avg@4 in a pilot
@@ -97,20 +145,25 @@ templates Base already solves (enter-text, enter-password 1.00; click-checkboxes
 click-checkboxes-large 0.92) and book-flight (30-step episodes: a Root group of a failing
 policy alone costs 240 env steps). The other curated templates stay available to `adaroll run`."""
 
+
 def _web_pools(templates: str, train: int, evals: int, pretrain: int) -> str:
     """The web suite's options: ``templates`` with seeds per split; ``representable_only``
     refuses, by name, a template the small policy cannot act on
     (:data:`adaroll.envs.web.grounding.UNREPRESENTABLE`) when the suite is built, before any
     browser starts."""
-    return (f"env.suite_options={{train_seeds: {train}, eval_seeds: {evals}, pretrain_seeds: {pretrain}, "
-            f"representable_only: true, templates: [{templates}]}}")
+    return (
+        f"env.suite_options={{train_seeds: {train}, eval_seeds: {evals}, pretrain_seeds: {pretrain}, "
+        f"representable_only: true, templates: [{templates}]}}"
+    )
 
 
 _WEB_POOLS = _web_pools(_WEB_TEMPLATES, 6, 4, 10)
 """60 train, 40 val and 40 held-out instances (10 templates x 6 / 4 / 4 seeds)."""
 
-_WEB_LONG_TEMPLATES = ("book-flight-nodelay, choose-date-nodelay, click-checkboxes-large, multi-orderings, "
-                       "email-inbox-forward-nl, search-engine")
+_WEB_LONG_TEMPLATES = (
+    "book-flight-nodelay, choose-date-nodelay, click-checkboxes-large, multi-orderings, "
+    "email-inbox-forward-nl, search-engine"
+)
 """Six MiniWoB++ templates, half of them long (expert solutions of 14.2, 8.2 and 9.7 steps on
 average), all representable by the small web policy (``tests/envs/web/test_experts.py``).
 Chosen by representability and a train-split pilot only (no val or held-out instance was
@@ -131,54 +184,125 @@ seed 0's Base learnt from 12 candidates, seed 1's from the 8 left after the firs
   element list); social-media-some and login-user-popup are held-out templates.
 """
 
-_MOBILE_QUICK = ("env.suite_options={n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 4}",
-                 "sft.epochs=4", "stage1.budget={iterations: 2}", "stage1.eval.every=2",
-                 "stage1.scheduler.pivots_per_iteration=16", "rl.budget={env_steps: 400, policy_samples: 400}",
-                 "rl.eval.every_env_steps=200", "rl.eval.every_policy_samples=200",
-                 "rl.scheduler.tasks_per_iteration=4")
+_MOBILE_QUICK = (
+    "env.suite_options={n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 4}",
+    "sft.epochs=4",
+    "stage1.budget={iterations: 2}",
+    "stage1.eval.every=2",
+    "stage1.scheduler.pivots_per_iteration=16",
+    "rl.budget={env_steps: 400, policy_samples: 400}",
+    "rl.eval.every_env_steps=200",
+    "rl.eval.every_policy_samples=200",
+    "rl.scheduler.tasks_per_iteration=4",
+)
 _MOBILE_POOLS = "env.suite_options={n_train: 80, n_val: 80, n_heldout: 80}"
 """80 tasks per split: an Avg@4 point's standard error is at most about 2.8 points (p = 0.5,
 four correlated samples per task count as at least one)."""
 
-_WEB = ("env.name=web", "env.snapshot_backend=criu", "stage1.budget={iterations: 8}",
-        "stage1.eval.every=4", "stage1.scheduler.pivots_per_iteration=32")
-_WEB_QUICK = ("sft.epochs=6", "stage1.budget={iterations: 2}", "stage1.eval.every=2",
-              "stage1.scheduler.pivots_per_iteration=16", "rl.budget={env_steps: 150, policy_samples: 150}",
-              "rl.eval.every_env_steps=75", "rl.eval.every_policy_samples=75")
+_WEB = (
+    "env.name=web",
+    "env.snapshot_backend=criu",
+    "stage1.budget={iterations: 8}",
+    "stage1.eval.every=4",
+    "stage1.scheduler.pivots_per_iteration=32",
+)
+_WEB_QUICK = (
+    "sft.epochs=6",
+    "stage1.budget={iterations: 2}",
+    "stage1.eval.every=2",
+    "stage1.scheduler.pivots_per_iteration=16",
+    "rl.budget={env_steps: 150, policy_samples: 150}",
+    "rl.eval.every_env_steps=75",
+    "rl.eval.every_policy_samples=75",
+)
 _ONLY_WEB = ("match-text-soft", "match-text-exact")
 """Variants the phone profiles do not run (their OneStep text rewards are the paper's)."""
 
 
-def _web_profile(rl_env_steps: int, evals: int, templates: str = _WEB_TEMPLATES,
-                 pools: str = _WEB_POOLS, fixed_target: float = 0.40) -> Profile:  # fmt: skip
+def _web_profile(
+    rl_env_steps: int,
+    evals: int,
+    templates: str = _WEB_TEMPLATES,
+    pools: str = _WEB_POOLS,
+    fixed_target: float = 0.40,
+) -> Profile:
     """The web track on ``templates`` (split sizes ``pools``) with an RL budget of
     ``rl_env_steps`` per configuration, evaluated on ``val`` ``evals`` times along it."""
     every = rl_env_steps // evals
-    return Profile("web", (*_WEB[:2], pools, *_WEB[2:],
-                           f"rl.budget={{env_steps: {rl_env_steps}, policy_samples: {rl_env_steps}}}",
-                           f"rl.eval.every_env_steps={every}", f"rl.eval.every_policy_samples={every}"),
-                   (_web_pools(templates, 1, 1, 3), *_WEB_QUICK), fixed_target=fixed_target,
-                   skip=("pivots-entropy", "pivots-random", "clean-demos"),
-                   skip_configurations=("base_onestep", "sft_vanilla", "sft_hybrid"))
+    return Profile(
+        "web",
+        (
+            *_WEB[:2],
+            pools,
+            *_WEB[2:],
+            f"rl.budget={{env_steps: {rl_env_steps}, policy_samples: {rl_env_steps}}}",
+            f"rl.eval.every_env_steps={every}",
+            f"rl.eval.every_policy_samples={every}",
+        ),
+        (_web_pools(templates, 1, 1, 3), *_WEB_QUICK),
+        fixed_target=fixed_target,
+        skip=("pivots-entropy", "pivots-random", "clean-demos"),
+        skip_configurations=("base_onestep", "sft_vanilla", "sft_hybrid"),
+    )
 
 
-HORIZON_BUCKETS: dict[str, tuple[int, int]] = {"h6": (0, 6), "h12": (6, 12), "h24": (12, 24), "h40": (24, 40)}
+HORIZON_BUCKETS: dict[str, tuple[int, int]] = {
+    "h6": (0, 6),
+    "h12": (6, 12),
+    "h24": (12, 24),
+    "h40": (24, 40),
+}
 """Horizon buckets by (lo, hi] mean expert length in steps: <= 6, 7-12, 13-24, 25-40."""
 HORIZON_TEMPLATES: dict[str, tuple[str, ...]] = {
-    "h6": ("settings.wifi", "mail.star", "notes.pin", "contacts.favorite", "shop.remove_from_cart",
-           "clock.add_city", "files.move", "messages.reply", "calendar.delete_event", "files.new_folder"),
-    "h12": ("clock.change_alarm", "notes.create_with_text", "mail.forward", "settings.device_name",
-            "contacts.add", "calendar.add_event_time", "messages.new_conversation", "files.rename",
-            "shop.add_with_options", "mail.compose"),
-    "h24": ("long.code_to_device_name", "long.shop_cart_fix_checkout", "long.mail_triage",
-            "long.notes_spring_clean", "long.settings_bedtime", "long.files_folder_of_three",
-            "long.messages_three_replies", "long.contacts_three", "long.calendar_week_plan",
-            "long.trip_from_message"),
-    "h40": ("long.clock_three_alarms", "long.contact_refresh", "long.reminder_from_message",
-            "long.travel_ready", "long.calendar_three_events", "long.list_to_cart_checkout",
-            "long.party_planning", "long.shop_buy_with_options", "long.new_colleague",
-            "long.cart_from_mail_checkout"),
-}  # fmt: skip
+    "h6": (
+        "settings.wifi",
+        "mail.star",
+        "notes.pin",
+        "contacts.favorite",
+        "shop.remove_from_cart",
+        "clock.add_city",
+        "files.move",
+        "messages.reply",
+        "calendar.delete_event",
+        "files.new_folder",
+    ),
+    "h12": (
+        "clock.change_alarm",
+        "notes.create_with_text",
+        "mail.forward",
+        "settings.device_name",
+        "contacts.add",
+        "calendar.add_event_time",
+        "messages.new_conversation",
+        "files.rename",
+        "shop.add_with_options",
+        "mail.compose",
+    ),
+    "h24": (
+        "long.code_to_device_name",
+        "long.shop_cart_fix_checkout",
+        "long.mail_triage",
+        "long.notes_spring_clean",
+        "long.settings_bedtime",
+        "long.files_folder_of_three",
+        "long.messages_three_replies",
+        "long.contacts_three",
+        "long.calendar_week_plan",
+        "long.trip_from_message",
+    ),
+    "h40": (
+        "long.clock_three_alarms",
+        "long.contact_refresh",
+        "long.reminder_from_message",
+        "long.travel_ready",
+        "long.calendar_three_events",
+        "long.list_to_cart_checkout",
+        "long.party_planning",
+        "long.shop_buy_with_options",
+        "long.new_colleague",
+        "long.cart_from_mail_checkout",
+    ),
+}
 """Ten trainable templates per bucket, over at least five apps each, chosen from expert lengths
 alone (``adaroll envs list mobile --lengths``, before any RL run) at least half a step inside
 their bucket; tests/experiments/test_horizon_profiles.py re-measures them."""
@@ -199,47 +323,85 @@ def horizon_budget(hi: int, vanilla_updates: int = VANILLA_UPDATES) -> int:
     return vanilla_updates * per_iteration * step_limit
 
 
-def horizon_profile(bucket: str, templates: tuple[str, ...],
-                    vanilla_updates: int = VANILLA_UPDATES) -> Profile:  # fmt: skip
+def horizon_profile(
+    bucket: str, templates: tuple[str, ...], vanilla_updates: int = VANILLA_UPDATES
+) -> Profile:
     """The noisy phone restricted to ``templates`` of one horizon bucket, with 80-task pools and
     the shared budget rule (:func:`horizon_budget`); an empty bucket is a config error."""
     if bucket not in HORIZON_BUCKETS:
-        raise ConfigError(f"unknown horizon bucket {bucket!r}; buckets: {', '.join(HORIZON_BUCKETS)}")
+        raise ConfigError(
+            f"unknown horizon bucket {bucket!r}; buckets: {', '.join(HORIZON_BUCKETS)}"
+        )
     lo, hi = HORIZON_BUCKETS[bucket]
     if not templates:
-        raise ConfigError(f"horizon bucket {bucket!r} ({lo} < expert steps <= {hi}) has no templates")
+        raise ConfigError(
+            f"horizon bucket {bucket!r} ({lo} < expert steps <= {hi}) has no templates"
+        )
     names = ", ".join(templates)
     budget = horizon_budget(hi, vanilla_updates)
     every = budget // 4
-    pools = (f"env.suite_options={{n_train: 80, n_val: 80, n_heldout: 80, n_heldout_templates: 0, "
-             f"templates: [{names}]}}")  # fmt: skip
-    quick = (f"env.suite_options={{n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 0, "
-             f"templates: [{names}]}}", *_MOBILE_QUICK[1:])  # fmt: skip
-    return Profile("mobile", ("env.options.device=noisy", pools, f"rl.budget={{env_steps: {budget}, "
-                              f"policy_samples: {budget}}}", f"rl.eval.every_env_steps={every}",
-                              f"rl.eval.every_policy_samples={every}"),
-                   quick, fixed_target=0.50, bucket=(lo, hi), templates=tuple(templates))  # fmt: skip
+    pools = (
+        f"env.suite_options={{n_train: 80, n_val: 80, n_heldout: 80, n_heldout_templates: 0, "
+        f"templates: [{names}]}}"
+    )
+    quick = (
+        f"env.suite_options={{n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 0, "
+        f"templates: [{names}]}}",
+        *_MOBILE_QUICK[1:],
+    )
+    return Profile(
+        "mobile",
+        (
+            "env.options.device=noisy",
+            pools,
+            f"rl.budget={{env_steps: {budget}, policy_samples: {budget}}}",
+            f"rl.eval.every_env_steps={every}",
+            f"rl.eval.every_policy_samples={every}",
+        ),
+        quick,
+        fixed_target=0.50,
+        bucket=(lo, hi),
+        templates=tuple(templates),
+    )
 
 
 PROFILES: dict[str, Profile] = {
-    "mobile": Profile("mobile", ("env.options.device=noisy", _MOBILE_POOLS), _MOBILE_QUICK, fixed_target=0.50,
-                      skip=_ONLY_WEB),
-    "mobile-clean": Profile("mobile", ("env.options.device=clean", _MOBILE_POOLS), _MOBILE_QUICK,
-                            fixed_target=0.50, skip=("clean-demos", *_ONLY_WEB)),
+    "mobile": Profile(
+        "mobile",
+        ("env.options.device=noisy", _MOBILE_POOLS),
+        _MOBILE_QUICK,
+        fixed_target=0.50,
+        skip=_ONLY_WEB,
+    ),
+    "mobile-clean": Profile(
+        "mobile",
+        ("env.options.device=clean", _MOBILE_POOLS),
+        _MOBILE_QUICK,
+        fixed_target=0.50,
+        skip=("clean-demos", *_ONLY_WEB),
+    ),
     "web": _web_profile(3000, evals=4),
     "web-long": _web_profile(12000, evals=6),
     # web-long-tasks: long tasks where the small policy can act (issue 29); the same budget as
     # web-long; fixed target 0.50 chosen from the pilot (Base's mean over the six templates 0.39
     # and 0.32 on the two seeds) before any RL run
-    "web-long-tasks": _web_profile(12000, evals=6, templates=_WEB_LONG_TEMPLATES,
-                                   pools=_web_pools(_WEB_LONG_TEMPLATES, 6, 4, 10), fixed_target=0.50),
+    "web-long-tasks": _web_profile(
+        12000,
+        evals=6,
+        templates=_WEB_LONG_TEMPLATES,
+        pools=_web_pools(_WEB_LONG_TEMPLATES, 6, 4, 10),
+        fixed_target=0.50,
+    ),
     # web-long: four times the RL budget, as within 3,000 env steps RL barely moved the web
     # policy (docs/results_discussion.md); it tests whether Hybrid learns faster once
     # something is learned
     # mobile-h6 .. mobile-h40: the noisy phone by horizon bucket (issue 28), same budget rule;
     # their fixed_target is a placeholder until the pilot on train sets it, before the runs
-    **{f"mobile-{bucket}": horizon_profile(bucket, HORIZON_TEMPLATES[bucket]) for bucket in HORIZON_BUCKETS},
-}  # fmt: skip
+    **{
+        f"mobile-{bucket}": horizon_profile(bucket, HORIZON_TEMPLATES[bucket])
+        for bucket in HORIZON_BUCKETS
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -259,66 +421,137 @@ class Experiment:
 
     def configurations_of(self, variant: str, profile: Profile) -> tuple[str, ...]:
         extra = self.default_extra if variant == "default" else ()
-        return tuple(c for c in dict.fromkeys(("base", *self.configurations, *extra))
-                     if c not in profile.skip_configurations)  # fmt: skip
+        return tuple(
+            c
+            for c in dict.fromkeys(("base", *self.configurations, *extra))
+            if c not in profile.skip_configurations
+        )
 
 
 EXPERIMENTS: Registry[Experiment] = Registry("experiment")
-_SENSITIVITY = ("default", "tau_suffix-0.5", "tau_dis-0.3", "tau_dis-0.6", "tau-0.35-0.65")  # fmt: skip
+_SENSITIVITY = ("default", "tau_suffix-0.5", "tau_dis-0.3", "tau_dis-0.6", "tau-0.35-0.65")
 for _exp in (
-    Experiment("full", "Full method (Table 3 analogue)", ("default",),
-               ("sft", "action", "base_vanilla", "base_hybrid", "base_onestep", "action_vanilla",
-                "action_hybrid", "sft_vanilla", "sft_hybrid")),
-    Experiment("efficiency", "Training efficiency (Figure 4 analogue)", ("default",),
-               ("base_vanilla", "base_hybrid")),
-    Experiment("routing", "Routing dynamics (Figure 5 analogue)", ("default",),
-               ("base_hybrid", "action_hybrid")),
-    Experiment("pivots", "Pivot-signal ablation (Table 2 analogue)",
-               ("default", "pivots-reward_variance", "pivots-entropy", "pivots-all", "pivots-random"),
-               ("action",)),
-    Experiment("sensitivity", "Threshold sensitivity", _SENSITIVITY, ("base_hybrid",),
-               default_extra=("base_vanilla",),
-               note="p(x) is measured with `routing_probes` = 4 root rollouts, so it only takes the "
-               "values 0, 0.25, 0.5, 0.75 and 1: thresholds matter only where they cross those "
-               "points. (0.35, 0.65) moves p = 0.25 to Local and p = 0.75 to Root; the other grid "
-               "corner (0.15, 0.85) routes every value like the defaults (0.25, 0.75) and is "
-               "therefore the same run."),
-    Experiment("options", "Beyond the paper: each option against the paper's default",
-               ("default", "match-soft", "pivot-temperature", "pivot-task-quantile", "demotion",
-                "lp-frontier", "bandit", "bandit-sample-0.1", "bandit-sample-10", "coverage-0.7",
-                "coverage-0.7-self-pool"),
-               ("base_hybrid",), default_extra=("base_vanilla",),
-               note="The self-generated pivot pool only acts on tasks without expert pivots: read "
-               "its row against `experts on 70% of tasks`, not against the paper defaults. The three "
-               "bandit rows price a policy sample at 0.1, 1 and 10 env steps (its cost model)."),
-    Experiment("bandit-action", "Beyond the paper: bandit routing from Action", ("default", "bandit"),
-               ("action_hybrid",), default_extra=("base_vanilla",),
-               note="The options table trains Base->Hybrid only; this checks the bandit option "
-               "on the other Hybrid configuration. Both rows start from the "
-               "same Action policy (routing acts in Stage II only)."),
-    Experiment("text-match", "One-step rewards that see text (the web: which field gets which text)",
-               ("default", "match-text-soft", "match-text-exact"), ("action_hybrid",),
-               default_extra=("base_vanilla",),
-               note="Action->Hybrid uses the one-step reward twice: in Stage I and in Local. It "
-               "rewards a type sample by its text: any text (paper), within normalised edit "
-               "distance 0.2 (soft) or equal (exact). Only the web profiles run the two options; "
-               "the protocol (val, seeds) decides which becomes the web default."),
-    Experiment("bandit-routing", "Beyond the paper: the bandit router against the thresholds (promotion rule; Figure 5 view)",
-               ("default", "bandit"), ("base_hybrid",)),
-    Experiment("device", "The device: perturbations, and demonstrations from before they began",
-               ("default", "clean-demos"),
-               ("sft", "base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid", "sft_vanilla"),
-               note="On `mobile` the training device is noisy; `clean-demos` records the experts on "
-               "the clean device (SFT imitates those recordings; the checkpoints are their action "
-               "prefixes replayed on the noisy device, billed as demo env steps). On `mobile-clean` "
-               "both are the clean device, so that variant is the default and is not run."),
-    Experiment("recipe", "The RL recipe, tuned on Base->Vanilla alone (val)", RECIPE_VARIANTS,
-               ("base_vanilla",),
-               note="Chosen by Base->Vanilla's Val Avg@4 at the profile's budget (mean over seeds), "
-               "among the recipes that make at least 50 optimizer steps, before any other "
-               "configuration runs it; the choice then applies to every RL configuration."),
-    Experiment("train-probes", "Beyond the paper: routing probes that train", ("default", "train-probes"),
-               ("base_hybrid",), default_extra=("base_vanilla",)),
+    Experiment(
+        "full",
+        "Full method (Table 3 analogue)",
+        ("default",),
+        (
+            "sft",
+            "action",
+            "base_vanilla",
+            "base_hybrid",
+            "base_onestep",
+            "action_vanilla",
+            "action_hybrid",
+            "sft_vanilla",
+            "sft_hybrid",
+        ),
+    ),
+    Experiment(
+        "efficiency",
+        "Training efficiency (Figure 4 analogue)",
+        ("default",),
+        ("base_vanilla", "base_hybrid"),
+    ),
+    Experiment(
+        "routing",
+        "Routing dynamics (Figure 5 analogue)",
+        ("default",),
+        ("base_hybrid", "action_hybrid"),
+    ),
+    Experiment(
+        "pivots",
+        "Pivot-signal ablation (Table 2 analogue)",
+        ("default", "pivots-reward_variance", "pivots-entropy", "pivots-all", "pivots-random"),
+        ("action",),
+    ),
+    Experiment(
+        "sensitivity",
+        "Threshold sensitivity",
+        _SENSITIVITY,
+        ("base_hybrid",),
+        default_extra=("base_vanilla",),
+        note="p(x) is measured with `routing_probes` = 4 root rollouts, so it only takes the "
+        "values 0, 0.25, 0.5, 0.75 and 1: thresholds matter only where they cross those "
+        "points. (0.35, 0.65) moves p = 0.25 to Local and p = 0.75 to Root; the other grid "
+        "corner (0.15, 0.85) routes every value like the defaults (0.25, 0.75) and is "
+        "therefore the same run.",
+    ),
+    Experiment(
+        "options",
+        "Beyond the paper: each option against the paper's default",
+        (
+            "default",
+            "match-soft",
+            "pivot-temperature",
+            "pivot-task-quantile",
+            "demotion",
+            "lp-frontier",
+            "bandit",
+            "bandit-sample-0.1",
+            "bandit-sample-10",
+            "coverage-0.7",
+            "coverage-0.7-self-pool",
+        ),
+        ("base_hybrid",),
+        default_extra=("base_vanilla",),
+        note="The self-generated pivot pool only acts on tasks without expert pivots: read "
+        "its row against `experts on 70% of tasks`, not against the paper defaults. The three "
+        "bandit rows price a policy sample at 0.1, 1 and 10 env steps (its cost model).",
+    ),
+    Experiment(
+        "bandit-action",
+        "Beyond the paper: bandit routing from Action",
+        ("default", "bandit"),
+        ("action_hybrid",),
+        default_extra=("base_vanilla",),
+        note="The options table trains Base->Hybrid only; this checks the bandit option "
+        "on the other Hybrid configuration. Both rows start from the "
+        "same Action policy (routing acts in Stage II only).",
+    ),
+    Experiment(
+        "text-match",
+        "One-step rewards that see text (the web: which field gets which text)",
+        ("default", "match-text-soft", "match-text-exact"),
+        ("action_hybrid",),
+        default_extra=("base_vanilla",),
+        note="Action->Hybrid uses the one-step reward twice: in Stage I and in Local. It "
+        "rewards a type sample by its text: any text (paper), within normalised edit "
+        "distance 0.2 (soft) or equal (exact). Only the web profiles run the two options; "
+        "the protocol (val, seeds) decides which becomes the web default.",
+    ),
+    Experiment(
+        "bandit-routing",
+        "Beyond the paper: the bandit router against the thresholds (promotion rule; Figure 5 view)",
+        ("default", "bandit"),
+        ("base_hybrid",),
+    ),
+    Experiment(
+        "device",
+        "The device: perturbations, and demonstrations from before they began",
+        ("default", "clean-demos"),
+        ("sft", "base_vanilla", "base_hybrid", "action_vanilla", "action_hybrid", "sft_vanilla"),
+        note="On `mobile` the training device is noisy; `clean-demos` records the experts on "
+        "the clean device (SFT imitates those recordings; the checkpoints are their action "
+        "prefixes replayed on the noisy device, billed as demo env steps). On `mobile-clean` "
+        "both are the clean device, so that variant is the default and is not run.",
+    ),
+    Experiment(
+        "recipe",
+        "The RL recipe, tuned on Base->Vanilla alone (val)",
+        RECIPE_VARIANTS,
+        ("base_vanilla",),
+        note="Chosen by Base->Vanilla's Val Avg@4 at the profile's budget (mean over seeds), "
+        "among the recipes that make at least 50 optimizer steps, before any other "
+        "configuration runs it; the choice then applies to every RL configuration.",
+    ),
+    Experiment(
+        "train-probes",
+        "Beyond the paper: routing probes that train",
+        ("default", "train-probes"),
+        ("base_hybrid",),
+        default_extra=("base_vanilla",),
+    ),
     Experiment("restore-cost", "Restore cost (Table 1 analogue)", (), ()),
-):  # fmt: skip
+):
     EXPERIMENTS.register(_exp.name)(_exp)

@@ -49,7 +49,9 @@ def _partial(n: int, total: int) -> str:
     return "" if n == total else f" ({n}/{total})"
 
 
-def cost_to_reach(curve: Sequence[dict[str, Any]], target: float | None) -> tuple[int | None, int | None]:
+def cost_to_reach(
+    curve: Sequence[dict[str, Any]], target: float | None
+) -> tuple[int | None, int | None]:
     """Total env steps and training samples (the whole bill, as summary curves hold them) at
     the first evaluation whose Val Avg@4 reaches ``target``; None if never."""
     if target is None:
@@ -61,8 +63,9 @@ def cost_to_reach(curve: Sequence[dict[str, Any]], target: float | None) -> tupl
     return None, None
 
 
-def bootstrap_ci(values: Sequence[float], *, level: float = 0.95, resamples: int = 10_000,
-                 seed: int = 0) -> tuple[float, float, float] | None:  # fmt: skip
+def bootstrap_ci(
+    values: Sequence[float], *, level: float = 0.95, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float, float] | None:
     """Mean of ``values`` (e.g. paired per-seed differences) and the percentile-bootstrap
     interval at ``level``: ``(mean, low, high)``; None for no values. Deterministic in ``seed``."""
     xs = [float(v) for v in values]
@@ -139,7 +142,9 @@ def fmt_censored(costs: Sequence[Censored]) -> str:
     return f"{'>= ' if bound else ''}{median:,.0f}" + (f" ({k}/{len(costs)} censored)" if k else "")
 
 
-def fmt_interval(interval: tuple[float, float, float] | None, scale: float = 1.0, unit: str = "") -> str:
+def fmt_interval(
+    interval: tuple[float, float, float] | None, scale: float = 1.0, unit: str = ""
+) -> str:
     """``+2.50 [-1.25, +6.00]`` (mean and 95% interval, times ``scale``)."""
     if interval is None:
         return "-"

@@ -67,8 +67,17 @@ class GroupSizeError(ValueError):
 class ScheduleFeed:
     """Binds slots to the scheduler's jobs and bills reported groups (module docstring)."""
 
-    def __init__(self, scheduler: Scheduler, ledger: Ledger, starts: Starts, *, group_size: int,
-                 stage: str = "hybrid", barrier: bool = True, prefetch: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        ledger: Ledger,
+        starts: Starts,
+        *,
+        group_size: int,
+        stage: str = "hybrid",
+        barrier: bool = True,
+        prefetch: bool = True,
+    ) -> None:
         self.scheduler, self.ledger, self.starts = scheduler, ledger, starts
         self.prefetch = prefetch
         """Restore each planned Suffix group's branches at once (False where the restores happen
@@ -103,7 +112,9 @@ class ScheduleFeed:
                 it, index = self._queue.popleft()
                 job = it.jobs[index]
                 kind = cast(RowKind, job.kind.value)  # a row starts as its job does
-                bound = Bound(slot, Start(kind, job.task.id, job.checkpoint_id), job, it.number, index)
+                bound = Bound(
+                    slot, Start(kind, job.task.id, job.checkpoint_id), job, it.number, index
+                )
             self.bound[slot] = bound
             return bound
 
@@ -119,24 +130,39 @@ class ScheduleFeed:
                 raise GroupSizeError(
                     f"the scheduler planned a {job.kind}/{job.purpose} group of {job.group_size} samples for "
                     f"{job.task.id}, but the framework draws {self.group_size} per row: set grpo.group_size, "
-                    f"scheduler.routing_probes and scheduler.root_probes to {self.group_size}")  # fmt: skip
+                    f"scheduler.routing_probes and scheduler.root_probes to {self.group_size}"
+                )
         it = _Iteration(self.iteration, list(jobs))
         self._open.append(it)
         self._queue.extend((it, i) for i in range(len(jobs)))
-        for job in jobs if self.prefetch else ():  # restore every Suffix branch of the iteration now, in the background
+        for job in (
+            jobs if self.prefetch else ()
+        ):  # restore every Suffix branch of the iteration now, in the background
             if job.kind is StartKind.SUFFIX and job.checkpoint_id is not None:
                 self.starts.prefetch(job.checkpoint_id, job.group_size)
 
     # -- reporting -------------------------------------------------------------------------------
-    def report(self, slot: int, rewards: Sequence[float], cost: Cost, decisions: Sequence[int],
-               *, faulted: bool = False) -> None:  # fmt: skip
+    def report(
+        self,
+        slot: int,
+        rewards: Sequence[float],
+        cost: Cost,
+        decisions: Sequence[int],
+        *,
+        faulted: bool = False,
+    ) -> None:
         """One slot's group: per-sample rewards and decisions, the group's cost, and whether an
         env fault hit any of its samples (then the job is collected again, first)."""
         with self._lock:
             bound = self.bound.pop(slot)
             if bound.job is None:
-                self.ledger.add("onestep", "overhead", policy_samples=cost.policy_samples,
-                                stage=self.stage, iteration=bound.iteration)  # fmt: skip
+                self.ledger.add(
+                    "onestep",
+                    "overhead",
+                    policy_samples=cost.policy_samples,
+                    stage=self.stage,
+                    iteration=bound.iteration,
+                )
                 return
             it = next(i for i in self._open if i.number == bound.iteration)
             spent = it.spent[bound.index] = it.spent.get(bound.index, Cost()) + cost
@@ -153,19 +179,29 @@ class ScheduleFeed:
         groups = [it.groups[i] for i in range(len(it.jobs))]
         replayed, self.starts.setup_replayed_steps = self.starts.setup_replayed_steps, 0
         if replayed:
-            self.ledger.add("suffix", "overhead", replayed_steps=replayed, stage=self.stage,
-                            iteration=it.number)  # fmt: skip
+            self.ledger.add(
+                "suffix", "overhead", replayed_steps=replayed, stage=self.stage, iteration=it.number
+            )
         for group in groups:
             c, job = group.cost, group.job
             trains = job.purpose == "train" and max(group.rewards) != min(group.rewards)
             used = sum(len(d) for d in group.decisions) if trains else 0
-            self.ledger.add(job.ledger_mode, job.purpose, training_samples=used,
-                            policy_samples=c.policy_samples, env_steps=c.env_steps,
-                            restores=c.restores, restore_seconds=c.restore_seconds,
-                            replayed_steps=c.replayed_steps + self._first_build(group),
-                            invalid_samples=c.invalid_samples, faults=c.faults,
-                            restore_fallbacks=c.restore_fallbacks, task_id=job.task.id,
-                            stage=self.stage, iteration=it.number)  # fmt: skip
+            self.ledger.add(
+                job.ledger_mode,
+                job.purpose,
+                training_samples=used,
+                policy_samples=c.policy_samples,
+                env_steps=c.env_steps,
+                restores=c.restores,
+                restore_seconds=c.restore_seconds,
+                replayed_steps=c.replayed_steps + self._first_build(group),
+                invalid_samples=c.invalid_samples,
+                faults=c.faults,
+                restore_fallbacks=c.restore_fallbacks,
+                task_id=job.task.id,
+                stage=self.stage,
+                iteration=it.number,
+            )
         self.scheduler.observe(groups, it.number)
         self.finished += 1
 
@@ -179,4 +215,8 @@ class ScheduleFeed:
     def trains(self, slot_rewards: Sequence[float], bound: Bound) -> bool:
         """Whether the framework may learn from this group: a train job whose rewards differ
         (routing probes and idle rows only measure; a faulted group is re-run)."""
-        return bound.job is not None and bound.job.purpose == "train" and max(slot_rewards) != min(slot_rewards)
+        return (
+            bound.job is not None
+            and bound.job.purpose == "train"
+            and max(slot_rewards) != min(slot_rewards)
+        )

@@ -96,25 +96,35 @@ class Starts:
             return None
         if start.kind == "root":
             if start.task_id not in self.tasks:
-                raise StartError(f"row names task {start.task_id!r}, which is not among the "
-                                 f"{len(self.tasks)} tasks of this run (e.g. {self._examples(self.tasks)})")  # fmt: skip
+                raise StartError(
+                    f"row names task {start.task_id!r}, which is not among the "
+                    f"{len(self.tasks)} tasks of this run (e.g. {self._examples(self.tasks)})"
+                )
             return None
         if not start.checkpoint_id:
             raise StartError(f"a {start.kind} row needs a checkpoint_id (task {start.task_id!r})")
         try:
             checkpoint = self.checkpoints.get(start.checkpoint_id)
         except KeyError:
-            known = [c.id for c in self.checkpoints.for_task(start.task_id)] or [c.id for c in self.checkpoints]
-            raise StartError(f"row for task {start.task_id!r} names checkpoint {start.checkpoint_id!r}, "
-                             f"which is not in the checkpoint store (known: {self._examples(known)})") from None  # fmt: skip
+            known = [c.id for c in self.checkpoints.for_task(start.task_id)] or [
+                c.id for c in self.checkpoints
+            ]
+            raise StartError(
+                f"row for task {start.task_id!r} names checkpoint {start.checkpoint_id!r}, "
+                f"which is not in the checkpoint store (known: {self._examples(known)})"
+            ) from None
         if checkpoint.task.id != start.task_id:
-            raise StartError(f"checkpoint {checkpoint.id!r} belongs to task {checkpoint.task.id!r}, "
-                             f"not to the row's task {start.task_id!r}")  # fmt: skip
+            raise StartError(
+                f"checkpoint {checkpoint.id!r} belongs to task {checkpoint.task.id!r}, "
+                f"not to the row's task {start.task_id!r}"
+            )
         device = self.device()
         if checkpoint.device is not None and device is not None and checkpoint.device != device:
-            raise StartError(f"checkpoint {checkpoint.id!r} was recorded on device profile "
-                             f"{checkpoint.device!r}, but this env runs device profile {device!r}: "
-                             f"collect the experts on {device!r} or train on {checkpoint.device!r}")  # fmt: skip
+            raise StartError(
+                f"checkpoint {checkpoint.id!r} was recorded on device profile "
+                f"{checkpoint.device!r}, but this env runs device profile {device!r}: "
+                f"collect the experts on {device!r} or train on {checkpoint.device!r}"
+            )
         return checkpoint
 
     @staticmethod
@@ -146,7 +156,9 @@ class Starts:
             try:
                 obs = replay(env, checkpoint.task, checkpoint.history)
                 if obs.element_tree_hash() != checkpoint.observation.element_tree_hash():
-                    raise StartError(f"replaying checkpoint {checkpoint.id!r} did not reach its recorded state")
+                    raise StartError(
+                        f"replaying checkpoint {checkpoint.id!r} did not reach its recorded state"
+                    )
                 ref = self.snapshots.save(env, checkpoint.history)
             finally:
                 close_quietly(env)
@@ -169,8 +181,13 @@ class Starts:
                 return session
             if start.kind == "onestep":
                 assert checkpoint is not None
-                session._begin(None, checkpoint.instruction, checkpoint.history, checkpoint.observation,
-                               checkpoint.expert_action)  # fmt: skip
+                session._begin(
+                    None,
+                    checkpoint.instruction,
+                    checkpoint.history,
+                    checkpoint.observation,
+                    checkpoint.expert_action,
+                )
             elif start.kind == "suffix":
                 assert checkpoint is not None
                 began = time.perf_counter()
@@ -179,10 +196,18 @@ class Starts:
                 if restored.fallback:
                     replayed += restored.replayed_steps
                 session.cost = session.cost + Cost(
-                    restores=1, restore_seconds=time.perf_counter() - began, replayed_steps=replayed,
-                    restore_fallbacks=int(bool(restored.fallback)))  # fmt: skip
-                session._begin(restored.env, checkpoint.instruction, checkpoint.history,
-                               restored.env.observe(), None)  # fmt: skip
+                    restores=1,
+                    restore_seconds=time.perf_counter() - began,
+                    replayed_steps=replayed,
+                    restore_fallbacks=int(bool(restored.fallback)),
+                )
+                session._begin(
+                    restored.env,
+                    checkpoint.instruction,
+                    checkpoint.history,
+                    restored.env.observe(),
+                    None,
+                )
             else:
                 env = self.make_env()
                 session.env = env
@@ -218,8 +243,14 @@ class Session:
         self.onestep_reward = 0.0
         self.fault: EnvFault | None = None
 
-    def _begin(self, env: GUIEnv | None, instruction: str, history: Sequence[Action],
-               observation: Observation, expert: Action | None) -> None:  # fmt: skip
+    def _begin(
+        self,
+        env: GUIEnv | None,
+        instruction: str,
+        history: Sequence[Action],
+        observation: Observation,
+        expert: Action | None,
+    ) -> None:
         self.env, self.instruction = env, instruction
         self.history, self.observation, self.expert_action = list(history), observation, expert
 

@@ -91,11 +91,24 @@ class AdaRollEnv:
 class AdaRollTRL:
     """The scheduler, starts and ledger behind a ``GRPOTrainer`` (see the module docstring)."""
 
-    def __init__(self, scheduler: Scheduler | None, starts: Starts, ledger: Ledger, *,
-                 num_generations: int, stage: str = "hybrid", barrier: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        scheduler: Scheduler | None,
+        starts: Starts,
+        ledger: Ledger,
+        *,
+        num_generations: int,
+        stage: str = "hybrid",
+        barrier: bool = True,
+    ) -> None:
         self.starts, self.ledger, self.num_generations = starts, ledger, num_generations
-        self.feed = (ScheduleFeed(scheduler, ledger, starts, group_size=num_generations, stage=stage,
-                                  barrier=barrier) if scheduler is not None else None)  # fmt: skip
+        self.feed = (
+            ScheduleFeed(
+                scheduler, ledger, starts, group_size=num_generations, stage=stage, barrier=barrier
+            )
+            if scheduler is not None
+            else None
+        )
         self.stage = stage
         self.sessions_opened: dict[str, int] = {"onestep": 0, "suffix": 0, "root": 0, "idle": 0}
         self.env_steps = 0
@@ -112,8 +125,13 @@ class AdaRollTRL:
 
         def rows() -> Iterator[dict[str, Any]]:
             for slot in itertools.count():
-                yield {"prompt": [{"role": "system", "content": system},
-                                  {"role": "user", "content": "Do the task below."}], SLOT: slot}  # fmt: skip
+                yield {
+                    "prompt": [
+                        {"role": "system", "content": system},
+                        {"role": "user", "content": "Do the task below."},
+                    ],
+                    SLOT: slot,
+                }
 
         return IterableDataset.from_generator(rows)
 
@@ -124,10 +142,14 @@ class AdaRollTRL:
     def check_args(self, args: Any) -> None:
         """Refuse ``GRPOConfig`` settings that break the row protocol, naming them."""
         if args.num_generations != self.num_generations:
-            raise ValueError(f"GRPOConfig.num_generations={args.num_generations}, but the AdaRoll groups "
-                             f"have {self.num_generations} samples")  # fmt: skip
+            raise ValueError(
+                f"GRPOConfig.num_generations={args.num_generations}, but the AdaRoll groups "
+                f"have {self.num_generations} samples"
+            )
         if getattr(args, "shuffle_dataset", False):
-            raise ValueError("GRPOConfig.shuffle_dataset must be False with AdaRoll rows (the scheduler orders them)")
+            raise ValueError(
+                "GRPOConfig.shuffle_dataset must be False with AdaRoll rows (the scheduler orders them)"
+            )
 
     # -- sessions -------------------------------------------------------------------------------------
     def _open(self, row: dict[str, Any]) -> tuple[Session, Bound | None]:
@@ -139,15 +161,21 @@ class AdaRollTRL:
         else:
             missing = [k for k in ("kind", "task_id") if not row.get(k)]
             if missing:
-                raise StartError(f"row {sorted(row)} has neither {SLOT!r} nor a start ({', '.join(missing)} missing); "
-                                 f"a start row has kind (onestep/suffix/root), task_id and checkpoint_id")  # fmt: skip
-            bound, start = None, Start(row["kind"], str(row["task_id"]), row.get("checkpoint_id") or None)
+                raise StartError(
+                    f"row {sorted(row)} has neither {SLOT!r} nor a start ({', '.join(missing)} missing); "
+                    f"a start row has kind (onestep/suffix/root), task_id and checkpoint_id"
+                )
+            bound, start = (
+                None,
+                Start(row["kind"], str(row["task_id"]), row.get("checkpoint_id") or None),
+            )
         session = self.starts.open(start)
         self.sessions_opened[start.kind] += 1
         return session, bound
 
-    def reward(self, completions: Sequence[Any], environments: Sequence[AdaRollEnv],
-               **_: Any) -> list[float | None]:  # fmt: skip
+    def reward(
+        self, completions: Sequence[Any], environments: Sequence[AdaRollEnv], **_: Any
+    ) -> list[float | None]:
         # (TRL's reward type allows None: "not applicable"; AdaRoll always has a reward)
         """AdaRoll's rewards for a generation batch; reports each group (module docstring)."""
         sessions: list[Session] = []
@@ -156,7 +184,9 @@ class AdaRollTRL:
             session = env._session
             if session is None:
                 raise RuntimeError("a TRL rollout was scored before its environment was reset")
-            if session.decisions == 0 or (session.steps_left > 0 and session.start.kind != "onestep"):
+            if session.decisions == 0 or (
+                session.steps_left > 0 and session.start.kind != "onestep"
+            ):
                 text = _final_text(completion)
                 if text and session.steps_left > 0:
                     session.act(text)  # a text answer instead of a tool call is the last action
@@ -173,21 +203,33 @@ class AdaRollTRL:
                 # an idle row's sample is generated, though it acts nowhere
                 cost = cost + s.cost + Cost(policy_samples=int(s.start.kind == IDLE))
                 self.env_steps += s.cost.env_steps
-            cost = replace(cost, faults=int(faulted))  # one failed attempt of the group, as AdaRoll counts it
+            cost = replace(
+                cost, faults=int(faulted)
+            )  # one failed attempt of the group, as AdaRoll counts it
             trains = not faulted and max(rewards[lo:hi]) != min(rewards[lo:hi])
             if bound is not None:
                 assert self.feed is not None
                 trains = trains and self.feed.trains(rewards[lo:hi], bound)
-                self.feed.report(bound.slot, rewards[lo:hi], cost, [s.decisions for s in group],
-                                 faulted=faulted)  # fmt: skip
+                self.feed.report(
+                    bound.slot, rewards[lo:hi], cost, [s.decisions for s in group], faulted=faulted
+                )
             else:
                 start = group[0].start
-                self.ledger.add(start.kind, "train", training_samples=sum(s.decisions for s in group) if trains else 0,
-                                policy_samples=cost.policy_samples, env_steps=cost.env_steps,
-                                restores=cost.restores, restore_seconds=cost.restore_seconds,
-                                replayed_steps=cost.replayed_steps, invalid_samples=cost.invalid_samples,
-                                faults=cost.faults, restore_fallbacks=cost.restore_fallbacks,
-                                task_id=start.task_id, stage=self.stage)  # fmt: skip
+                self.ledger.add(
+                    start.kind,
+                    "train",
+                    training_samples=sum(s.decisions for s in group) if trains else 0,
+                    policy_samples=cost.policy_samples,
+                    env_steps=cost.env_steps,
+                    restores=cost.restores,
+                    restore_seconds=cost.restore_seconds,
+                    replayed_steps=cost.replayed_steps,
+                    invalid_samples=cost.invalid_samples,
+                    faults=cost.faults,
+                    restore_fallbacks=cost.restore_fallbacks,
+                    task_id=start.task_id,
+                    stage=self.stage,
+                )
             if not trains:
                 given[lo:hi] = [NOT_TRAINED] * len(group)
             for s in group:

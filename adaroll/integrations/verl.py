@@ -69,9 +69,21 @@ from adaroll.rollout.jobs import Cost  # noqa: E402
 from adaroll.training.ledger import Ledger  # noqa: E402
 from adaroll.training.scheduler import Scheduler  # noqa: E402
 
-AGENTS = {"onestep": "adaroll_onestep", "suffix": "adaroll_suffix", "root": "adaroll_root", IDLE: "adaroll_idle"}
-COST_FIELDS = ("policy_samples", "env_steps", "restores", "restore_seconds", "replayed_steps",
-               "invalid_samples", "restore_fallbacks")  # fmt: skip
+AGENTS = {
+    "onestep": "adaroll_onestep",
+    "suffix": "adaroll_suffix",
+    "root": "adaroll_root",
+    IDLE: "adaroll_idle",
+}
+COST_FIELDS = (
+    "policy_samples",
+    "env_steps",
+    "restores",
+    "restore_seconds",
+    "replayed_steps",
+    "invalid_samples",
+    "restore_fallbacks",
+)
 
 
 @dataclass
@@ -95,12 +107,19 @@ def start_rows(setup: VerlSetup) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
 
     def add(kind: str, task_id: str, checkpoint_id: str | None, purpose: str) -> None:
-        rows.append({"data_source": "adaroll", "agent_name": AGENTS[kind],
-                     "prompt": [{"role": "user", "content": f"AdaRoll {kind} start of {task_id}"}],
-                     "reward_model": {"style": "rule", "ground_truth": ""},
-                     "adaroll_start": start_key(kind, task_id, checkpoint_id, purpose),
-                     "adaroll_kind": kind, "adaroll_task_id": task_id,
-                     "adaroll_checkpoint_id": checkpoint_id or "", "adaroll_purpose": purpose})  # fmt: skip
+        rows.append(
+            {
+                "data_source": "adaroll",
+                "agent_name": AGENTS[kind],
+                "prompt": [{"role": "user", "content": f"AdaRoll {kind} start of {task_id}"}],
+                "reward_model": {"style": "rule", "ground_truth": ""},
+                "adaroll_start": start_key(kind, task_id, checkpoint_id, purpose),
+                "adaroll_kind": kind,
+                "adaroll_task_id": task_id,
+                "adaroll_checkpoint_id": checkpoint_id or "",
+                "adaroll_purpose": purpose,
+            }
+        )
 
     for task_id in sorted(setup.starts.tasks):
         add("root", task_id, None, "train")
@@ -137,7 +156,9 @@ def load_setup(spec: str) -> VerlSetup:
 def _setup_spec(config: Any) -> str:
     spec = config.get("adaroll_setup") if hasattr(config, "get") else None
     if not spec:
-        raise ValueError("set data.adaroll_setup to 'module:function' returning an adaroll VerlSetup")
+        raise ValueError(
+            "set data.adaroll_setup to 'module:function' returning an adaroll VerlSetup"
+        )
     return str(spec)
 
 
@@ -148,12 +169,19 @@ class AdaRollCurriculumSampler(AbstractCurriculumSampler):
         self.setup = load_setup(_setup_spec(data_config))
         rows = start_rows(self.setup)
         if len(data_source) != len(rows):
-            raise ValueError(f"the training dataset has {len(data_source)} rows but the AdaRoll setup has "
-                             f"{len(rows)} starts: write data.train_files with write_start_rows(setup, path)")  # fmt: skip
+            raise ValueError(
+                f"the training dataset has {len(data_source)} rows but the AdaRoll setup has "
+                f"{len(rows)} starts: write data.train_files with write_start_rows(setup, path)"
+            )
         self.index = {row["adaroll_start"]: i for i, row in enumerate(rows)}
-        self.feed = ScheduleFeed(self.setup.scheduler, Ledger(self.setup.ledger_path), self.setup.starts,
-                                 group_size=self.setup.group_size, stage=self.setup.stage,
-                                 prefetch=False)  # fmt: skip
+        self.feed = ScheduleFeed(
+            self.setup.scheduler,
+            Ledger(self.setup.ledger_path),
+            self.setup.starts,
+            group_size=self.setup.group_size,
+            stage=self.setup.stage,
+            prefetch=False,
+        )
         self.pending: list[Bound] = []
         self._slots = 0
         self.total = int(data_config.get("adaroll_rows", 1_000_000))
@@ -164,8 +192,11 @@ class AdaRollCurriculumSampler(AbstractCurriculumSampler):
             self._slots += 1
             self.pending.append(bound)
             job = bound.job
-            key = (start_key(job.kind, job.task.id, job.checkpoint_id, job.purpose) if job is not None
-                   else start_key(IDLE, "", None, "train"))  # fmt: skip
+            key = (
+                start_key(job.kind, job.task.id, job.checkpoint_id, job.purpose)
+                if job is not None
+                else start_key(IDLE, "", None, "train")
+            )
             yield self.index[key]
 
     def __len__(self) -> int:
@@ -181,7 +212,9 @@ class AdaRollCurriculumSampler(AbstractCurriculumSampler):
             key = str(extra["adaroll_start"][rows[0]])
             bound = next((b for b in self.pending if _key(b) == key), None)
             if bound is None:
-                raise ValueError(f"a batch group reports start {key!r}, which no pending slot holds")
+                raise ValueError(
+                    f"a batch group reports start {key!r}, which no pending slot holds"
+                )
             self.pending.remove(bound)
             cost = Cost()
             for i in rows:
@@ -190,8 +223,13 @@ class AdaRollCurriculumSampler(AbstractCurriculumSampler):
                 self.setup.starts.setup_replayed_steps += int(sample["setup_replayed_steps"])
             faulted = any(bool(extra["adaroll_faulted"][i]) for i in rows)
             cost = replace(cost, faults=int(faulted))
-            self.feed.report(bound.slot, [float(extra["adaroll_reward"][i]) for i in rows], cost,
-                             [int(extra["adaroll_decisions"][i]) for i in rows], faulted=faulted)  # fmt: skip
+            self.feed.report(
+                bound.slot,
+                [float(extra["adaroll_reward"][i]) for i in rows],
+                cost,
+                [int(extra["adaroll_decisions"][i]) for i in rows],
+                faulted=faulted,
+            )
 
 
 def _key(bound: Bound) -> str:
@@ -212,23 +250,30 @@ class _AdaRollAgentLoop(AgentLoopBase):
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         starts = self._starts()
         loop = asyncio.get_running_loop()
-        start = Start(self.kind, str(kwargs.get("adaroll_task_id", "")),  # type: ignore[arg-type]
-                      str(kwargs.get("adaroll_checkpoint_id") or "") or None)  # fmt: skip
+        start = Start(
+            self.kind,
+            str(kwargs.get("adaroll_task_id", "")),  # type: ignore[arg-type]
+            str(kwargs.get("adaroll_checkpoint_id") or "") or None,
+        )
         # the restore (or reset) in a thread: the G coroutines of a group restore in parallel
         session: Session = await loop.run_in_executor(None, starts.open, start)
         setup_replayed, starts.setup_replayed_steps = starts.setup_replayed_steps, 0
         response_length = int(self.config.actor_rollout_ref.rollout.response_length)
-        messages = [{"role": "system", "content": Session.system_prompt()},
-                    {"role": "user", "content": session.prompt()}]  # fmt: skip
+        messages = [
+            {"role": "system", "content": Session.system_prompt()},
+            {"role": "user", "content": session.prompt()},
+        ]
         prompt_ids = await self.apply_chat_template(messages)
         response_ids: list[int] = []
         mask: list[int] = []
         logprobs: list[float] = []
         turns = 0
         while True:
-            out = await self.server_manager.generate(request_id=f"adaroll-{id(session)}",
-                                                     prompt_ids=prompt_ids + response_ids,
-                                                     sampling_params=sampling_params)  # fmt: skip
+            out = await self.server_manager.generate(
+                request_id=f"adaroll-{id(session)}",
+                prompt_ids=prompt_ids + response_ids,
+                sampling_params=sampling_params,
+            )
             response_ids += out.token_ids
             mask += [1] * len(out.token_ids)
             logprobs += out.log_probs or [0.0] * len(out.token_ids)
@@ -240,8 +285,9 @@ class _AdaRollAgentLoop(AgentLoopBase):
             feedback = await loop.run_in_executor(None, session.act, text)
             if session.steps_left <= 0 or len(response_ids) >= response_length:
                 break
-            turn = await self.apply_chat_template([{"role": "user", "content": feedback}],
-                                                  remove_system_prompt=True)  # fmt: skip
+            turn = await self.apply_chat_template(
+                [{"role": "user", "content": feedback}], remove_system_prompt=True
+            )
             response_ids += turn
             mask += [0] * len(turn)
             logprobs += [0.0] * len(turn)
@@ -254,13 +300,21 @@ class _AdaRollAgentLoop(AgentLoopBase):
         if self.kind == IDLE:
             cost["policy_samples"] = 1
         return AgentLoopOutput(
-            prompt_ids=prompt_ids, response_ids=response_ids[:response_length],
-            response_mask=mask[:response_length], response_logprobs=logprobs[:response_length],
-            reward_score=reward if trains else 0.0, num_turns=2 * turns, metrics=AgentLoopMetrics(),
-            extra_fields={"adaroll_start": str(kwargs.get("adaroll_start", "")), "adaroll_reward": reward,
-                          "adaroll_cost": cost, "adaroll_decisions": session.decisions,
-                          "adaroll_faulted": session.fault is not None},
-        )  # fmt: skip
+            prompt_ids=prompt_ids,
+            response_ids=response_ids[:response_length],
+            response_mask=mask[:response_length],
+            response_logprobs=logprobs[:response_length],
+            reward_score=reward if trains else 0.0,
+            num_turns=2 * turns,
+            metrics=AgentLoopMetrics(),
+            extra_fields={
+                "adaroll_start": str(kwargs.get("adaroll_start", "")),
+                "adaroll_reward": reward,
+                "adaroll_cost": cost,
+                "adaroll_decisions": session.decisions,
+                "adaroll_faulted": session.fault is not None,
+            },
+        )
 
 
 @register(AGENTS["onestep"])

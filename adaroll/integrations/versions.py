@@ -16,5 +16,7 @@ def check_version(package: str, found: str, supported: tuple[str, str]) -> None:
     """Raise ImportError naming the supported range when ``found`` is outside ``[low, high)``."""
     low, high = supported
     if not Version(low) <= Version(found) < Version(high):
-        raise ImportError(f"adaroll.integrations supports {package}>={low},<{high}; "
-                          f"{package} {found} is installed (pip install '{package}>={low},<{high}')")  # fmt: skip
+        raise ImportError(
+            f"adaroll.integrations supports {package}>={low},<{high}; "
+            f"{package} {found} is installed (pip install '{package}>={low},<{high}')"
+        )

@@ -11,8 +11,11 @@ from adaroll.config import PolicyConfig
 from adaroll.policies.base import POLICIES, Policy
 from adaroll.registry import UnknownNameError
 
-BUILTIN = {"small": "adaroll.policies.small", "hf": "adaroll.policies.hf",
-           "remote": "adaroll.policies.remote"}  # fmt: skip
+BUILTIN = {
+    "small": "adaroll.policies.small",
+    "hf": "adaroll.policies.hf",
+    "remote": "adaroll.policies.remote",
+}
 
 
 def policy_class(kind: str) -> Any:
@@ -30,8 +33,12 @@ def make_policy(cfg: PolicyConfig, *, seed: int, hints: dict[str, Any] | None = 
     ``hints`` are an environment's suggestions (e.g. the app names a launcher offers); the
     small policy takes them, explicit options win."""
     extra = dict(hints or {}) if cfg.kind == "small" else {}
-    options: dict[str, Any] = {"history_len": cfg.history, "seed": seed % 2**31, **extra,
-                               **cfg.options}  # fmt: skip
+    options: dict[str, Any] = {
+        "history_len": cfg.history,
+        "seed": seed % 2**31,
+        **extra,
+        **cfg.options,
+    }
     policy: Policy = policy_class(cfg.kind)(**options)
     return policy
 

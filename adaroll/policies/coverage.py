@@ -46,8 +46,15 @@ class Coverage:
         return f"{self.task.id}: " + "; ".join(why)
 
 
-def expert_coverage(env: GUIEnv, suite: TaskSuite, task: TaskSpec, policy: Any, *,
-                    history_window: int = 4, grounding: Grounding | None = None) -> Coverage:  # fmt: skip
+def expert_coverage(
+    env: GUIEnv,
+    suite: TaskSuite,
+    task: TaskSpec,
+    policy: Any,
+    *,
+    history_window: int = 4,
+    grounding: Grounding | None = None,
+) -> Coverage:
     """Run the expert on ``task`` and check each of its actions (module docstring). ``policy``
     needs ``action_space_gap(context, action)`` (the small policy has it)."""
     obs, _ = env.reset(options={"task": task})

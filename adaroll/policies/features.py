@@ -290,12 +290,28 @@ def _candidate_row(
 
 
 def candidate_features(
-    cf: ContextFeatures, text: str, sources: Sequence[bool], qidx: int, rel_pos: float | None,
-    *, extra: bool = False,
-) -> np.ndarray:  # fmt: skip
+    cf: ContextFeatures,
+    text: str,
+    sources: Sequence[bool],
+    qidx: int,
+    rel_pos: float | None,
+    *,
+    extra: bool = False,
+) -> np.ndarray:
     """Numeric features of one candidate string under the context of ``cf``."""
-    row = _candidate_row(text, sources, qidx, rel_pos, extra, cf.info, cf.used_texts | cf.typed,
-                         cf.n_typed, cf.focused_norm, cf.editable_norm, cf.norm_counts)  # fmt: skip
+    row = _candidate_row(
+        text,
+        sources,
+        qidx,
+        rel_pos,
+        extra,
+        cf.info,
+        cf.used_texts | cf.typed,
+        cf.n_typed,
+        cf.focused_norm,
+        cf.editable_norm,
+        cf.norm_counts,
+    )
     return np.array(row, dtype=np.float32)
 
 
@@ -375,8 +391,9 @@ def _static(instruction: str, elements: tuple[UIElement, ...], spec: FeatureSpec
     focused = [e for e in elements if "focused" in e.flags]
     focused_norm = normalise(focused[0].text) if focused else ""
     focused_words = frozenset(words(focused[0].text)) if focused else frozenset()
-    editable_norm = frozenset(t for e, t in zip(elements, norm_texts, strict=True)
-                              if "editable" in e.flags and t)  # fmt: skip
+    editable_norm = frozenset(
+        t for e, t in zip(elements, norm_texts, strict=True) if "editable" in e.flags and t
+    )
     counts: dict[str, int] = {}
     for t in norm_texts:
         if t:
@@ -398,8 +415,9 @@ def _static(instruction: str, elements: tuple[UIElement, ...], spec: FeatureSpec
     c_pos: list[float | None] = []
     c_left: list[tuple[str, ...]] = []
 
-    def add(text: str, src: int, qidx: int = -1, pos: float | None = None,
-            left: tuple[str, ...] = ()) -> None:  # fmt: skip
+    def add(
+        text: str, src: int, qidx: int = -1, pos: float | None = None, left: tuple[str, ...] = ()
+    ) -> None:
         if not text.strip():
             return
         i = order.get(text)
@@ -435,8 +453,19 @@ def _static(instruction: str, elements: tuple[UIElement, ...], spec: FeatureSpec
     S = len(CANDIDATE_SOURCES)
     rows = []
     for i, t in enumerate(cand_text):
-        row = _candidate_row(t, c_src[i], c_q[i], c_pos[i], False, info, frozenset(), -1,
-                             focused_norm, editable_norm, counts)  # fmt: skip
+        row = _candidate_row(
+            t,
+            c_src[i],
+            c_q[i],
+            c_pos[i],
+            False,
+            info,
+            frozenset(),
+            -1,
+            focused_norm,
+            editable_norm,
+            counts,
+        )
         left_set = set(c_left[i])
         if left_set:
             if focused_words:
@@ -448,20 +477,34 @@ def _static(instruction: str, elements: tuple[UIElement, ...], spec: FeatureSpec
         by_norm.setdefault(t, []).append(i)
     el_num.setflags(write=False)  # shared by every context with this screen
     return _Static(
-        info=info, elements=elements, bounds=b,
+        info=info,
+        elements=elements,
+        bounds=b,
         el_text=Bags.of([text_ids(e.text, B, n) for e in elements]),
         el_role=Bags.of([token_ids("role:" + e.role.casefold(), B) for e in elements]),
-        el_num=el_num, option=option.astype(bool), point=point, norm_texts=norm_texts,
-        focused=bool(focused) and "editable" in focused[0].flags, focused_norm=focused_norm,
-        focused_words=focused_words, editable_norm=editable_norm, counts=counts,
-        word_bags=word_bags, word_num=word_num, cand_text=cand_text, cand_src=c_src, cand_q=c_q,
+        el_num=el_num,
+        option=option.astype(bool),
+        point=point,
+        norm_texts=norm_texts,
+        focused=bool(focused) and "editable" in focused[0].flags,
+        focused_norm=focused_norm,
+        focused_words=focused_words,
+        editable_norm=editable_norm,
+        counts=counts,
+        word_bags=word_bags,
+        word_num=word_num,
+        cand_text=cand_text,
+        cand_src=c_src,
+        cand_q=c_q,
         cand_bags=Bags.of([text_ids(t, B, n) for t in cand_text]),
         cand_left=Bags.of([_left_ids(lw, B, n) for lw in c_left]),
         cand_num=np.array(rows, dtype=np.float32).reshape(-1, N_CANDIDATE_FEATURES),
         cand_sources=np.array(c_src, dtype=bool).reshape(-1, S),
-        cand_elem=tuple(tuple(sorted(links.get(t, set()) | set(by_norm.get(normalise(t), ()))))
-                        for t in cand_text),
-    )  # fmt: skip
+        cand_elem=tuple(
+            tuple(sorted(links.get(t, set()) | set(by_norm.get(normalise(t), ()))))
+            for t in cand_text
+        ),
+    )
 
 
 def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
@@ -481,8 +524,11 @@ def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
     )
     n_typed = sum(1 for a in history if a.kind is ActionKind.TYPE)
     recent = list(history)[-k:] if k else []
-    recent_points = [(float(a.x), float(a.y)) for a in recent
-                     if a.x is not None and a.y is not None and a.kind in POINT_KINDS]  # fmt: skip
+    recent_points = [
+        (float(a.x), float(a.y))
+        for a in recent
+        if a.x is not None and a.y is not None and a.kind in POINT_KINDS
+    ]
     last = history[-1] if history else None
 
     el_num = st.el_num
@@ -499,7 +545,9 @@ def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
             lx, ly = last.x, last.y
             el_num[:, col] = (b[:, 0] <= lx) & (lx <= b[:, 2]) & (b[:, 1] <= ly) & (ly <= b[:, 3])
         for px, py in recent_points:
-            el_num[:, col + 1] += ((b[:, 0] <= px) & (px <= b[:, 2]) & (b[:, 1] <= py) & (py <= b[:, 3])) / max(k, 1)  # fmt: skip
+            el_num[:, col + 1] += (
+                (b[:, 0] <= px) & (px <= b[:, 2]) & (b[:, 1] <= py) & (py <= b[:, 3])
+            ) / max(k, 1)
         if typed:
             typed_norm = {normalise(t) for t in typed}
             el_num[:, col + 2] = [bool(t) and t in typed_norm for t in st.norm_texts]
@@ -515,21 +563,45 @@ def featurise(context: Context, spec: FeatureSpec) -> ContextFeatures:
             cand_num[i, S + 6] = 1.0
 
     hist_bags, hist_num = _history_rows(history, k, spec)
-    glob = np.array([min(len(history), 30) / 10, min(n_typed, 10) / 5,
-                     min(len(elements), 200) / 50, min(len(st.info.quoted), 8) / 4,
-                     float(st.focused),
-                     min(sum(1 for a in history if a.kind in POINT_KINDS), 30) / 10],
-                    dtype=np.float32)  # fmt: skip
+    glob = np.array(
+        [
+            min(len(history), 30) / 10,
+            min(n_typed, 10) / 5,
+            min(len(elements), 200) / 50,
+            min(len(st.info.quoted), 8) / 4,
+            float(st.focused),
+            min(sum(1 for a in history if a.kind in POINT_KINDS), 30) / 10,
+        ],
+        dtype=np.float32,
+    )
     return ContextFeatures(
-        elements=elements, el_text=st.el_text, el_role=st.el_role, el_num=el_num,
-        el_option=st.option, el_point=st.point, el_norm_text=st.norm_texts,
-        word_bags=st.word_bags, word_num=st.word_num, cand_text=st.cand_text,
-        cand_bags=st.cand_bags, cand_left=st.cand_left, cand_num=cand_num,
-        cand_sources=st.cand_sources, cand_elem=st.cand_elem, hist_bags=hist_bags,
-        hist_num=hist_num, glob=glob, info=st.info, typed=typed, used_texts=used,
-        n_typed=n_typed, focused_norm=st.focused_norm, focused_words=st.focused_words,
-        editable_norm=st.editable_norm, norm_counts=st.counts,
-    )  # fmt: skip
+        elements=elements,
+        el_text=st.el_text,
+        el_role=st.el_role,
+        el_num=el_num,
+        el_option=st.option,
+        el_point=st.point,
+        el_norm_text=st.norm_texts,
+        word_bags=st.word_bags,
+        word_num=st.word_num,
+        cand_text=st.cand_text,
+        cand_bags=st.cand_bags,
+        cand_left=st.cand_left,
+        cand_num=cand_num,
+        cand_sources=st.cand_sources,
+        cand_elem=st.cand_elem,
+        hist_bags=hist_bags,
+        hist_num=hist_num,
+        glob=glob,
+        info=st.info,
+        typed=typed,
+        used_texts=used,
+        n_typed=n_typed,
+        focused_norm=st.focused_norm,
+        focused_words=st.focused_words,
+        editable_norm=st.editable_norm,
+        norm_counts=st.counts,
+    )
 
 
 def extra_candidate(

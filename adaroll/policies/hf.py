@@ -113,8 +113,7 @@ from adaroll.policies.prompts import has_screenshot, hf_messages, plain_prompt, 
 
 FORMAT = "adaroll-hf-policy/1"
 SAVE_DIR = "hf_policy"
-DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
-                        "down_proj")  # fmt: skip
+DEFAULT_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -181,8 +180,10 @@ class HFPolicyConfig:
             object.__setattr__(self, "lora_target_modules", tuple(self.lora_target_modules))
         object.__setattr__(self, "chat_template_kwargs", dict(self.chat_template_kwargs))
         if (self.model is None) == (not self.tiny):
-            raise ValueError("set exactly one of policy.options.model (a model id/path) and "
-                             "policy.options.tiny: true")  # fmt: skip
+            raise ValueError(
+                "set exactly one of policy.options.model (a model id/path) and "
+                "policy.options.tiny: true"
+            )
         if not (self.temperature > 0 and math.isfinite(self.temperature)):
             raise ValueError(f"temperature must be a positive number, got {self.temperature!r}")
         for name in ("max_new_tokens", "batch_size", "lora_r", "lora_alpha", "max_elements"):
@@ -196,8 +197,10 @@ class HFPolicyConfig:
             if not isinstance(self.sampler, dict):
                 raise ValueError("sampler must be a mapping of remote policy options")
             if not self.lora:
-                raise ValueError("sampler (a vLLM server) needs lora: true - the adapter is "
-                                 "what gets synced to the server")  # fmt: skip
+                raise ValueError(
+                    "sampler (a vLLM server) needs lora: true - the adapter is "
+                    "what gets synced to the server"
+                )
             object.__setattr__(self, "sampler", dict(self.sampler))
         if self.dtype != "auto" and self.dtype not in DTYPES:
             raise ValueError(f"dtype must be auto or one of {sorted(DTYPES)}, got {self.dtype!r}")
@@ -209,8 +212,9 @@ class HFPolicyConfig:
         known = {f.name for f in fields(cls)}
         unknown = set(options) - known
         if unknown:
-            raise ValueError(f"unknown hf policy option(s) {sorted(unknown)}; valid: "
-                             f"{', '.join(sorted(known))}")  # fmt: skip
+            raise ValueError(
+                f"unknown hf policy option(s) {sorted(unknown)}; valid: {', '.join(sorted(known))}"
+            )
         return cls(**options)
 
     def to_dict(self) -> dict[str, Any]:
@@ -262,8 +266,13 @@ class HFPolicy(Policy):
             raise TypeError("pass either an HFPolicyConfig or keyword options, not both")
         self.config = config
         self.device = _resolve_device(config.device)
-        self.dtype = (DTYPES[config.dtype] if config.dtype != "auto"
-                      else torch.bfloat16 if self.device.type == "cuda" else torch.float32)  # fmt: skip
+        self.dtype = (
+            DTYPES[config.dtype]
+            if config.dtype != "auto"
+            else torch.bfloat16
+            if self.device.type == "cuda"
+            else torch.float32
+        )
         self._prompt_cache: OrderedDict[Context, _Prompt] = OrderedDict()
         self._load(_saved)
 
@@ -312,18 +321,23 @@ class HFPolicy(Policy):
                 p.requires_grad_(False)
             adapter = saved / "adapter" if saved is not None else None
             with warnings.catch_warnings():  # peft probes a property transformers deprecated
-                warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing",
-                                        category=FutureWarning)  # fmt: skip
+                warnings.filterwarnings(
+                    "ignore", message=".*is_gradient_checkpointing", category=FutureWarning
+                )
                 if adapter is not None:
                     if not adapter.exists():
                         raise FileNotFoundError(f"LoRA policy saved without its adapter: {adapter}")
                     model = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
                 else:
                     targets = cfg.lora_target_modules
-                    lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha,
-                                      lora_dropout=cfg.lora_dropout, bias="none",
-                                      task_type="CAUSAL_LM",
-                                      target_modules=targets if isinstance(targets, str) else list(targets))  # fmt: skip
+                    lora = LoraConfig(
+                        r=cfg.lora_r,
+                        lora_alpha=cfg.lora_alpha,
+                        lora_dropout=cfg.lora_dropout,
+                        bias="none",
+                        task_type="CAUSAL_LM",
+                        target_modules=targets if isinstance(targets, str) else list(targets),
+                    )
                     with torch.random.fork_rng(devices=[]):
                         torch.manual_seed(cfg.seed)
                         model = get_peft_model(model, lora)
@@ -345,14 +359,21 @@ class HFPolicy(Policy):
             return
         from adaroll.policies.remote import RemotePolicy
 
-        options = {"temperature": cfg.temperature, "max_tokens": cfg.max_new_tokens,
-                   "logprobs": False, "history_len": cfg.history_len,
-                   "max_elements": cfg.max_elements, "system_prompt": cfg.system_prompt,
-                   "send_screenshot": self.vision and cfg.use_images, "seed": cfg.seed,
-                   **cfg.sampler}  # fmt: skip
+        options = {
+            "temperature": cfg.temperature,
+            "max_tokens": cfg.max_new_tokens,
+            "logprobs": False,
+            "history_len": cfg.history_len,
+            "max_elements": cfg.max_elements,
+            "system_prompt": cfg.system_prompt,
+            "send_screenshot": self.vision and cfg.use_images,
+            "seed": cfg.seed,
+            **cfg.sampler,
+        }
         self.sampler = RemotePolicy(**options)
-        self._sync_root = (Path(cfg.sync_dir) if cfg.sync_dir
-                           else Path(tempfile.mkdtemp(prefix="adaroll-lora-")))  # fmt: skip
+        self._sync_root = (
+            Path(cfg.sync_dir) if cfg.sync_dir else Path(tempfile.mkdtemp(prefix="adaroll-lora-"))
+        )
         self._synced: tuple[int, ...] | None = None
         self._sync_version = 0
 
@@ -401,8 +422,9 @@ class HFPolicy(Policy):
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else stops[0]
         bos = getattr(getattr(model, "generation_config", None), "bos_token_id", None)
-        model.generation_config = GenerationConfig(eos_token_id=list(stops), pad_token_id=self.pad_id,
-                                                   bos_token_id=bos)  # fmt: skip
+        model.generation_config = GenerationConfig(
+            eos_token_id=list(stops), pad_token_id=self.pad_id, bos_token_id=bos
+        )
 
     # -- prompts ----------------------------------------------------------------------------------
     def prompt_text(self, context: Context) -> str:
@@ -414,8 +436,13 @@ class HFPolicy(Policy):
 
     def _render(self, context: Context, image: bool) -> tuple[str, bool]:
         cfg = self.config
-        messages = hf_messages(context, history_len=cfg.history_len, max_elements=cfg.max_elements,
-                               system=cfg.system_prompt, image=image)  # fmt: skip
+        messages = hf_messages(
+            context,
+            history_len=cfg.history_len,
+            max_elements=cfg.max_elements,
+            system=cfg.system_prompt,
+            image=image,
+        )
         if self._template_owner is not None:
             text = self._template_owner.apply_chat_template(
                 messages, add_generation_prompt=True, tokenize=False, **cfg.chat_template_kwargs
@@ -432,11 +459,18 @@ class HFPolicy(Policy):
                 return hit
         text, special = self._render(context, image)
         if image:
-            enc = self.processor(text=[text], images=[screenshot_image(context)],
-                                 return_tensors="pt", add_special_tokens=special)  # fmt: skip
+            enc = self.processor(
+                text=[text],
+                images=[screenshot_image(context)],
+                return_tensors="pt",
+                add_special_tokens=special,
+            )
             ids = tuple(int(t) for t in enc["input_ids"][0].tolist())
-            extras = {k: v for k, v in enc.items() if k not in ("input_ids", "attention_mask")
-                      and isinstance(v, torch.Tensor)}  # fmt: skip
+            extras = {
+                k: v
+                for k, v in enc.items()
+                if k not in ("input_ids", "attention_mask") and isinstance(v, torch.Tensor)
+            }
             return _Prompt(ids, extras)
         ids = tuple(self.tokenizer(text, add_special_tokens=special)["input_ids"])
         prompt = _Prompt(ids, {})
@@ -493,18 +527,39 @@ class HFPolicy(Policy):
         argmax), every logits processor a checkpoint may ship explicitly neutral."""
         sampling: dict[str, Any] = {}
         if not greedy:  # sampling-only warpers; set only when sampling (else transformers warns)
-            sampling = {"temperature": self.config.temperature, "top_k": 0, "top_p": 1.0,
-                        "min_p": None, "typical_p": 1.0, "epsilon_cutoff": 0.0,
-                        "eta_cutoff": 0.0}  # fmt: skip
+            sampling = {
+                "temperature": self.config.temperature,
+                "top_k": 0,
+                "top_p": 1.0,
+                "min_p": None,
+                "typical_p": 1.0,
+                "epsilon_cutoff": 0.0,
+                "eta_cutoff": 0.0,
+            }
         return GenerationConfig(
-            do_sample=not greedy, repetition_penalty=1.0, encoder_repetition_penalty=1.0,
-            no_repeat_ngram_size=0, min_new_tokens=0, max_new_tokens=self.config.max_new_tokens,
-            bad_words_ids=None, suppress_tokens=None, begin_suppress_tokens=None,
-            forced_bos_token_id=None, forced_eos_token_id=None, sequence_bias=None,
-            renormalize_logits=False, remove_invalid_values=False, num_beams=1,
-            num_return_sequences=1, eos_token_id=list(self.stop_ids), pad_token_id=self.pad_id,
-            use_cache=True, return_dict_in_generate=True, **sampling, **extra,
-        )  # fmt: skip
+            do_sample=not greedy,
+            repetition_penalty=1.0,
+            encoder_repetition_penalty=1.0,
+            no_repeat_ngram_size=0,
+            min_new_tokens=0,
+            max_new_tokens=self.config.max_new_tokens,
+            bad_words_ids=None,
+            suppress_tokens=None,
+            begin_suppress_tokens=None,
+            forced_bos_token_id=None,
+            forced_eos_token_id=None,
+            sequence_bias=None,
+            renormalize_logits=False,
+            remove_invalid_values=False,
+            num_beams=1,
+            num_return_sequences=1,
+            eos_token_id=list(self.stop_ids),
+            pad_token_id=self.pad_id,
+            use_cache=True,
+            return_dict_in_generate=True,
+            **sampling,
+            **extra,
+        )
 
     def _generate(self, prompts: Sequence[_Prompt], greedy: bool) -> list[list[int]]:
         """Completion ids per prompt, cut after the first stop token (kept)."""
@@ -575,8 +630,11 @@ class HFPolicy(Policy):
     def decode(self, ids: Sequence[int]) -> str:
         """The text of completion ids without stop tokens (other special tokens dropped)."""
         body = [t for t in ids if t not in self.stop_ids]
-        return str(self.tokenizer.decode(body, skip_special_tokens=True,
-                                         clean_up_tokenization_spaces=False))  # fmt: skip
+        return str(
+            self.tokenizer.decode(
+                body, skip_special_tokens=True, clean_up_tokenization_spaces=False
+            )
+        )
 
     def to_sample(self, ids: Sequence[int], log_prob: float) -> LMSample:
         """Decode and strictly parse ``ids``; an unparseable text gives ``action=None``."""
@@ -619,8 +677,9 @@ class HFPolicy(Policy):
         finally:
             self.model.train(was_training)
         totals = (logp * mask).sum(-1).tolist()
-        drawn: list[SampledAction] = [self.to_sample(c, lp)
-                                      for c, lp in zip(completions, totals, strict=True)]  # fmt: skip
+        drawn: list[SampledAction] = [
+            self.to_sample(c, lp) for c, lp in zip(completions, totals, strict=True)
+        ]
         out: list[list[SampledAction]] = []
         for i in range(len(contexts)):
             mine = drawn[i * copies : (i + 1) * copies]
@@ -663,8 +722,10 @@ class HFPolicy(Policy):
         params = self.named_trainable()
         missing, unexpected = set(params) - set(state), set(state) - set(params)
         if missing or unexpected:
-            raise ValueError(f"state dict does not fit this policy: missing {sorted(missing)[:5]}, "
-                             f"unexpected {sorted(unexpected)[:5]}")  # fmt: skip
+            raise ValueError(
+                f"state dict does not fit this policy: missing {sorted(missing)[:5]}, "
+                f"unexpected {sorted(unexpected)[:5]}"
+            )
         with torch.no_grad():
             for name, p in params.items():
                 p.copy_(torch.as_tensor(state[name]).to(device=p.device, dtype=p.dtype))
@@ -697,8 +758,9 @@ class HFPolicy(Policy):
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        atomic_write_text(path / "config.json", json.dumps({"kind": "hf", **self.config.to_dict()},
-                                                           indent=1))  # fmt: skip
+        atomic_write_text(
+            path / "config.json", json.dumps({"kind": "hf", **self.config.to_dict()}, indent=1)
+        )
 
     @classmethod
     def load(cls, path: Path | str) -> HFPolicy:

@@ -156,19 +156,25 @@ class RemotePolicyConfig:
             raise ValueError("timeout_s must be > 0 and backoffs >= 0")
         secret = {k for k in self.extra_body if "key" in k.lower() or "auth" in k.lower()}
         if secret:
-            raise ValueError(f"extra_body must not carry credentials ({sorted(secret)}); put the "
-                             "key in the environment variable named by api_key_env")  # fmt: skip
+            raise ValueError(
+                f"extra_body must not carry credentials ({sorted(secret)}); put the "
+                "key in the environment variable named by api_key_env"
+            )
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> RemotePolicyConfig:
         if "api_key" in options:
-            raise ValueError("the API key is never a config option: put it in an environment "
-                             "variable and name that variable with api_key_env")  # fmt: skip
+            raise ValueError(
+                "the API key is never a config option: put it in an environment "
+                "variable and name that variable with api_key_env"
+            )
         known = {f.name for f in fields(cls)}
         unknown = set(options) - known
         if unknown:
-            raise ValueError(f"unknown remote policy option(s) {sorted(unknown)}; valid: "
-                             f"{', '.join(sorted(known))}")  # fmt: skip
+            raise ValueError(
+                f"unknown remote policy option(s) {sorted(unknown)}; valid: "
+                f"{', '.join(sorted(known))}"
+            )
         return cls(**options)
 
     def to_dict(self) -> dict[str, Any]:
@@ -248,12 +254,16 @@ class RemotePolicy(Policy):
         self.config = config
         base = config.base_url or os.environ.get(config.base_url_env, "")
         if not base:
-            raise ValueError(f"remote policy: set policy.options.base_url or the environment "
-                             f"variable {config.base_url_env}")  # fmt: skip
+            raise ValueError(
+                f"remote policy: set policy.options.base_url or the environment "
+                f"variable {config.base_url_env}"
+            )
         model = config.model or os.environ.get(config.model_env, "")
         if not model:
-            raise ValueError(f"remote policy: set policy.options.model or the environment "
-                             f"variable {config.model_env}")  # fmt: skip
+            raise ValueError(
+                f"remote policy: set policy.options.model or the environment "
+                f"variable {config.model_env}"
+            )
         self.base_url = base.rstrip("/")
         self.model_name = model
         self.url = f"{self.base_url}/chat/completions"
@@ -272,9 +282,10 @@ class RemotePolicy(Policy):
             self._headers["Authorization"] = f"Bearer {key}"
         self._client = httpx.Client(
             timeout=httpx.Timeout(cfg.timeout_s),
-            limits=httpx.Limits(max_connections=cfg.concurrency,
-                                max_keepalive_connections=cfg.concurrency),
-        )  # fmt: skip
+            limits=httpx.Limits(
+                max_connections=cfg.concurrency, max_keepalive_connections=cfg.concurrency
+            ),
+        )
 
     def __repr__(self) -> str:
         return f"RemotePolicy(url={self.url!r}, model={self.model_name!r})"
@@ -338,17 +349,20 @@ class RemotePolicy(Policy):
                     error = f"HTTP {status}: {_excerpt(response.text)}"
                     retry_after = response.headers.get("retry-after")
                 elif status >= 400:
-                    raise RemoteError(f"{url} answered HTTP {status} (not retried; check "
-                                      f"base_url, model and the key variable "
-                                      f"{cfg.api_key_env}): {_excerpt(response.text)}")  # fmt: skip
+                    raise RemoteError(
+                        f"{url} answered HTTP {status} (not retried; check "
+                        f"base_url, model and the key variable "
+                        f"{cfg.api_key_env}): {_excerpt(response.text)}"
+                    )
                 else:
                     result, error = accept(response)
                     if not error:
                         return result
             if attempt < cfg.max_retries:
                 time.sleep(self._delay(attempt, retry_after))
-        raise RemoteError(f"{url}: giving up after {cfg.max_retries + 1} attempt(s); "
-                          f"last error: {error}")  # fmt: skip
+        raise RemoteError(
+            f"{url}: giving up after {cfg.max_retries + 1} attempt(s); last error: {error}"
+        )
 
     def payload(
         self, context: Context, n: int, *, greedy: bool, seed: int | None
@@ -357,12 +371,16 @@ class RemotePolicy(Policy):
         cfg = self.config
         body: dict[str, Any] = {
             "model": self.model_name,
-            "messages": openai_messages(context, history_len=cfg.history_len,
-                                        max_elements=cfg.max_elements, system=cfg.system_prompt,
-                                        image=cfg.send_screenshot),
+            "messages": openai_messages(
+                context,
+                history_len=cfg.history_len,
+                max_elements=cfg.max_elements,
+                system=cfg.system_prompt,
+                image=cfg.send_screenshot,
+            ),
             "max_tokens": cfg.max_tokens,
             "temperature": 0.0 if greedy else cfg.temperature,
-        }  # fmt: skip
+        }
         if n != 1:
             body["n"] = n
         if cfg.top_p is not None and not greedy:
@@ -394,15 +412,16 @@ class RemotePolicy(Policy):
         want = 1 if greedy else n
         got: list[list[SampledAction]] = [[] for _ in contexts]
         per_request = want if (self.config.use_n and not greedy) else 1
-        jobs = [(i, per_request) for i in range(len(contexts))
-                for _ in range(want // per_request)]  # fmt: skip
+        jobs = [(i, per_request) for i in range(len(contexts)) for _ in range(want // per_request)]
         with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
             for _ in range(want + 1):  # a first round, then top-ups if choices were missing
                 if not jobs:
                     break
                 seeds = self._seeds(len(jobs))
-                bodies = [self.payload(contexts[i], k, greedy=greedy, seed=s)
-                          for (i, k), s in zip(jobs, seeds, strict=True)]  # fmt: skip
+                bodies = [
+                    self.payload(contexts[i], k, greedy=greedy, seed=s)
+                    for (i, k), s in zip(jobs, seeds, strict=True)
+                ]
                 answers = list(pool.map(self.complete, bodies))
                 for (i, _), choices in zip(jobs, answers, strict=True):
                     got[i].extend(to_sample(c) for c in choices[: want - len(got[i])])
@@ -450,8 +469,9 @@ class RemotePolicy(Policy):
         path.mkdir(parents=True, exist_ok=True)
         meta = {"format": FORMAT, "kind": "remote", "config": self.config.to_dict()}
         atomic_write_text(path / SAVE_FILE, json.dumps(meta, indent=1))
-        atomic_write_text(path / "config.json", json.dumps({"kind": "remote", **self.config.to_dict()},
-                                                           indent=1))  # fmt: skip
+        atomic_write_text(
+            path / "config.json", json.dumps({"kind": "remote", **self.config.to_dict()}, indent=1)
+        )
 
     @classmethod
     def load(cls, path: Path | str) -> RemotePolicy:

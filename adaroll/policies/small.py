@@ -231,12 +231,17 @@ class SmallPolicyConfig:
 
     def feature_spec(self) -> FeatureSpec:
         return FeatureSpec(
-            hash_buckets=self.hash_buckets, char_ngram=self.char_ngram,
-            history_len=self.history_len, max_elements=self.max_elements,
-            max_words=self.max_words, max_ngram=self.max_ngram, app_names=self.app_names,
-            type_sources=self.type_sources, app_sources=self.app_sources,
+            hash_buckets=self.hash_buckets,
+            char_ngram=self.char_ngram,
+            history_len=self.history_len,
+            max_elements=self.max_elements,
+            max_words=self.max_words,
+            max_ngram=self.max_ngram,
+            app_names=self.app_names,
+            type_sources=self.type_sources,
+            app_sources=self.app_sources,
             answer_sources=self.answer_sources,
-        )  # fmt: skip
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -253,8 +258,13 @@ class SmallPolicyConfig:
 # -- network ------------------------------------------------------------------------------------
 
 
-_ARG_NAMES = {ActionKind.SWIPE: "swipe", ActionKind.KEY: "key", ActionKind.TYPE: "type",
-              ActionKind.OPEN_APP: "app", ActionKind.DONE: "answer"}  # fmt: skip
+_ARG_NAMES = {
+    ActionKind.SWIPE: "swipe",
+    ActionKind.KEY: "key",
+    ActionKind.TYPE: "type",
+    ActionKind.OPEN_APP: "app",
+    ActionKind.DONE: "answer",
+}
 
 # argument heads
 _NONE, _PTR, _SWIPE, _KEY, _TYPE, _APP, _ANSWER = range(7)
@@ -319,8 +329,12 @@ class SmallPolicy(Policy):
     def __getstate__(self) -> dict[str, Any]:
         """Pickle (Ray workers, ``copy.deepcopy``) as config + weights + sampler state; the
         feature cache is not carried over."""
-        return {"config": self.config, "state_dict": self.state_dict(), "rng": self.rng_state(),
-                "training": self.net.training}  # fmt: skip
+        return {
+            "config": self.config,
+            "state_dict": self.state_dict(),
+            "rng": self.rng_state(),
+            "training": self.net.training,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["config"])  # type: ignore[misc]
@@ -356,8 +370,12 @@ class SmallPolicy(Policy):
         ``config.json``."""
         target = self._file(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"format": FORMAT, "config": self.config.to_dict(),
-                   "state_dict": self.state_dict(), "rng": self.rng_state()}  # fmt: skip
+        payload = {
+            "format": FORMAT,
+            "config": self.config.to_dict(),
+            "state_dict": self.state_dict(),
+            "rng": self.rng_state(),
+        }
         buf = io.BytesIO()
         torch.save(payload, buf)
         _atomic_write(target, buf.getvalue())
@@ -462,9 +480,16 @@ class SmallPolicy(Policy):
         kind_lp = lp["kind"].gather(1, kind).tolist()
         ptr_l = ptr_idx.tolist()
         ptr_lp = ptr.gather(2, ptr_idx).tolist()
-        arg = {name: (idx.tolist(), lp[name].gather(1, idx).tolist())
-               for name, idx in (("swipe", swipe), ("key", key), ("type", typ), ("app", app),
-                                 ("answer", ans))}  # fmt: skip
+        arg = {
+            name: (idx.tolist(), lp[name].gather(1, idx).tolist())
+            for name, idx in (
+                ("swipe", swipe),
+                ("key", key),
+                ("type", typ),
+                ("app", app),
+                ("answer", ans),
+            )
+        }
         keys = self.config.keys
         out: list[list[SampledAction]] = []
         for u, f in enumerate(feats):
@@ -581,8 +606,10 @@ class SmallPolicy(Policy):
                 return f"{what}: its element {e} is covered (not a pointer option)"
             x, y = f.el_point[e].tolist()
             if not matcher(Action(action.kind, x=x, y=y), action):
-                return (f"{what}: the policy taps its element {e} at ({x:.3f}, {y:.3f}), "
-                        "not the same point under the matcher")  # fmt: skip
+                return (
+                    f"{what}: the policy taps its element {e} at ({x:.3f}, {y:.3f}), "
+                    "not the same point under the matcher"
+                )
         elif target.extra is not None:
             return f"{what}: {target.extra!r} is not a candidate string in this context"
         elif target.unmask:
@@ -707,13 +734,14 @@ class SmallPolicy(Policy):
         np.cumsum(lens[:-1], out=offsets[1:])
         return _Extras(
             ctx=torch.tensor([u for u, _, _ in items], dtype=torch.int64),
-            ids=torch.from_numpy(np.concatenate(bags)), offsets=torch.from_numpy(offsets),
+            ids=torch.from_numpy(np.concatenate(bags)),
+            offsets=torch.from_numpy(offsets),
             left_ids=torch.tensor(token_ids("<no-left>", self.spec.hash_buckets))[None],
             num=torch.from_numpy(np.stack(nums)),
             ce_row=torch.tensor(ce_row, dtype=torch.int64),
             ce_el=torch.tensor(ce_el, dtype=torch.int64),
             ce_count=torch.tensor(counts, dtype=torch.float32),
-        )  # fmt: skip
+        )
 
 
 def make_optimizer(policy: Policy, lr: float, weight_decay: float = 0.0) -> torch.optim.Optimizer:

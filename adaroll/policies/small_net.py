@@ -120,9 +120,13 @@ class _PointerHead(nn.Module):
         return self.ws(s), self.q(s).view(s.shape[0], self.n_heads, -1)
 
     def packed(
-        self, h: torch.Tensor, ctx: torch.Tensor, pack: _Packing,
-        terms: tuple[torch.Tensor, torch.Tensor], num: torch.Tensor,
-    ) -> torch.Tensor:  # fmt: skip
+        self,
+        h: torch.Tensor,
+        ctx: torch.Tensor,
+        pack: _Packing,
+        terms: tuple[torch.Tensor, torch.Tensor],
+        num: torch.Tensor,
+    ) -> torch.Tensor:
         """Options h [R, d] of contexts ``ctx`` [R] laid out by ``pack``, features num [R, F]
         -> padded logits [U, n, P] (padding positions hold about -1e9)."""
         ws, q = terms
@@ -300,9 +304,14 @@ def _collate(feats: Sequence[ContextFeatures], history_len: int) -> _Batch:
     E = max(1, max(f.n_elements for f in feats))
     W = max(f.word_num.shape[0] for f in feats)
     N = max(1, max(f.n_candidates for f in feats))
-    segments: list[list[Bags]] = [[f.el_text for f in feats], [f.el_role for f in feats],
-                                  [f.word_bags for f in feats], [f.cand_bags for f in feats],
-                                  [f.cand_left for f in feats], [f.hist_bags for f in feats]]  # fmt: skip
+    segments: list[list[Bags]] = [
+        [f.el_text for f in feats],
+        [f.el_role for f in feats],
+        [f.word_bags for f in feats],
+        [f.cand_bags for f in feats],
+        [f.cand_left for f in feats],
+        [f.hist_bags for f in feats],
+    ]
     ids = np.concatenate([b.ids for seg in segments for b in seg])
     lens = np.concatenate([b.lens for seg in segments for b in seg])
     seg_sizes = [int(sum(len(b.lens) for b in seg)) for seg in segments]
@@ -310,9 +319,9 @@ def _collate(feats: Sequence[ContextFeatures], history_len: int) -> _Batch:
     np.cumsum(lens[:-1], out=offsets[1:])
 
     def positions(counts: list[int], n: int) -> torch.Tensor:
-        return torch.from_numpy(np.concatenate(
-            [u * n + np.arange(c, dtype=np.int64) for u, c in enumerate(counts)]
-        ))  # fmt: skip
+        return torch.from_numpy(
+            np.concatenate([u * n + np.arange(c, dtype=np.int64) for u, c in enumerate(counts)])
+        )
 
     el_counts = [f.n_elements for f in feats]
     w_counts = [f.word_num.shape[0] for f in feats]
@@ -334,15 +343,23 @@ def _collate(feats: Sequence[ContextFeatures], history_len: int) -> _Batch:
                 ce_el.append(u * E + e)
         base += f.n_candidates
     return _Batch(
-        U=U, E=E, W=W, N=N, k=history_len,
-        ids=torch.from_numpy(ids), offsets=torch.from_numpy(offsets), seg_sizes=seg_sizes,
-        el_pos=positions(el_counts, E), word_pos=positions(w_counts, W),
+        U=U,
+        E=E,
+        W=W,
+        N=N,
+        k=history_len,
+        ids=torch.from_numpy(ids),
+        offsets=torch.from_numpy(offsets),
+        seg_sizes=seg_sizes,
+        el_pos=positions(el_counts, E),
+        word_pos=positions(w_counts, W),
         cand_pos=positions(c_counts, N),
         el_num=torch.from_numpy(_cat([f.el_num for f in feats], N_ELEMENT_FEATURES)),
         el_ctx=torch.from_numpy(np.repeat(np.arange(U, dtype=np.int64), el_counts)),
         word_idx=torch.from_numpy(np.concatenate([np.arange(c, dtype=np.int64) for c in w_counts])),
         word_ctx=torch.from_numpy(np.repeat(np.arange(U, dtype=np.int64), w_counts)),
-        el_valid=torch.from_numpy(el_valid), el_option=torch.from_numpy(el_option),
+        el_valid=torch.from_numpy(el_valid),
+        el_option=torch.from_numpy(el_option),
         word_num=torch.from_numpy(_cat([f.word_num for f in feats], N_WORD_FEATURES)),
         word_valid=torch.from_numpy(np.arange(W)[None, :] < np.array(w_counts)[:, None]),
         cand_ctx=torch.from_numpy(np.repeat(np.arange(U, dtype=np.int64), c_counts)),
@@ -354,7 +371,7 @@ def _collate(feats: Sequence[ContextFeatures], history_len: int) -> _Batch:
         ce_count=torch.from_numpy(ce_count),
         hist_num=torch.from_numpy(np.stack([f.hist_num for f in feats]).astype(np.float32)),
         glob=torch.from_numpy(np.stack([f.glob for f in feats])),
-    )  # fmt: skip
+    )
 
 
 # -- targets ------------------------------------------------------------------------------------

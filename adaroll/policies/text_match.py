@@ -246,5 +246,15 @@ def text_match(text: str, info: InstructionInfo) -> tuple[float, ...]:
     frac_q = max((len(qw & wset) / len(qw) for qw in info.quoted_words if qw), default=0.0)
     jac_q = max((jaccard(tri, qt) for qt in info.quoted_tri), default=0.0)
     frac_tri = len(tri & info.tri) / len(tri) if tri else 0.0
-    return (1.0, float(eq_q), float(q_in_t), float(t_in_q), float(in_seq), frac_w, frac_q, jac_q,
-            frac_tri, float(np.log1p(len(ws)) / 3))  # fmt: skip
+    return (
+        1.0,
+        float(eq_q),
+        float(q_in_t),
+        float(t_in_q),
+        float(in_seq),
+        frac_w,
+        frac_q,
+        jac_q,
+        frac_tri,
+        float(np.log1p(len(ws)) / 3),
+    )

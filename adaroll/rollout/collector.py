@@ -190,22 +190,40 @@ class Collector:
         self.cache = SnapshotCache(snapshots, checkpoints, make_env)
         self.onestep = OneStepStart(checkpoints, matcher, self.context_at)
         self.branches = BranchStart(checkpoints, self.cache, self._count)
-        self.starts: dict[StartKind, Start] = {start.kind: start for start in
-                                               (self.onestep, ResetStart(self.pool, self._count), self.branches)}  # fmt: skip
+        self.starts: dict[StartKind, Start] = {
+            start.kind: start
+            for start in (self.onestep, ResetStart(self.pool, self._count), self.branches)
+        }
         """The start of each kind: the one place a job's kind is looked at."""
 
     @classmethod
-    def from_config(cls, cfg: RolloutConfig, policy: Policy, make_env: Callable[[], GUIEnv],
-                    checkpoints: CheckpointStore, snapshots: SnapshotBackend, *,
-                    matcher: ActionMatcher = PAPER_MATCHER, env_episodes_per_env: int = 1) -> Collector:  # fmt: skip
+    def from_config(
+        cls,
+        cfg: RolloutConfig,
+        policy: Policy,
+        make_env: Callable[[], GUIEnv],
+        checkpoints: CheckpointStore,
+        snapshots: SnapshotBackend,
+        *,
+        matcher: ActionMatcher = PAPER_MATCHER,
+        env_episodes_per_env: int = 1,
+    ) -> Collector:
         """The collector ``rollout`` configures (local backend), validated once by the config:
         ``env_episodes_per_env`` is the env kind's choice, used when ``cfg.episodes_per_env`` is
         unset."""
         per_env = cfg.episodes_per_env if cfg.episodes_per_env is not None else env_episodes_per_env
-        return cls(policy, make_env, checkpoints, snapshots, matcher=matcher,
-                   batch_across_jobs=cfg.batch_across_jobs, max_retries=cfg.max_retries,
-                   parallel_jobs=cfg.parallel_jobs, prefetch_branches=cfg.prefetch_branches,
-                   episodes_per_env=per_env)  # fmt: skip
+        return cls(
+            policy,
+            make_env,
+            checkpoints,
+            snapshots,
+            matcher=matcher,
+            batch_across_jobs=cfg.batch_across_jobs,
+            max_retries=cfg.max_retries,
+            parallel_jobs=cfg.parallel_jobs,
+            prefetch_branches=cfg.prefetch_branches,
+            episodes_per_env=per_env,
+        )
 
     @property
     def builds(self) -> BuildCosts:
@@ -228,7 +246,9 @@ class Collector:
         capacity = self._prefetch_capacity(jobs)
         if capacity == 0:
             return self._collect(jobs, seed)
-        self.branches.prefetcher = BranchPrefetcher(self.cache.restore, capacity, self.cache.max_restores)
+        self.branches.prefetcher = BranchPrefetcher(
+            self.cache.restore, capacity, self.cache.max_restores
+        )
         try:
             return self._collect(jobs, seed)
         finally:
@@ -252,7 +272,11 @@ class Collector:
         collected: list[Group | None] = [None] * len(jobs)
         # prefetched jobs last, so that their branches are restored while the others run (each
         # job samples from its own seed: the order changes no group)
-        last = [j for j, start in enumerate(starts) if start.prefetched] if self.branches.prefetcher else []
+        last = (
+            [j for j, start in enumerate(starts) if start.prefetched]
+            if self.branches.prefetcher
+            else []
+        )
         self._plan_prefetch([jobs[j] for j in last])
         for j, job in enumerate(jobs):
             if j not in parallel and j not in last:
@@ -270,8 +294,12 @@ class Collector:
                 queues += [longest[: len(longest) // 2], longest[len(longest) // 2 :]]
             budget = EnvBudget(self.parallel_jobs)
             with ThreadPoolExecutor(self.parallel_jobs, thread_name_prefix="adaroll-job") as pool:
-                done = [pool.submit(self._collect_queue, [(j, jobs[j], seeds[j]) for j in queue], budget)
-                        for queue in queues]  # fmt: skip
+                done = [
+                    pool.submit(
+                        self._collect_queue, [(j, jobs[j], seeds[j]) for j in queue], budget
+                    )
+                    for queue in queues
+                ]
                 wait(done)
             for future in done:
                 for j, group in future.result():
@@ -288,11 +316,13 @@ class Collector:
             return False
         return self.pool.concurrent_calls()
 
-    def _collect_queue(self, queue: Sequence[tuple[int, Job, int]], budget: EnvBudget
-                       ) -> list[tuple[int, Group]]:  # fmt: skip
+    def _collect_queue(
+        self, queue: Sequence[tuple[int, Job, int]], budget: EnvBudget
+    ) -> list[tuple[int, Group]]:
         """Jobs one after another while other queues run, each sampled from its own seed's
         sampling state, each wave once its envs fit in ``budget``: ``(index, job, seed)`` ->
         ``(index, group)``."""
+
         def wave(part: Job, seed: int) -> Group:
             lane = _Lane(self.policy, self._sampling, seed)
             with budget.hold(part.group_size):  # the wave's envs, one per episode
@@ -315,15 +345,22 @@ class Collector:
         """``collect`` (part, seed) for each wave of the job (one: the job itself, with
         ``seed``); later waves sample from seeds derived from it."""
         parts = root_waves(job, self.episodes_per_env)
-        return merge_groups(job, [collect(part, seed if w == 0 else derive_seed("wave", seed, w))
-                                  for w, part in enumerate(parts)])  # fmt: skip
+        return merge_groups(
+            job,
+            [
+                collect(part, seed if w == 0 else derive_seed("wave", seed, w))
+                for w, part in enumerate(parts)
+            ],
+        )
 
     def _collect_batched(self, jobs: Sequence[Job]) -> list[Group]:
         self._plan_prefetch([job for job in jobs if self.starts[job.kind].prefetched])
         groups: list[Group | None] = [None] * len(jobs)
         onestep = [i for i, j in enumerate(jobs) if not self.starts[j.kind].rolls_out]
         rollout = [i for i, j in enumerate(jobs) if self.starts[j.kind].rolls_out]
-        for i, group in zip(onestep, self.onestep.collect([jobs[i] for i in onestep], self.policy), strict=True):
+        for i, group in zip(
+            onestep, self.onestep.collect([jobs[i] for i in onestep], self.policy), strict=True
+        ):
             groups[i] = group
         retried = self._with_retries([jobs[i] for i in rollout], lambda: None)
         for i, group in zip(rollout, retried, strict=True):
@@ -337,7 +374,10 @@ class Collector:
 
     # -- Suffix / Root: episodes to the end, reward = task verifier -----------------------------
     def _with_retries(
-        self, jobs: Sequence[Job], before_attempt: Callable[[], None], sampler: Sampler | None = None
+        self,
+        jobs: Sequence[Job],
+        before_attempt: Callable[[], None],
+        sampler: Sampler | None = None,
     ) -> list[Group]:
         """Collect rollout groups, re-running each group an env fault touched (see the module
         docstring); ``before_attempt`` runs before every attempt (per-job mode: reseed).
@@ -358,15 +398,20 @@ class Collector:
                 self._count(faults=1, timeouts=int(isinstance(fault, EnvTimeout)))
                 job = jobs[i]
                 if spent[i].faults > self.max_retries:
-                    raise RolloutFailed(f"{job.kind} group for {job.task.id} failed on "
-                                        f"{spent[i].faults} attempt(s); last: {fault}") from fault  # fmt: skip
-                log.warning("%s group for %s re-run after an env fault: %s",
-                            job.kind, job.task.id, fault)  # fmt: skip
+                    raise RolloutFailed(
+                        f"{job.kind} group for {job.task.id} failed on "
+                        f"{spent[i].faults} attempt(s); last: {fault}"
+                    ) from fault
+                log.warning(
+                    "%s group for %s re-run after an env fault: %s", job.kind, job.task.id, fault
+                )
                 still.append(i)
             pending = still
         return [g for g in done if g is not None]
 
-    def _rollouts(self, jobs: Sequence[Job], sampler: Sampler) -> list[tuple[Group, EnvFault | None]]:
+    def _rollouts(
+        self, jobs: Sequence[Job], sampler: Sampler
+    ) -> list[tuple[Group, EnvFault | None]]:
         """One attempt: every job's group, and the first env fault that hit it (None: the
         group is complete). Every env is closed at the end - broken ones included."""
         envs: list[GUIEnv] = []
@@ -385,8 +430,9 @@ class Collector:
                     states.append(state)
                     owners.append(j)
             run = [k for k, owner in enumerate(owners) if faults[owner] is None]
-            episodes = run_episodes(sampler, [envs[k] for k in run], [states[k] for k in run],
-                                    self.history_window)  # fmt: skip
+            episodes = run_episodes(
+                sampler, [envs[k] for k in run], [states[k] for k in run], self.history_window
+            )
             finished = True
         finally:
             clean = finished and not any(faults) and all(e.fault is None for e in episodes)
@@ -396,8 +442,11 @@ class Collector:
         for k, episode in zip(run, episodes, strict=True):
             owner = owners[k]
             group = groups[owner]
-            group.cost = group.cost + Cost(policy_samples=len(episode.decisions), env_steps=episode.env_steps,
-                                           invalid_samples=episode.invalid_samples)  # fmt: skip
+            group.cost = group.cost + Cost(
+                policy_samples=len(episode.decisions),
+                env_steps=episode.env_steps,
+                invalid_samples=episode.invalid_samples,
+            )
             if episode.fault is not None:
                 faults[owner] = faults[owner] or episode.fault
                 self._count(replaced_envs=1)
@@ -427,13 +476,21 @@ class Collector:
         if not self.pool.concurrent_calls():
             return 0
         pool = self.cache.max_branches
-        room = self.prefetch_branches if pool is None else min(self.prefetch_branches, pool - max(groups))
+        room = (
+            self.prefetch_branches
+            if pool is None
+            else min(self.prefetch_branches, pool - max(groups))
+        )
         return max(0, room)
 
     def _plan_prefetch(self, jobs: Sequence[Job]) -> None:
         if self.branches.prefetcher is not None:
-            self.branches.prefetcher.plan(job.checkpoint_id for job in jobs
-                                          for _ in range(job.group_size) if job.checkpoint_id is not None)  # fmt: skip
+            self.branches.prefetcher.plan(
+                job.checkpoint_id
+                for job in jobs
+                for _ in range(job.group_size)
+                if job.checkpoint_id is not None
+            )
 
     def close(self) -> None:
         self.pool.close()
@@ -456,7 +513,9 @@ class _Lane:
             self.policy.reseed(self.seed)
             self.state = self.policy.sampling_state()
 
-    def sample(self, contexts: Sequence[Context], n: int, *, greedy: bool = False) -> list[list[SampledAction]]:
+    def sample(
+        self, contexts: Sequence[Context], n: int, *, greedy: bool = False
+    ) -> list[list[SampledAction]]:
         with self.lock:
             self.policy.set_sampling_state(self.state)
             samples = self.policy.sample(contexts, n, greedy=greedy)

@@ -36,8 +36,9 @@ class EnvPool:
         """Keep ``env`` for a later start when ``reuse`` and it is sound and there is room,
         else close it."""
         with self._lock:
-            keep = (reuse and env.fault is None
-                    and len(self._idle) < env.max_live * self.parallel_jobs)  # fmt: skip
+            keep = (
+                reuse and env.fault is None and len(self._idle) < env.max_live * self.parallel_jobs
+            )
             if keep:
                 self._idle.append(env)
         if not keep:
@@ -48,7 +49,9 @@ class EnvPool:
         (:meth:`~adaroll.envs.base.GUIEnv.warm_for`), then the longest idle ones (the recently
         released may be warm for a job that follows theirs); None for each env still to make."""
         with self._lock:
-            ranked = sorted(range(len(self._idle)), key=lambda i: (not self._idle[i].warm_for(task), i))
+            ranked = sorted(
+                range(len(self._idle)), key=lambda i: (not self._idle[i].warm_for(task), i)
+            )
             chosen = set(ranked[:n])
             taken: list[GUIEnv | None] = [self._idle[i] for i in ranked[:n]]
             self._idle = [env for i, env in enumerate(self._idle) if i not in chosen]

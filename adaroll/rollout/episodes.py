@@ -18,7 +18,9 @@ StepResult = tuple[Observation, float, bool, bool, dict[str, Any]]
 class Sampler(Protocol):
     """What draws the actions: a :class:`~adaroll.policies.base.Policy`, or a view of one."""
 
-    def sample(self, contexts: Sequence[Context], n: int, *, greedy: bool = False) -> list[list[SampledAction]]: ...
+    def sample(
+        self, contexts: Sequence[Context], n: int, *, greedy: bool = False
+    ) -> list[list[SampledAction]]: ...
 
 
 @dataclass
@@ -58,8 +60,10 @@ def run_episodes(
     Envs that allow it (:attr:`~adaroll.envs.base.GUIEnv.concurrent_calls`) take each
     lockstep round's steps at once, from threads; the episodes are the same either way.
     """
-    live = [_Live(env, instr, list(hist), obs, Episode())
-            for env, (instr, hist, obs) in zip(envs, starts, strict=True)]  # fmt: skip
+    live = [
+        _Live(env, instr, list(hist), obs, Episode())
+        for env, (instr, hist, obs) in zip(envs, starts, strict=True)
+    ]
     concurrent = concurrent_envs(envs)
     active = list(range(len(live)))
     while active:
@@ -74,8 +78,9 @@ def run_episodes(
             else:
                 acting.append((i, sample.action))
         # the envs act at once when they allow it (browsers); outcomes are handled in order
-        outcomes = call_each(lambda item: _try_step(live[item[0]].env, item[1]), acting,
-                             concurrent=concurrent)  # fmt: skip
+        outcomes = call_each(
+            lambda item: _try_step(live[item[0]].env, item[1]), acting, concurrent=concurrent
+        )
         still: list[int] = []
         for (i, action), outcome in zip(acting, outcomes, strict=True):
             state = live[i]

@@ -15,7 +15,6 @@ from adaroll.policies.base import Context, SampledAction
 log = logging.getLogger("adaroll")
 
 
-
 class StartKind(StrEnum):
     """Where a group starts (DESIGN.md 1.4); each kind has one start class in
     :mod:`adaroll.rollout.starts` that runs it. A ``StrEnum``: the ledger and logs write the
@@ -45,8 +44,12 @@ class Route(StrEnum):
         return _ROUTE_STARTS[self]
 
 
-_ROUTE_STARTS = {Route.UNROUTED: None, Route.LOCAL: StartKind.ONESTEP, Route.SUFFIX: StartKind.SUFFIX,
-                 Route.ROOT: StartKind.ROOT}  # fmt: skip
+_ROUTE_STARTS = {
+    Route.UNROUTED: None,
+    Route.LOCAL: StartKind.ONESTEP,
+    Route.SUFFIX: StartKind.SUFFIX,
+    Route.ROOT: StartKind.ROOT,
+}
 
 Purpose = Literal["train", "routing"]
 
@@ -113,8 +116,10 @@ def root_waves(job: Job, episodes_per_env: int) -> list[Job]:
     if job.kind is not StartKind.ROOT or episodes_per_env <= 1 or job.group_size <= 1:
         return [job]
     envs = -(-job.group_size // episodes_per_env)  # ceil: the envs each wave uses
-    return [replace(job, group_size=min(envs, job.group_size - start))
-            for start in range(0, job.group_size, envs)]  # fmt: skip
+    return [
+        replace(job, group_size=min(envs, job.group_size - start))
+        for start in range(0, job.group_size, envs)
+    ]
 
 
 def merge_groups(job: Job, parts: Sequence[Group]) -> Group:

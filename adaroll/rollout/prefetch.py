@@ -36,7 +36,9 @@ class BranchPrefetcher:
 
     def __init__(self, restore: Callable[[str], Restored], capacity: int, workers: int = 1) -> None:
         if capacity < 1 or workers < 1:
-            raise ValueError(f"prefetch capacity and workers must be >= 1, got {capacity}, {workers}")
+            raise ValueError(
+                f"prefetch capacity and workers must be >= 1, got {capacity}, {workers}"
+            )
         self.capacity = capacity
         self.workers = min(workers, capacity)
         self._restore = restore
@@ -79,7 +81,9 @@ class BranchPrefetcher:
                     self.taken += 1
                     self._cond.notify_all()
                     break
-                idle_with_room = self._busy.total() < len(self._threads) and self._held < self.capacity
+                idle_with_room = (
+                    self._busy.total() < len(self._threads) and self._held < self.capacity
+                )
                 if self._busy[key] > 0 or (idle_with_room and self._todo and self._todo[0] == key):
                     self._cond.wait()  # being restored, or about to be (the thread was woken)
                     continue

@@ -122,8 +122,11 @@ def connect(address: str | None = None, *, workers: int = 1, timeout_s: float = 
         _check_reachable(address, timeout_s)
         ray.init(address=address)
     else:
-        ray.init(num_cpus=max(workers, os.cpu_count() or 1), include_dashboard=False,
-                 _system_config={"worker_niceness": 0})  # fmt: skip
+        ray.init(
+            num_cpus=max(workers, os.cpu_count() or 1),
+            include_dashboard=False,
+            _system_config={"worker_niceness": 0},
+        )
 
 
 def _check_reachable(address: str, timeout_s: float) -> None:
@@ -135,13 +138,16 @@ def _check_reachable(address: str, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=min(30.0, timeout_s)):
+            with socket.create_connection(
+                (host.strip("[]"), int(port)), timeout=min(30.0, timeout_s)
+            ):
                 return
         except OSError as exc:
             if time.monotonic() >= deadline:
-                raise RolloutFailed(f"rollout.ray_address {address!r}: no Ray cluster answers there "
-                                    f"({exc}) within rollout.ray_start_timeout_s = {timeout_s:g} s"
-                                    ) from None  # fmt: skip
+                raise RolloutFailed(
+                    f"rollout.ray_address {address!r}: no Ray cluster answers there "
+                    f"({exc}) within rollout.ray_start_timeout_s = {timeout_s:g} s"
+                ) from None
         time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
 
 
@@ -182,9 +188,16 @@ class RolloutWorker:
         episodes_per_env: int = 1,
     ) -> None:
         backend = SNAPSHOT_BACKENDS.get(snapshot_backend)(make_env=make_env)
-        self.collector = Collector(policy, make_env, checkpoints, backend,
-                                   history_window=history_window, matcher=matcher,
-                                   max_retries=max_retries, episodes_per_env=episodes_per_env)  # fmt: skip
+        self.collector = Collector(
+            policy,
+            make_env,
+            checkpoints,
+            backend,
+            history_window=history_window,
+            matcher=matcher,
+            max_retries=max_retries,
+            episodes_per_env=episodes_per_env,
+        )
         self.version = -1
 
     def run(self, job: Job, seed: int, version: int, weights: Sequence[Any]) -> WorkerResult:
@@ -272,15 +285,25 @@ class RayCollector:
             raise ValueError(f"workers must be >= 1, got {workers}")
         SNAPSHOT_BACKENDS.get(snapshot_backend)  # fail here on an unknown name, with the list
         self.policy, self.make_env, self.checkpoints = policy, make_env, checkpoints
-        self.snapshot_backend, self.history_window, self.matcher = snapshot_backend, history_window, matcher
+        self.snapshot_backend, self.history_window, self.matcher = (
+            snapshot_backend,
+            history_window,
+            matcher,
+        )
         self.workers, self.max_retries = workers, max_retries
         self.local_onestep, self.inflight_per_worker = local_onestep, max(1, inflight_per_worker)
         self.ray_address, self.start_timeout_s = ray_address, start_timeout_s
         self.job_timeout_s, self.episodes_per_env = job_timeout_s, episodes_per_env
         self.worker_resources = dict(worker_resources or {})
         # OneStep jobs in the learner: checkpoints only, the snapshot backend is never used.
-        self.local = Collector(policy, make_env, checkpoints, ReplaySnapshots(make_env=make_env),
-                               history_window=history_window, matcher=matcher)  # fmt: skip
+        self.local = Collector(
+            policy,
+            make_env,
+            checkpoints,
+            ReplaySnapshots(make_env=make_env),
+            history_window=history_window,
+            matcher=matcher,
+        )
         self.builds = BuildCosts(self.prefix_length)
         """Snapshot (re)building paid by the workers, and what the phase is billed for it."""
         self.version = 0
@@ -296,16 +319,34 @@ class RayCollector:
         self._store_ref: Any = None
 
     @classmethod
-    def from_config(cls, cfg: RolloutConfig, policy: Policy, make_env: Callable[[], GUIEnv],
-                    checkpoints: CheckpointStore, snapshot_backend: str, *,
-                    matcher: ActionMatcher = PAPER_MATCHER, env_episodes_per_env: int = 1) -> RayCollector:  # fmt: skip
+    def from_config(
+        cls,
+        cfg: RolloutConfig,
+        policy: Policy,
+        make_env: Callable[[], GUIEnv],
+        checkpoints: CheckpointStore,
+        snapshot_backend: str,
+        *,
+        matcher: ActionMatcher = PAPER_MATCHER,
+        env_episodes_per_env: int = 1,
+    ) -> RayCollector:
         """The Ray collector ``cfg`` configures (``env_episodes_per_env``: the env kind's choice,
         used when ``cfg.episodes_per_env`` is unset)."""
         per_env = cfg.episodes_per_env if cfg.episodes_per_env is not None else env_episodes_per_env
-        return cls(policy, make_env, checkpoints, snapshot_backend, matcher=matcher, workers=cfg.workers,
-                   max_retries=cfg.max_retries, ray_address=cfg.ray_address, job_timeout_s=cfg.job_timeout_s,
-                   start_timeout_s=cfg.ray_start_timeout_s, worker_resources=cfg.ray_worker_resources,
-                   episodes_per_env=per_env)  # fmt: skip
+        return cls(
+            policy,
+            make_env,
+            checkpoints,
+            snapshot_backend,
+            matcher=matcher,
+            workers=cfg.workers,
+            max_retries=cfg.max_retries,
+            ray_address=cfg.ray_address,
+            job_timeout_s=cfg.job_timeout_s,
+            start_timeout_s=cfg.ray_start_timeout_s,
+            worker_resources=cfg.ray_worker_resources,
+            episodes_per_env=per_env,
+        )
 
     # -- the Collector interface ------------------------------------------------------------------
     def context_at(self, checkpoint: Checkpoint) -> Context:
@@ -342,8 +383,10 @@ class RayCollector:
             self.stats["faults"] += 1
             job = jobs[j]
             if faults[j] > self.max_retries:
-                raise RolloutFailed(f"{job.kind} job for {job.task.id} failed on {faults[j]} "
-                                    f"attempt(s); last: {why}") from exc  # fmt: skip
+                raise RolloutFailed(
+                    f"{job.kind} job for {job.task.id} failed on {faults[j]} "
+                    f"attempt(s); last: {why}"
+                ) from exc
             log.warning("rollout job %d (%s %s) retried after: %s", j, job.kind, job.task.id, why)
             if job.kind != "onestep" and job.checkpoint_id is not None:
                 pinned[slot_for(job.checkpoint_id, self.workers)].appendleft(j)
@@ -364,8 +407,9 @@ class RayCollector:
             if watchdog:
                 deadline = self._next_deadline(inflight)
                 timeout = None if math.isinf(deadline) else max(0.0, deadline - time.monotonic())
-            ready, _ = ray.wait(list(inflight), num_returns=len(inflight) if timeout == 0 else 1,
-                                timeout=timeout)  # fmt: skip
+            ready, _ = ray.wait(
+                list(inflight), num_returns=len(inflight) if timeout == 0 else 1, timeout=timeout
+            )
             if watchdog and not ready:
                 for flight, why in self._hung(inflight):
                     requeue(flight.job, None, why)
@@ -381,8 +425,11 @@ class RayCollector:
                 self.builds.add_build(result.setup.replayed_steps)
                 if result.version != self.version:
                     self.stats["stale"] += 1
-                    requeue(flight.job, None, f"stale result (version {result.version}, "
-                                              f"current {self.version})")  # fmt: skip
+                    requeue(
+                        flight.job,
+                        None,
+                        f"stale result (version {result.version}, current {self.version})",
+                    )
                     continue
                 groups[flight.job] = result.group
                 self.stats["remote_jobs"] += 1
@@ -398,8 +445,10 @@ class RayCollector:
     def broadcast(self) -> int:
         """Publish the policy's current weights as a new version (one ``ray.put``); workers
         load them with their next job. Returns the new version."""
-        state = {k: v.detach().cpu().clone() if isinstance(v, torch.Tensor) else v
-                 for k, v in self.policy.state_dict().items()}  # fmt: skip
+        state = {
+            k: v.detach().cpu().clone() if isinstance(v, torch.Tensor) else v
+            for k, v in self.policy.state_dict().items()
+        }
         self._weights = ray.put(state)
         self.version += 1
         return self.version
@@ -414,7 +463,9 @@ class RayCollector:
             if slot.actor is None:
                 continue
             if slot.ready is not None and not ray.wait([slot.ready], timeout=0)[0]:
-                ray.kill(slot.actor, no_restart=True)  # never started (not placed): nothing to close
+                ray.kill(
+                    slot.actor, no_restart=True
+                )  # never started (not placed): nothing to close
                 continue
             try:
                 ray.get(slot.actor.close.remote(), timeout=60)
@@ -446,7 +497,7 @@ class RayCollector:
                 f"{self.workers} rollout workers ({asked} each) did not start within "
                 f"rollout.ray_start_timeout_s = {self.start_timeout_s:g} s; free in the cluster: "
                 + ", ".join(f"{k} {free.get(k, 0):g}" for k in {"CPU": 1, **self.worker_resources})
-            ) from None  # fmt: skip
+            ) from None
 
     def _check_resources(self) -> None:
         """A requested custom resource that no node of the cluster has is an error now, not a
@@ -454,18 +505,34 @@ class RayCollector:
         total = ray.cluster_resources()
         missing = {k: v for k, v in self.worker_resources.items() if total.get(k, 0) < v}
         if missing:
-            have = sorted(k for k in total if not k.startswith("node:") and k != "memory"
-                          and not k.startswith("object_store"))  # fmt: skip
-            raise RolloutFailed(f"rollout.ray_worker_resources asks each worker for {missing}, "
-                                f"but no node of the cluster has that much (the cluster has: "
-                                f"{', '.join(have)}); start a node with `ray start --resources` "
-                                f"(docs/ray.md)")  # fmt: skip
+            have = sorted(
+                k
+                for k in total
+                if not k.startswith("node:") and k != "memory" and not k.startswith("object_store")
+            )
+            raise RolloutFailed(
+                f"rollout.ray_worker_resources asks each worker for {missing}, "
+                f"but no node of the cluster has that much (the cluster has: "
+                f"{', '.join(have)}); start a node with `ray start --resources` "
+                f"(docs/ray.md)"
+            )
 
     def _spawn(self) -> _Slot:
-        remote = _RemoteWorker.options(resources=self.worker_resources) if self.worker_resources else _RemoteWorker
-        actor: Any = remote.remote(self._policy_ref, self.make_env, self._store_ref,
-                                     self.snapshot_backend, self.history_window, self.matcher,
-                                     self.max_retries, self.episodes_per_env)  # fmt: skip
+        remote = (
+            _RemoteWorker.options(resources=self.worker_resources)
+            if self.worker_resources
+            else _RemoteWorker
+        )
+        actor: Any = remote.remote(
+            self._policy_ref,
+            self.make_env,
+            self._store_ref,
+            self.snapshot_backend,
+            self.history_window,
+            self.matcher,
+            self.max_retries,
+            self.episodes_per_env,
+        )
         return _Slot(actor, next(self._generations), actor.pid.remote(), time.monotonic())
 
     def _busy_slots(self, inflight: dict[Any, _Flight]) -> set[int]:
@@ -494,16 +561,25 @@ class RayCollector:
             if self._deadline(self._slots[s]) > time.monotonic():
                 continue
             if self._slots[s].ready is not None:
-                why = (f"worker slot {s}: its actor did not start within rollout.ray_start_timeout_s"
-                       f" = {self.start_timeout_s:g} s (no live node with CPU 1"
-                       + "".join(f", {k} {v:g}" for k, v in self.worker_resources.items()) + " free?)")
+                why = (
+                    f"worker slot {s}: its actor did not start within rollout.ray_start_timeout_s"
+                    f" = {self.start_timeout_s:g} s (no live node with CPU 1"
+                    + "".join(f", {k} {v:g}" for k, v in self.worker_resources.items())
+                    + " free?)"
+                )
             else:
-                why = (f"worker slot {s} returned nothing for rollout.job_timeout_s = "
-                       f"{self.job_timeout_s:g} s (hung)")  # fmt: skip
+                why = (
+                    f"worker slot {s} returned nothing for rollout.job_timeout_s = "
+                    f"{self.job_timeout_s:g} s (hung)"
+                )
             log.warning("rollout %s: replaced", why)
             generation = self._slots[s].generation
-            self._replace(next(f for f in inflight.values() if (f.slot, f.generation) == (s, generation)))
-            lost += [(inflight.pop(ref), why) for ref in [r for r, f in inflight.items() if f.slot == s]]
+            self._replace(
+                next(f for f in inflight.values() if (f.slot, f.generation) == (s, generation))
+            )
+            lost += [
+                (inflight.pop(ref), why) for ref in [r for r, f in inflight.items() if f.slot == s]
+            ]
         return lost
 
     def _replace(self, flight: _Flight) -> None:
@@ -516,10 +592,18 @@ class RayCollector:
         self._slots[flight.slot] = _Slot(None, next(self._generations), None, time.monotonic())
         self.stats["replaced"] += 1
 
-    def _top_up(self, jobs: Sequence[Job], base: int, free: deque[int], pinned: list[deque[int]],
-                inflight: dict[Any, _Flight]) -> None:  # fmt: skip
+    def _top_up(
+        self,
+        jobs: Sequence[Job],
+        base: int,
+        free: deque[int],
+        pinned: list[deque[int]],
+        inflight: dict[Any, _Flight],
+    ) -> None:
         for s, slot in enumerate(self._slots):
-            busy = sum(1 for f in inflight.values() if f.slot == s and f.generation == slot.generation)
+            busy = sum(
+                1 for f in inflight.values() if f.slot == s and f.generation == slot.generation
+            )
             if busy == 0:  # the watchdog's clock starts with the first job of an idle slot
                 slot.last_progress = time.monotonic()
             while busy < self.inflight_per_worker:
@@ -529,7 +613,9 @@ class RayCollector:
                 j = queue.popleft()
                 if slot.actor is None:  # replaced after a fault: start its successor now
                     slot = self._slots[s] = self._spawn()
-                ref = slot.actor.run.remote(jobs[j], job_seed(base, j), self.version, [self._weights])
+                ref = slot.actor.run.remote(
+                    jobs[j], job_seed(base, j), self.version, [self._weights]
+                )
                 inflight[ref] = _Flight(j, s, slot.generation)
                 busy += 1
                 if self.on_submit is not None:

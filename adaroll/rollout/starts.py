@@ -73,8 +73,12 @@ class OneStepStart(Start):
     kind = StartKind.ONESTEP
     rolls_out = False
 
-    def __init__(self, checkpoints: CheckpointStore, matcher: ActionMatcher,
-                 context_at: Callable[[Checkpoint], Context]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        checkpoints: CheckpointStore,
+        matcher: ActionMatcher,
+        context_at: Callable[[Checkpoint], Context],
+    ) -> None:
         self.checkpoints, self.matcher, self.context_at = checkpoints, matcher, context_at
 
     def collect(self, jobs: Sequence[Job], sampler: Sampler) -> list[Group]:
@@ -87,11 +91,17 @@ class OneStepStart(Start):
             checkpoints = [checkpoint_of(jobs[i], self.checkpoints) for i in indices]
             contexts = [self.context_at(c) for c in checkpoints]
             samples = sampler.sample(contexts, size)
-            for i, ckpt, ctx, group_samples in zip(indices, checkpoints, contexts, samples, strict=True):
+            for i, ckpt, ctx, group_samples in zip(
+                indices, checkpoints, contexts, samples, strict=True
+            ):
                 rewards = [self.matcher.reward(s.action, ckpt.expert_action) for s in group_samples]
-                cost = Cost(policy_samples=size,
-                            invalid_samples=sum(s.action is None for s in group_samples))  # fmt: skip
-                groups[i] = Group(jobs[i], [[Decision(ctx, s)] for s in group_samples], rewards, cost)
+                cost = Cost(
+                    policy_samples=size,
+                    invalid_samples=sum(s.action is None for s in group_samples),
+                )
+                groups[i] = Group(
+                    jobs[i], [[Decision(ctx, s)] for s in group_samples], rewards, cost
+                )
         return [g for g in groups if g is not None]
 
 
@@ -214,10 +224,16 @@ class BranchStart(RolloutStart):
             self.count(restore_fallbacks=1)
             self.cache.forget(checkpoint.id)
             replayed += restored.replayed_steps
-        return Cost(restores=1, restore_seconds=seconds, replayed_steps=replayed,
-                    restore_fallbacks=int(bool(restored.fallback)))  # fmt: skip
+        return Cost(
+            restores=1,
+            restore_seconds=seconds,
+            replayed_steps=replayed,
+            restore_fallbacks=int(bool(restored.fallback)),
+        )
 
-    def _take_prefetched(self, checkpoint: Checkpoint) -> tuple[Restored, Observation, float] | None:
+    def _take_prefetched(
+        self, checkpoint: Checkpoint
+    ) -> tuple[Restored, Observation, float] | None:
         """A prefetched branch of ``checkpoint`` that still shows the recorded element tree,
         with that observation (the start's, as a restored branch's start observes it after its
         restore) and the seconds waited for it; or None: restore one now. A branch that changed
@@ -233,11 +249,17 @@ class BranchStart(RolloutStart):
         try:
             obs = restored.env.observe()
         except EnvFault as exc:
-            log.warning("prefetched branch of %s stopped answering; restoring another: %s", checkpoint.id, exc)
+            log.warning(
+                "prefetched branch of %s stopped answering; restoring another: %s",
+                checkpoint.id,
+                exc,
+            )
             close_quietly(restored.env)
             return None
         if obs.element_tree_hash() != want:
-            log.warning("prefetched branch of %s changed while it waited; restoring another", checkpoint.id)
+            log.warning(
+                "prefetched branch of %s changed while it waited; restoring another", checkpoint.id
+            )
             close_quietly(restored.env)
             return None
         return restored, obs, waited

@@ -34,15 +34,25 @@ class SnapshotRef:
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "backend": self.backend, "task": self.task.id,
-                "prefix": [a.to_dict() for a in self.prefix],
-                "element_tree_hash": self.element_tree_hash, "meta": self.meta}  # fmt: skip
+        return {
+            "id": self.id,
+            "backend": self.backend,
+            "task": self.task.id,
+            "prefix": [a.to_dict() for a in self.prefix],
+            "element_tree_hash": self.element_tree_hash,
+            "meta": self.meta,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SnapshotRef:
-        return cls(str(d["id"]), str(d["backend"]), TaskSpec.from_id(d["task"]),
-                   tuple(Action.from_dict(a) for a in d["prefix"]),
-                   str(d.get("element_tree_hash", "")), dict(d.get("meta", {})))  # fmt: skip
+        return cls(
+            str(d["id"]),
+            str(d["backend"]),
+            TaskSpec.from_id(d["task"]),
+            tuple(Action.from_dict(a) for a in d["prefix"]),
+            str(d.get("element_tree_hash", "")),
+            dict(d.get("meta", {})),
+        )
 
 
 class SnapshotError(RuntimeError):

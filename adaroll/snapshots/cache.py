@@ -66,8 +66,9 @@ class SnapshotCache:
     """One live snapshot per checkpoint of ``checkpoints``, saved by ``backend`` from envs made by
     ``make_env`` (see the module docstring)."""
 
-    def __init__(self, backend: SnapshotBackend, checkpoints: CheckpointStore,
-                 make_env: Callable[[], GUIEnv]) -> None:  # fmt: skip
+    def __init__(
+        self, backend: SnapshotBackend, checkpoints: CheckpointStore, make_env: Callable[[], GUIEnv]
+    ) -> None:
         self.backend = backend
         self.checkpoints = checkpoints
         self.make_env = make_env
@@ -95,7 +96,9 @@ class SnapshotCache:
 
     def restore(self, checkpoint_id: str) -> Restored:
         """A verified branch of the checkpoint's snapshot (built first when missing)."""
-        return restore_verified(self.backend, self.ref(self.checkpoints.get(checkpoint_id)), self.make_env)
+        return restore_verified(
+            self.backend, self.ref(self.checkpoints.get(checkpoint_id)), self.make_env
+        )
 
     def ref(self, checkpoint: Checkpoint) -> SnapshotRef:
         """The live snapshot of a checkpoint, built by replaying its prefix when missing."""
@@ -110,9 +113,11 @@ class SnapshotCache:
         try:
             device = env.device_name
             if checkpoint.device is not None and device is not None and checkpoint.device != device:
-                raise SnapshotError(f"checkpoint {checkpoint.id} was recorded on device profile "
-                                    f"{checkpoint.device!r}, this env runs {device!r}: collect the experts "
-                                    f"on this device, or set expert.device=clean to replay them here")  # fmt: skip
+                raise SnapshotError(
+                    f"checkpoint {checkpoint.id} was recorded on device profile "
+                    f"{checkpoint.device!r}, this env runs {device!r}: collect the experts "
+                    f"on this device, or set expert.device=clean to replay them here"
+                )
             obs = replay(env, checkpoint.task, checkpoint.history)
             if obs.element_tree_hash() != checkpoint.observation.element_tree_hash():
                 raise SnapshotError(f"replaying {checkpoint.id} did not reach the recorded state")

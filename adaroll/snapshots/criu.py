@@ -143,8 +143,9 @@ def _mem_available_mb() -> int:
     return 4096
 
 
-def default_pool_size(branch_mb: int = BRANCH_PSS_MB, memory_fraction: float = 0.5,
-                      per_core: int = 8) -> int:  # fmt: skip
+def default_pool_size(
+    branch_mb: int = BRANCH_PSS_MB, memory_fraction: float = 0.5, per_core: int = 8
+) -> int:
     """Live-branch cap: what half the available memory holds at ``branch_mb`` each, and at most
     ``per_core`` branches per core (idle branches cost little CPU, busy ones compete for it)."""
     by_mem = int(_mem_available_mb() * memory_fraction) // max(1, branch_mb)
@@ -331,11 +332,14 @@ def _check_manifest(snapdir: Path, manifest: dict[str, Any], snap_id: str) -> No
         except FileNotFoundError:
             raise SnapshotError(f"criu snapshot {snap_id}: image file {path} is missing") from None
         if st.st_size != size:
-            raise SnapshotError(f"criu snapshot {snap_id}: image file {path} is corrupt "
-                                f"(size {st.st_size}, recorded {size})")  # fmt: skip
+            raise SnapshotError(
+                f"criu snapshot {snap_id}: image file {path} is corrupt "
+                f"(size {st.st_size}, recorded {size})"
+            )
         if mtime is not None and st.st_mtime_ns != mtime:
-            raise SnapshotError(f"criu snapshot {snap_id}: image file {path} is corrupt "
-                                "(modified after the dump)")  # fmt: skip
+            raise SnapshotError(
+                f"criu snapshot {snap_id}: image file {path} is corrupt (modified after the dump)"
+            )
 
 
 def _criu_errors(log: Path, limit: int = 12) -> str:
@@ -344,8 +348,11 @@ def _criu_errors(log: Path, limit: int = 12) -> str:
         lines = log.read_text(errors="replace").splitlines()
     except OSError:
         return f"(no log at {log})"
-    errs = [ln.strip() for ln in lines if "Error" in ln and "RLIMIT_NOFILE" not in ln
-            and "iptables" not in ln]  # fmt: skip
+    errs = [
+        ln.strip()
+        for ln in lines
+        if "Error" in ln and "RLIMIT_NOFILE" not in ln and "iptables" not in ln
+    ]
     return "\n".join(errs[-limit:]) or "\n".join(lines[-5:])
 
 
@@ -430,8 +437,12 @@ class CriuSnapshots(SnapshotBackend):
         self._branches: dict[int, Any] = {}
         self._branch_ids = iter(range(1, 1 << 62))
         self._closed = False
-        self._finalizer = weakref.finalize(self, CriuSnapshots._cleanup_dir, str(self.dir),
-                                           *([self._kdat_dir] if self._kdat_dir else []))  # fmt: skip
+        self._finalizer = weakref.finalize(
+            self,
+            CriuSnapshots._cleanup_dir,
+            str(self.dir),
+            *([self._kdat_dir] if self._kdat_dir else []),
+        )
 
     # -- protocol -------------------------------------------------------------------------------
     def save(self, env: GUIEnv, prefix: tuple[Action, ...]) -> SnapshotRef:
@@ -440,18 +451,23 @@ class CriuSnapshots(SnapshotBackend):
         from adaroll.envs.web.env import WebEnv  # the web extras are optional: import on use
 
         if not isinstance(env, WebEnv):
-            raise SnapshotError(f"criu snapshots need a web environment (WebEnv), got "
-                                f"{type(env).__name__}")  # fmt: skip
+            raise SnapshotError(
+                f"criu snapshots need a web environment (WebEnv), got {type(env).__name__}"
+            )
         browser = env.browser
         if not browser.isolated:
-            raise SnapshotError("criu snapshots need an isolated browser (own pid/mount/net "
-                                "namespaces: run as root with util-linux `unshare`)")  # fmt: skip
+            raise SnapshotError(
+                "criu snapshots need an isolated browser (own pid/mount/net "
+                "namespaces: run as root with util-linux `unshare`)"
+            )
         if not browser.alive():
             raise SnapshotError(f"cannot snapshot: browser {browser.pid} is not running")
         if browser.unprivileged:
-            raise SnapshotError("criu snapshots cannot restore an unprivileged browser yet (user "
-                                "namespace; docs/web.md, \"Browsers without root\"): launch "
-                                "it with env.options.browser.user: null")  # fmt: skip
+            raise SnapshotError(
+                "criu snapshots cannot restore an unprivileged browser yet (user "
+                'namespace; docs/web.md, "Browsers without root"): launch '
+                "it with env.options.browser.user: null"
+            )
         web = env
         if self.config.collect_garbage:
             web.collect_garbage()
@@ -471,15 +487,34 @@ class CriuSnapshots(SnapshotBackend):
         hook.write_text(_HOOK)
         hook.chmod(0o755)
         log = snapdir / "dump.log"
-        cmd = ["nsenter", f"--mount=/proc/{browser.pid}/ns/mnt", "--", self.tool.path, "dump",
-               "-t", str(browser.pid), "-D", str(img), "-o", str(log), "--leave-running",
-               *CRIU_COMMON, "--network-lock", "skip", "--action-script", str(hook)]  # fmt: skip
+        cmd = [
+            "nsenter",
+            f"--mount=/proc/{browser.pid}/ns/mnt",
+            "--",
+            self.tool.path,
+            "dump",
+            "-t",
+            str(browser.pid),
+            "-D",
+            str(img),
+            "-o",
+            str(log),
+            "--leave-running",
+            *CRIU_COMMON,
+            "--network-lock",
+            "skip",
+            "--action-script",
+            str(hook),
+        ]
         ext_net = self.config.external_netns
         if ext_net:
             inode = os.stat(f"/proc/{browser.pid}/ns/net").st_ino
             cmd += ["--external", f"net[{inode}]:{NET_KEY}"]
-        env_vars = dict(os.environ, ADAROLL_STATE_DIR=browser.state_dir,
-                        ADAROLL_STATE_COPY=str(snapdir / STATE_SUBDIR))  # fmt: skip
+        env_vars = dict(
+            os.environ,
+            ADAROLL_STATE_DIR=browser.state_dir,
+            ADAROLL_STATE_COPY=str(snapdir / STATE_SUBDIR),
+        )
         t0 = time.perf_counter()
         try:
             run = _run(cmd, self.config.command_timeout_s, env=env_vars)
@@ -490,21 +525,39 @@ class CriuSnapshots(SnapshotBackend):
         if run.returncode != 0 or not (snapdir / STATE_SUBDIR).is_dir():
             detail = _criu_errors(log) or clean_output(run.stderr)
             shutil.rmtree(snapdir, ignore_errors=True)
-            raise SnapshotError(f"criu dump of browser {browser.pid} failed (exit "
-                                f"{run.returncode}):\n{detail}")  # fmt: skip
+            raise SnapshotError(
+                f"criu dump of browser {browser.pid} failed (exit {run.returncode}):\n{detail}"
+            )
         manifest = _manifest(snapdir)
         (snapdir / MANIFEST).write_text(json.dumps(manifest))
         size = sum(entry[0] for entry in manifest.values())
-        record = _Image(snap_id, snapdir, browser.state_dir, int(browser.port), episode,
-                        web.config, manifest, external_netns=ext_net, page_url=web.cdp.url)  # fmt: skip
+        record = _Image(
+            snap_id,
+            snapdir,
+            browser.state_dir,
+            int(browser.port),
+            episode,
+            web.config,
+            manifest,
+            external_netns=ext_net,
+            page_url=web.cdp.url,
+        )
         with self._lock:
             self._pin(browser.state_dir, browser)
             self._images[snap_id] = record
-        meta = {"image_dir": str(snapdir), "state_dir": browser.state_dir,
-                "port": int(browser.port), "episode": episode, "screenshot_hash": shot,
-                "image_bytes": size, "dump_seconds": round(dump_s, 4),
-                "criu_version": self.tool.version_text, "external_netns": ext_net,
-                "page_url": web.cdp.url, "env_config": _config_to_dict(web.config)}  # fmt: skip
+        meta = {
+            "image_dir": str(snapdir),
+            "state_dir": browser.state_dir,
+            "port": int(browser.port),
+            "episode": episode,
+            "screenshot_hash": shot,
+            "image_bytes": size,
+            "dump_seconds": round(dump_s, 4),
+            "criu_version": self.tool.version_text,
+            "external_netns": ext_net,
+            "page_url": web.cdp.url,
+            "env_config": _config_to_dict(web.config),
+        }
         return SnapshotRef(snap_id, self.name, web.task, tuple(prefix), tree, meta)
 
     def restore(self, ref: SnapshotRef) -> GUIEnv:
@@ -514,9 +567,11 @@ class CriuSnapshots(SnapshotBackend):
         image = self._acquire_image(ref)
         if not self._pool.acquire(timeout=self.config.pool_timeout_s):
             self._drop_branch_ref(image)
-            raise SnapshotError(f"criu branch pool full: {self.max_branches} live branches for "
-                                f"{self.config.pool_timeout_s} s; close branches or raise "
-                                "max_branches")  # fmt: skip
+            raise SnapshotError(
+                f"criu branch pool full: {self.max_branches} live branches for "
+                f"{self.config.pool_timeout_s} s; close branches or raise "
+                "max_branches"
+            )
         try:
             env = self._restore(ref, image)
         except BaseException:
@@ -618,8 +673,9 @@ class CriuSnapshots(SnapshotBackend):
         with self._lock:
             image = self._images.get(ref.id)
             if image is not None and str(image.dir) != str(ref.meta.get("image_dir", image.dir)):
-                raise SnapshotError(f"criu snapshot {ref.id}: a different image of this backend "
-                                    "has the same id")  # fmt: skip
+                raise SnapshotError(
+                    f"criu snapshot {ref.id}: a different image of this backend has the same id"
+                )
             if image is None and ref.id in self._deleted:
                 raise SnapshotError(f"criu snapshot {ref.id} was released (image deleted)")
             if image is None:
@@ -639,21 +695,32 @@ class CriuSnapshots(SnapshotBackend):
             snapdir = Path(meta["image_dir"])
             state_dir, port, episode = meta["state_dir"], int(meta["port"]), meta["episode"]
         except (KeyError, TypeError, ValueError):
-            raise SnapshotError(f"criu snapshot {ref.id}: its meta lacks image_dir/state_dir/"
-                                "port/episode") from None  # fmt: skip
+            raise SnapshotError(
+                f"criu snapshot {ref.id}: its meta lacks image_dir/state_dir/port/episode"
+            ) from None
         manifest_path = snapdir / MANIFEST
         try:
             manifest = json.loads(manifest_path.read_text())
         except FileNotFoundError:
-            raise SnapshotError(f"criu snapshot {ref.id}: image file {manifest_path} is "
-                                "missing") from None  # fmt: skip
+            raise SnapshotError(
+                f"criu snapshot {ref.id}: image file {manifest_path} is missing"
+            ) from None
         except ValueError:
-            raise SnapshotError(f"criu snapshot {ref.id}: image file {manifest_path} is "
-                                "corrupt") from None  # fmt: skip
-        image = _Image(ref.id, snapdir, state_dir, port, episode,
-                       _config_from_dict(meta.get("env_config")), manifest,
-                       external_netns=bool(meta.get("external_netns")),
-                       page_url=str(meta.get("page_url") or ""), owned=False)  # fmt: skip
+            raise SnapshotError(
+                f"criu snapshot {ref.id}: image file {manifest_path} is corrupt"
+            ) from None
+        image = _Image(
+            ref.id,
+            snapdir,
+            state_dir,
+            port,
+            episode,
+            _config_from_dict(meta.get("env_config")),
+            manifest,
+            external_netns=bool(meta.get("external_netns")),
+            page_url=str(meta.get("page_url") or ""),
+            owned=False,
+        )
         self._images[ref.id] = image
         self._pin(state_dir, None)
         return image
@@ -719,13 +786,32 @@ class CriuSnapshots(SnapshotBackend):
         bdir = self.dir / "branches" / f"{ref.id}-b{branch_no}"
         bdir.mkdir(mode=0o700)
         pidfile, log = bdir / "pid", bdir / "restore.log"
-        criu = [self.tool.path, "restore", "-D", str(image.img), "-W", str(bdir), "-o", str(log),
-                "-d", "--pidfile", str(pidfile), *CRIU_COMMON]  # fmt: skip
+        criu = [
+            self.tool.path,
+            "restore",
+            "-D",
+            str(image.img),
+            "-W",
+            str(bdir),
+            "-o",
+            str(log),
+            "-d",
+            "--pidfile",
+            str(pidfile),
+            *CRIU_COMMON,
+        ]
         if image.external_netns:
             criu += ["--inherit-fd", f"fd[{NETNS_FD}]:{NET_KEY}"]
         output = bdir / "criu.out"
-        request = Request(image.state_dir, str(image.state_copy), self.config.branch_tmpfs_mb,
-                          self._kdat_dir or "", image.external_netns, tuple(criu), str(output))  # fmt: skip
+        request = Request(
+            image.state_dir,
+            str(image.state_copy),
+            self.config.branch_tmpfs_mb,
+            self._kdat_dir or "",
+            image.external_netns,
+            tuple(criu),
+            str(output),
+        )
         with self._restores, _subreaper():
             t1 = time.perf_counter()
             try:
@@ -743,13 +829,20 @@ class CriuSnapshots(SnapshotBackend):
             shutil.rmtree(bdir, ignore_errors=True)
             files = _mentioned_images(errors)
             named = f" (files: {', '.join(str(image.img / f) for f in files)})" if files else ""
-            raise SnapshotError(f"criu restore of snapshot {ref.id} from {image.img} failed "
-                                f"(exit {returncode}){named}:\n{errors}\n{stderr[-500:]}")  # fmt: skip
+            raise SnapshotError(
+                f"criu restore of snapshot {ref.id} from {image.img} failed "
+                f"(exit {returncode}){named}:\n{errors}\n{stderr[-500:]}"
+            )
         pid = int(pidfile.read_text().split()[0])
         try:
-            browser = BrowserProcess.adopt(pid, state_dir=image.state_dir, port=image.port,
-                                           isolated=True, owned_dirs=(str(bdir),),
-                                           page_url=image.page_url or None)  # fmt: skip
+            browser = BrowserProcess.adopt(
+                pid,
+                state_dir=image.state_dir,
+                port=image.port,
+                isolated=True,
+                owned_dirs=(str(bdir),),
+                page_url=image.page_url or None,
+            )
         except BaseException:
             self._kill(pid)
             shutil.rmtree(bdir, ignore_errors=True)
@@ -758,21 +851,26 @@ class CriuSnapshots(SnapshotBackend):
             t2 = time.perf_counter()
             if not image.page_url:  # an older image: ask for the page target once it answers
                 browser.wait_ready(timeout=30.0)
-            env = _branch_env_class().attach(browser, image.episode, image.env_config,
-                                             owns_browser=True)  # fmt: skip
+            env = _branch_env_class().attach(
+                browser, image.episode, image.env_config, owns_browser=True
+            )
             connect_s = time.perf_counter() - t2
         except BaseException as exc:
             browser.kill()
             if isinstance(exc, Exception):
-                raise SnapshotError(f"restored branch of {ref.id} (pid {pid}) does not answer "
-                                    f"over CDP: {exc}") from exc  # fmt: skip
+                raise SnapshotError(
+                    f"restored branch of {ref.id} (pid {pid}) does not answer over CDP: {exc}"
+                ) from exc
             raise
         with self._lock:
             self._branches[branch_no] = env
         env._on_close = self._make_on_close(branch_no, image)  # type: ignore[attr-defined]
         env.restore_info = {
-            "snapshot": ref.id, "pid": pid, "criu_seconds": criu_s, "connect_seconds": connect_s,
-        }  # fmt: skip
+            "snapshot": ref.id,
+            "pid": pid,
+            "criu_seconds": criu_s,
+            "connect_seconds": connect_s,
+        }
         return env
 
     def _check_branch(self, env: Any, ref: SnapshotRef) -> None:
@@ -822,14 +920,21 @@ class CriuSnapshots(SnapshotBackend):
             self._kill(int(pidfile.read_text().split()[0]))
 
 
-def _run(cmd: list[str], timeout: float, env: dict[str, str] | None = None
-         ) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def _run(
+    cmd: list[str], timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run a criu command line in its own process group, killing the whole group on timeout
     (``sh`` may be criu's parent, and killing only the direct child would leave criu running).
     Restored trees are unaffected: criu gives them their own (dumped) sessions."""
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -855,9 +960,9 @@ def _config_from_dict(data: dict[str, Any] | None) -> WebEnvConfig:
     data = dict(data or {})
     browser = data.pop("browser", None) or {}
     bfields = {f.name for f in dataclasses.fields(BrowserConfig)}
-    bconf: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
-                             for k, v in browser.items() if k in bfields}  # fmt: skip
+    bconf: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in browser.items() if k in bfields
+    }
     efields = {f.name for f in dataclasses.fields(WebEnvConfig)}
     econf = {k: v for k, v in data.items() if k in efields}
     return WebEnvConfig(browser=BrowserConfig(**bconf), **econf)
-

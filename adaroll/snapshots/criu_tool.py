@@ -77,8 +77,9 @@ def find_criu(explicit: str | None = None) -> str:
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
         if chosen and path == chosen:
-            raise CriuUnavailableError(f"CRIU binary {chosen!r} does not exist or is not "
-                                       f"executable; {INSTALL_HINT}")  # fmt: skip
+            raise CriuUnavailableError(
+                f"CRIU binary {chosen!r} does not exist or is not executable; {INSTALL_HINT}"
+            )
     raise CriuUnavailableError(f"CRIU not found (looked at {', '.join(cands)}); {INSTALL_HINT}")
 
 
@@ -90,20 +91,23 @@ def parse_version(text: str) -> tuple[int, ...] | None:
 
 def clean_output(text: str) -> str:
     """CRIU output without the harmless noise lines (see ``_NOISE``)."""
-    return "\n".join(line for line in text.splitlines()
-                     if line.strip() and not any(n in line for n in _NOISE))  # fmt: skip
+    return "\n".join(
+        line for line in text.splitlines() if line.strip() and not any(n in line for n in _NOISE)
+    )
 
 
 @functools.cache
 def _check(path: str) -> CriuTool:
     if os.geteuid() != 0:
-        raise CriuUnavailableError("CRIU snapshots need root (criu, unshare and nsenter "
-                                   "create namespaces and mounts); run as root")  # fmt: skip
-    for tool, package in (("unshare", "util-linux"), ("nsenter", "util-linux"),
-                          ("ip", "iproute2")):  # fmt: skip
+        raise CriuUnavailableError(
+            "CRIU snapshots need root (criu, unshare and nsenter "
+            "create namespaces and mounts); run as root"
+        )
+    for tool, package in (("unshare", "util-linux"), ("nsenter", "util-linux"), ("ip", "iproute2")):
         if shutil.which(tool) is None:
-            raise CriuUnavailableError(f"`{tool}` not found; install {package} "
-                                       "(scripts/install_criu.sh does)")  # fmt: skip
+            raise CriuUnavailableError(
+                f"`{tool}` not found; install {package} (scripts/install_criu.sh does)"
+            )
     try:
         ver = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -111,8 +115,9 @@ def _check(path: str) -> CriuTool:
     version = parse_version(ver.stdout + ver.stderr)
     if ver.returncode != 0 or version is None:
         out = clean_output(ver.stdout + ver.stderr)[-500:]
-        raise CriuUnavailableError(f"{path} --version failed (exit {ver.returncode}): {out}; "
-                                   f"{INSTALL_HINT}")  # fmt: skip
+        raise CriuUnavailableError(
+            f"{path} --version failed (exit {ver.returncode}): {out}; {INSTALL_HINT}"
+        )
     if version[:2] < MIN_VERSION:
         have = ".".join(map(str, version))
         raise CriuUnavailableError(
@@ -125,8 +130,10 @@ def _check(path: str) -> CriuTool:
         raise CriuUnavailableError(f"cannot run {path} check: {exc}; {INSTALL_HINT}") from exc
     out = clean_output(chk.stdout + chk.stderr)
     if chk.returncode != 0:
-        raise CriuUnavailableError(f"`{path} check` failed (exit {chk.returncode}) - this "
-                                   f"kernel or container lacks what CRIU needs:\n{out[-1500:]}")  # fmt: skip
+        raise CriuUnavailableError(
+            f"`{path} check` failed (exit {chk.returncode}) - this "
+            f"kernel or container lacks what CRIU needs:\n{out[-1500:]}"
+        )
     return CriuTool(path, version, out)
 
 

@@ -61,8 +61,12 @@ def restore_verified(
         env.close()
     if backend.replays_prefix:
         raise SnapshotError(f"snapshot {ref.id} (replay backend) is unusable: {why}")
-    log.warning("snapshot %s unusable, replaying its %d-step prefix instead: %s",
-                ref.id, len(ref.prefix), why)  # fmt: skip
+    log.warning(
+        "snapshot %s unusable, replaying its %d-step prefix instead: %s",
+        ref.id,
+        len(ref.prefix),
+        why,
+    )
     env = ReplaySnapshots(make_env=make_env).restore(ref)
     try:
         tree = env.observe().element_tree_hash()
@@ -71,9 +75,11 @@ def restore_verified(
         raise
     if ref.element_tree_hash and tree != ref.element_tree_hash:
         env.close()
-        raise SnapshotError(f"snapshot {ref.id} is unusable ({why}) and replaying its prefix "
-                            f"reached element tree {tree}, not the recorded "
-                            f"{ref.element_tree_hash}")  # fmt: skip
+        raise SnapshotError(
+            f"snapshot {ref.id} is unusable ({why}) and replaying its prefix "
+            f"reached element tree {tree}, not the recorded "
+            f"{ref.element_tree_hash}"
+        )
     return Restored(env, why, len(ref.prefix))
 
 

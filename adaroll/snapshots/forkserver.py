@@ -166,8 +166,10 @@ def _serve_env(env: GUIEnv, conn: Connection) -> None:
                 fd = recv_handle(conn)
                 if threading.active_count() > 1:
                     os.close(fd)
-                    raise SnapshotError(f"cannot fork env {type(env).__name__}: its process runs "
-                                        f"{threading.active_count()} threads (threads do not survive fork)")  # fmt: skip
+                    raise SnapshotError(
+                        f"cannot fork env {type(env).__name__}: its process runs "
+                        f"{threading.active_count()} threads (threads do not survive fork)"
+                    )
                 result: Any = _fork_child(conn, fd, lambda c: _serve_env(env, c))
             elif cmd == "reset":
                 result = env.reset(seed=args[0], options=args[1])
@@ -257,14 +259,18 @@ class _Process:
                 send_handle(self.conn, handle, self.pid)
             if self.timeout_s is not None and not self.conn.poll(self.timeout_s):
                 self.kill()
-                raise SnapshotError(f"fork-server {self.role} (pid {self.pid}) did not answer "
-                                    f"{cmd!r} within {self.timeout_s} s; killed")  # fmt: skip
+                raise SnapshotError(
+                    f"fork-server {self.role} (pid {self.pid}) did not answer "
+                    f"{cmd!r} within {self.timeout_s} s; killed"
+                )
             status, result, meta = self.conn.recv()
         except (EOFError, OSError) as exc:
             self.dead = True
             self.conn.close()
-            raise SnapshotError(f"fork-server {self.role} (pid {self.pid}) died during {cmd!r}: "
-                                f"{type(exc).__name__}: {exc or 'connection closed'}") from None  # fmt: skip
+            raise SnapshotError(
+                f"fork-server {self.role} (pid {self.pid}) died during {cmd!r}: "
+                f"{type(exc).__name__}: {exc or 'connection closed'}"
+            ) from None
         if status == "err":
             if isinstance(result, Exception):
                 raise result
@@ -290,8 +296,9 @@ class _Process:
             raise SnapshotError(f"fork-server {self.role} (pid {self.pid}) died at start") from None
         if status == "err":
             self.kill()
-            raise SnapshotError(f"building the env in the fork-server worker failed: {result!r}") from (
-                result if isinstance(result, BaseException) else None)  # fmt: skip
+            raise SnapshotError(
+                f"building the env in the fork-server worker failed: {result!r}"
+            ) from (result if isinstance(result, BaseException) else None)
         return result, meta
 
     def exit(self) -> None:
@@ -475,11 +482,19 @@ class ForkServerSnapshots(SnapshotBackend):
             self.replayed_steps_on_save += len(prefix)
             source, tree_hash = self._replayer, obs.element_tree_hash()
             if self._verify and tree_hash != env.observe().element_tree_hash():
-                raise SnapshotError(f"replaying {len(prefix)} steps of {env.task.id} in the fork-server "
-                                    "worker did not reproduce the env's state (nondeterministic env?)")  # fmt: skip
+                raise SnapshotError(
+                    f"replaying {len(prefix)} steps of {env.task.id} in the fork-server "
+                    "worker did not reproduce the env's state (nondeterministic env?)"
+                )
         zygote, meta = source.fork("zygote")
-        ref = SnapshotRef(new_snapshot_id("fork"), self.name, meta["task"], tuple(prefix), tree_hash,
-                          {"zygote_pid": zygote.pid})  # fmt: skip
+        ref = SnapshotRef(
+            new_snapshot_id("fork"),
+            self.name,
+            meta["task"],
+            tuple(prefix),
+            tree_hash,
+            {"zygote_pid": zygote.pid},
+        )
         self._zygotes[ref.id] = zygote
         self.saves += 1
         return ref
@@ -487,8 +502,9 @@ class ForkServerSnapshots(SnapshotBackend):
     def restore(self, ref: SnapshotRef) -> GUIEnv:
         zygote = self._zygotes.get(ref.id)
         if zygote is None:
-            raise SnapshotError(f"fork-server snapshot {ref.id} is not held (released, or saved by "
-                                "another process)")  # fmt: skip
+            raise SnapshotError(
+                f"fork-server snapshot {ref.id} is not held (released, or saved by another process)"
+            )
         branch, meta = zygote.fork("branch")
         self._live[branch.pid] = branch
         self.restores += 1

@@ -29,8 +29,13 @@ class MemorySnapshots(SnapshotBackend):
     def save(self, env: GUIEnv, prefix: tuple[Action, ...]) -> SnapshotRef:
         if not isinstance(env, SupportsStateCopy):
             raise SnapshotError(f"env {type(env).__name__} cannot copy its state; use 'replay'")
-        ref = SnapshotRef(new_snapshot_id("mem"), self.name, env.task, tuple(prefix),
-                          env.observe().element_tree_hash())  # fmt: skip
+        ref = SnapshotRef(
+            new_snapshot_id("mem"),
+            self.name,
+            env.task,
+            tuple(prefix),
+            env.observe().element_tree_hash(),
+        )
         self._states[ref.id] = (env.get_state(), env)
         return ref
 

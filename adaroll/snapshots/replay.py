@@ -21,8 +21,13 @@ class ReplaySnapshots(SnapshotBackend):
         self._make_env = make_env
 
     def save(self, env: GUIEnv, prefix: tuple[Action, ...]) -> SnapshotRef:
-        return SnapshotRef(new_snapshot_id("replay"), self.name, env.task, tuple(prefix),
-                           env.observe().element_tree_hash())  # fmt: skip
+        return SnapshotRef(
+            new_snapshot_id("replay"),
+            self.name,
+            env.task,
+            tuple(prefix),
+            env.observe().element_tree_hash(),
+        )
 
     def restore(self, ref: SnapshotRef) -> GUIEnv:
         env = self._make_env()

@@ -86,19 +86,24 @@ def _sys(result: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def _mount(source: str | None, target: str, fstype: str | None, flags: int,
-           data: str | None = None) -> None:  # fmt: skip
+def _mount(
+    source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None
+) -> None:
     def raw(text: str | None) -> bytes | None:
         return None if text is None else text.encode()
 
-    _sys(_libc.mount(raw(source), raw(target), raw(fstype), flags, raw(data)),
-         f"mount {fstype or 'bind'} at {target}")  # fmt: skip
+    _sys(
+        _libc.mount(raw(source), raw(target), raw(fstype), flags, raw(data)),
+        f"mount {fstype or 'bind'} at {target}",
+    )
 
 
 def _nsinit() -> types.ModuleType:
     """The isolated browser's namespace init (standard library only), loaded from its file:
     this one runs as a script with ``-I``, where the ``adaroll`` package is not importable."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "envs", "web", "_nsinit.py")
+    path = os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "envs", "web", "_nsinit.py"
+    )
     spec = importlib.util.spec_from_file_location("adaroll_nsinit", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -154,13 +159,22 @@ class _Launcher:
         try:
             branch_mnt = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
             out = os.open(req.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-            actions = [(os.POSIX_SPAWN_DUP2, self.devnull, 0), (os.POSIX_SPAWN_DUP2, out, 1),
-                       (os.POSIX_SPAWN_DUP2, out, 2)]  # fmt: skip
+            actions = [
+                (os.POSIX_SPAWN_DUP2, self.devnull, 0),
+                (os.POSIX_SPAWN_DUP2, out, 1),
+                (os.POSIX_SPAWN_DUP2, out, 2),
+            ]
             if netns is not None:
                 actions.append((os.POSIX_SPAWN_DUP2, netns, NETNS_FD))
             # its own session and process group: the controller kills the group on timeout
-            pid = os.posix_spawn(req.argv[0], list(req.argv), os.environ, file_actions=actions,
-                                 setsid=True, setsigdef=(signal.SIGINT, signal.SIGCHLD))  # fmt: skip
+            pid = os.posix_spawn(
+                req.argv[0],
+                list(req.argv),
+                os.environ,
+                file_actions=actions,
+                setsid=True,
+                setsigdef=(signal.SIGINT, signal.SIGCHLD),
+            )
         except BaseException:
             if branch_mnt >= 0:
                 os.close(branch_mnt)
@@ -199,8 +213,13 @@ class _Launcher:
             lower = os.stat(req.lower)
             os.chown(f"{state}/.upper", lower.st_uid, lower.st_gid)
             os.chmod(f"{state}/.upper", lower.st_mode & 0o7777)
-        _mount("adaroll-branch", state, "overlay", 0,
-               f"lowerdir={req.lower},upperdir={state}/.upper,workdir={state}/.work")  # fmt: skip
+        _mount(
+            "adaroll-branch",
+            state,
+            "overlay",
+            0,
+            f"lowerdir={req.lower},upperdir={state}/.upper,workdir={state}/.work",
+        )
         netns = None
         if req.new_netns:
             _loopback_up()
@@ -286,8 +305,10 @@ class RestoreLauncher:
                     elif kind == "error":
                         raise LauncherError(f"setting up the branch's namespaces: {value}")
                     else:
-                        raise LauncherError("the restore launcher's child ended without a "
-                                            f"result ({reply!r}); see {self._stderr_path}")  # fmt: skip
+                        raise LauncherError(
+                            "the restore launcher's child ended without a "
+                            f"result ({reply!r}); see {self._stderr_path}"
+                        )
             except TimeoutError:
                 if child:
                     with contextlib.suppress(OSError):
@@ -320,17 +341,21 @@ class RestoreLauncher:
                     self._control.close()
                     self._control = None
                     if attempt == 2:
-                        raise LauncherError(f"the restore launcher does not take requests: "
-                                            f"{exc}; see {self._stderr_path}") from exc  # fmt: skip
+                        raise LauncherError(
+                            f"the restore launcher does not take requests: "
+                            f"{exc}; see {self._stderr_path}"
+                        ) from exc
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with open(self._stderr_path, "ab") as err, theirs:
             self._proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", os.path.abspath(__file__), str(theirs.fileno())],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=err,
-            )  # fmt: skip
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
         ours.settimeout(30)
         try:
             ready = ours.recv(16)

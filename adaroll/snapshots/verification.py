@@ -85,8 +85,9 @@ def screenshot_hash(env: Any) -> str:
         env.evaluate(_SHOW_CARET_JS)
 
 
-def stable_screenshot_hash(env: Any, want: str | None = None, tries: int = 4,
-                           pause_s: float = 0.03) -> str:  # fmt: skip
+def stable_screenshot_hash(
+    env: Any, want: str | None = None, tries: int = 4, pause_s: float = 0.03
+) -> str:
     """A screenshot hash that has stopped changing (or equals ``want``).
 
     Why: right after an action the compositor may not have drawn its last frame yet (e.g. a
@@ -120,5 +121,12 @@ def verify_branch(env: Any, ref: SnapshotRef, *, screenshots: bool) -> RestoreCh
             shot_match = shot == want_shot
     except Exception as exc:  # noqa: BLE001 - a dead/unresponsive branch is a result
         return RestoreCheck(False, False, None, ref.element_tree_hash, error=str(exc))
-    return RestoreCheck(alive, tree == ref.element_tree_hash, shot_match,
-                        ref.element_tree_hash, tree, want_shot, shot)  # fmt: skip
+    return RestoreCheck(
+        alive,
+        tree == ref.element_tree_hash,
+        shot_match,
+        ref.element_tree_hash,
+        tree,
+        want_shot,
+        shot,
+    )

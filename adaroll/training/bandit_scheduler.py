@@ -43,14 +43,21 @@ class BanditScheduler(Scheduler):
     task's last pull.
     """
 
-    def __init__(self, tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
-                 pivots: Mapping[str, Sequence[str]], **_: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        tasks: Sequence[TaskSpec],
+        sched: SchedulerConfig,
+        grpo: GRPOConfig,
+        pivots: Mapping[str, Sequence[str]],
+        **_: Any,
+    ) -> None:
         self.sched, self.grpo = sched, grpo
         self.tasks = {t.id: t for t in tasks}
         self.order = RoundRobin(list(self.tasks))
         self.pivots = {t.id: list(pivots.get(t.id, ())) for t in tasks}
         self.stats: dict[str, dict[str, list[float]]] = {
-            t: {arm: [0.0, 0.0, 0.0] for arm in self._arms(t)} for t in self.tasks}  # fmt: skip
+            t: {arm: [0.0, 0.0, 0.0] for arm in self._arms(t)} for t in self.tasks
+        }
         """Per task and arm: discounted [pulls, progress sum, cost sum]."""
         self.pooled: dict[str, list[float]] = {}
         """Per arm kind over all tasks (:meth:`_kind`): discounted [pulls, progress, cost]."""
@@ -98,8 +105,18 @@ class BanditScheduler(Scheduler):
         claimed: set[str] = set()
         for task_id in self.order.take(self.sched.tasks_per_iteration):
             self.visits[task_id] += 1
-            if self.success[task_id] is None or self.visits[task_id] % self.sched.bandit_probe_every == 0:
-                jobs.append(Job(StartKind.ROOT, self.tasks[task_id], self.sched.routing_probes, purpose="routing"))
+            if (
+                self.success[task_id] is None
+                or self.visits[task_id] % self.sched.bandit_probe_every == 0
+            ):
+                jobs.append(
+                    Job(
+                        StartKind.ROOT,
+                        self.tasks[task_id],
+                        self.sched.routing_probes,
+                        purpose="routing",
+                    )
+                )
             arm = self.choose(task_id, frozenset(claimed))
             if self._kind(task_id, arm) not in self.pooled:
                 claimed.add(self._kind(task_id, arm))
@@ -112,7 +129,9 @@ class BanditScheduler(Scheduler):
         if arm == "root":
             return [Job(StartKind.ROOT, task, self.sched.root_probes)]
         if arm == "local":
-            return [Job(StartKind.ONESTEP, task, self.grpo.group_size, checkpoint_id=c) for c in pivots]
+            return [
+                Job(StartKind.ONESTEP, task, self.grpo.group_size, checkpoint_id=c) for c in pivots
+            ]
         depth = int(arm.split(":")[1])
         return [Job(StartKind.SUFFIX, task, self.grpo.group_size, checkpoint_id=pivots[depth])]
 
@@ -135,9 +154,17 @@ class BanditScheduler(Scheduler):
         pulls: dict[tuple[str, str], float] = {}
         for group in groups:
             arm = self._arm_of(group.job)
-            if group.job.purpose == "train" and arm is not None and arm in self.stats[group.job.task.id]:
+            if (
+                group.job.purpose == "train"
+                and arm is not None
+                and arm in self.stats[group.job.task.id]
+            ):
                 key = (group.job.task.id, arm)
-                pulls[key] = pulls.get(key, 0.0) + group.cost.env_steps + self.sched.bandit_sample_cost * group.cost.policy_samples
+                pulls[key] = (
+                    pulls.get(key, 0.0)
+                    + group.cost.env_steps
+                    + self.sched.bandit_sample_cost * group.cost.policy_samples
+                )
         gamma = self.sched.bandit_discount
         for (task_id, arm), cost in pulls.items():
             cost = max(cost, 1.0)
@@ -165,8 +192,9 @@ class BanditScheduler(Scheduler):
                 self.stats[task_id][arm][1] += share
                 self.pooled[self._kind(task_id, arm)][1] += share
 
-    def add_pivots(self, task_id: str, pivots: Sequence[str], weights: Mapping[str, float],
-                   iteration: int) -> None:  # fmt: skip
+    def add_pivots(
+        self, task_id: str, pivots: Sequence[str], weights: Mapping[str, float], iteration: int
+    ) -> None:
         """Self-generated pivots for a task that had none: its Local and Suffix arms open, untried
         (so they are pulled next); its Root statistics are kept."""
         if self.pivots[task_id] or not pivots:
@@ -183,18 +211,29 @@ class BanditScheduler(Scheduler):
         return counts
 
     def state_dict(self) -> dict[str, Any]:
-        return {"cursor": self.order.cursor, "pivots": self.pivots, "stats": self.stats,
-                "pooled": self.pooled, "modes": self.modes, "visits": self.visits,
-                "success": self.success, "pending": self.pending}  # fmt: skip
+        return {
+            "cursor": self.order.cursor,
+            "pivots": self.pivots,
+            "stats": self.stats,
+            "pooled": self.pooled,
+            "modes": self.modes,
+            "visits": self.visits,
+            "success": self.success,
+            "pending": self.pending,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.order.cursor = int(state["cursor"])
         self.pivots = {t: list(p) for t, p in state["pivots"].items()}
-        self.stats = {t: {arm: [float(v) for v in entry] for arm, entry in arms.items()}
-                      for t, arms in state["stats"].items()}  # fmt: skip
+        self.stats = {
+            t: {arm: [float(v) for v in entry] for arm, entry in arms.items()}
+            for t, arms in state["stats"].items()
+        }
         self.pooled = {kind: [float(v) for v in entry] for kind, entry in state["pooled"].items()}
         self.modes = dict(state["modes"])
         self.visits = {t: int(v) for t, v in state["visits"].items()}
         self.success = {t: None if v is None else float(v) for t, v in state["success"].items()}
-        self.pending = {t: [(str(arm), float(cost)) for arm, cost in entries]
-                        for t, entries in state["pending"].items()}  # fmt: skip
+        self.pending = {
+            t: [(str(arm), float(cost)) for arm, cost in entries]
+            for t, entries in state["pending"].items()
+        }

@@ -21,8 +21,16 @@ from typing import Any
 
 from adaroll.costs import Counters
 
-BILL_KEYS = ("env_steps", "replay_steps", "demo_env_steps", "selection_env_steps",
-             "total_env_steps", "policy_samples", "scoring_samples", "train_samples")  # fmt: skip
+BILL_KEYS = (
+    "env_steps",
+    "replay_steps",
+    "demo_env_steps",
+    "selection_env_steps",
+    "total_env_steps",
+    "policy_samples",
+    "scoring_samples",
+    "train_samples",
+)
 """The cost keys of every configuration in ``summary.json`` (issue 11's accounting)."""
 
 
@@ -50,9 +58,12 @@ class Bill(Counters):
         added = super().plus(other)
         if not isinstance(other, Bill):
             return added
-        return replace(added, selection_env_steps=self.selection_env_steps + other.selection_env_steps,
-                       demo_splits=self.demo_splits | other.demo_splits,
-                       scoring_samples=self.scoring_samples + other.scoring_samples)  # fmt: skip
+        return replace(
+            added,
+            selection_env_steps=self.selection_env_steps + other.selection_env_steps,
+            demo_splits=self.demo_splits | other.demo_splits,
+            scoring_samples=self.scoring_samples + other.scoring_samples,
+        )
 
     def with_demos(self, *splits: str) -> Bill:
         return replace(self, demo_splits=self.demo_splits | frozenset(splits))
@@ -61,23 +72,34 @@ class Bill(Counters):
     def of_phase(cls, totals: Mapping[str, Any]) -> Bill:
         """A training phase's own bill from the trainer's totals (``done.json``); the samples
         that scored its pivots come before the phase (``Pipeline._phase_start``)."""
-        return cls(env_steps=int(totals["env_steps"]), replayed_steps=int(totals["replay_steps"]),
-                   selection_env_steps=int(totals["selection_env_steps"]),
-                   policy_samples=int(totals["policy_samples"]),
-                   training_samples=int(totals["train_samples"]))  # fmt: skip
+        return cls(
+            env_steps=int(totals["env_steps"]),
+            replayed_steps=int(totals["replay_steps"]),
+            selection_env_steps=int(totals["selection_env_steps"]),
+            policy_samples=int(totals["policy_samples"]),
+            training_samples=int(totals["train_samples"]),
+        )
 
     def demo_env_steps(self, expert_steps: Mapping[str, int]) -> int:
         return sum(expert_steps[split] for split in sorted(self.demo_splits))
 
     def total_env_steps(self, expert_steps: Mapping[str, int]) -> int:
-        return (self.env_steps + self.replayed_steps + self.selection_env_steps
-                + self.demo_env_steps(expert_steps))  # fmt: skip
+        return (
+            self.env_steps
+            + self.replayed_steps
+            + self.selection_env_steps
+            + self.demo_env_steps(expert_steps)
+        )
 
     def row(self, expert_steps: Mapping[str, int]) -> dict[str, int]:
         """The bill's :data:`BILL_KEYS`, as ``summary.json`` holds them."""
-        return {"env_steps": self.env_steps, "replay_steps": self.replayed_steps,
-                "demo_env_steps": self.demo_env_steps(expert_steps),
-                "selection_env_steps": self.selection_env_steps,
-                "total_env_steps": self.total_env_steps(expert_steps),
-                "policy_samples": self.policy_samples, "scoring_samples": self.scoring_samples,
-                "train_samples": self.training_samples}  # fmt: skip
+        return {
+            "env_steps": self.env_steps,
+            "replay_steps": self.replayed_steps,
+            "demo_env_steps": self.demo_env_steps(expert_steps),
+            "selection_env_steps": self.selection_env_steps,
+            "total_env_steps": self.total_env_steps(expert_steps),
+            "policy_samples": self.policy_samples,
+            "scoring_samples": self.scoring_samples,
+            "train_samples": self.training_samples,
+        }

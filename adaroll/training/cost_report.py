@@ -24,8 +24,18 @@ Rows = Sequence[Mapping[str, Any]]
 
 def _pool(rows: Rows, *keys: str) -> dict[str, int]:
     """The episode statistics of ``rows`` under the given ``mode/purpose`` keys, summed."""
-    out = dict.fromkeys(("groups", "samples", "successes", "env_steps", "success_decisions",
-                         "failure_decisions", "start_depth"), 0)  # fmt: skip
+    out = dict.fromkeys(
+        (
+            "groups",
+            "samples",
+            "successes",
+            "env_steps",
+            "success_decisions",
+            "failure_decisions",
+            "start_depth",
+        ),
+        0,
+    )
     for row in rows:
         for key in keys:
             for name, value in row.get("episodes", {}).get(key, {}).items():
@@ -65,52 +75,78 @@ def phase_costs(rows: Rows, algorithm: str, cfg: TrainConfig, n_tasks: int) -> d
     first ``ceil(n / B)`` iterations are its routing pass, reported apart from its steady
     iterations."""
     rows = [r for r in rows if r.get("kind") == "iteration"]
-    out: dict[str, Any] = {"iterations": len(rows), "optimizer_steps": rows[-1].get("optimizer_steps") if rows else 0,
-                           "updating_iterations": sum(1 for r in rows if r.get("groups_used"))}  # fmt: skip
+    out: dict[str, Any] = {
+        "iterations": len(rows),
+        "optimizer_steps": rows[-1].get("optimizer_steps") if rows else 0,
+        "updating_iterations": sum(1 for r in rows if r.get("groups_used")),
+    }
     if not rows or algorithm not in ("vanilla", "hybrid"):
         return out
     sched, grpo = cfg.scheduler, cfg.grpo
     steps = _steps(rows)
     if algorithm == "vanilla":
         episode = modelled_episode(_pool(rows, "vanilla/train"))
-        predicted = cm.vanilla_cost(cm.VanillaInputs(sched.tasks_per_iteration, grpo.group_size, episode))
-        return out | {"measured_per_iteration": _mean(steps), "predicted_per_iteration": predicted,
-                      "root_episode": episode}  # fmt: skip
+        predicted = cm.vanilla_cost(
+            cm.VanillaInputs(sched.tasks_per_iteration, grpo.group_size, episode)
+        )
+        return out | {
+            "measured_per_iteration": _mean(steps),
+            "predicted_per_iteration": predicted,
+            "root_episode": episode,
+        }
     routing_iterations = min(len(rows), math.ceil(n_tasks / sched.tasks_per_iteration))
     first, steady = rows[:routing_iterations], rows[routing_iterations:]
     first_probe = modelled_episode(_pool(first, "root/routing"))
-    out |= {"routing_pass_measured": sum(steps[:routing_iterations]),
-            "routing_pass_predicted": cm.routing_pass_cost(n_tasks, sched.routing_probes, first_probe),
-            "routing_iterations": routing_iterations}  # fmt: skip
+    out |= {
+        "routing_pass_measured": sum(steps[:routing_iterations]),
+        "routing_pass_predicted": cm.routing_pass_cost(n_tasks, sched.routing_probes, first_probe),
+        "routing_iterations": routing_iterations,
+    }
     if not steady:
         return out
-    shares = {m: _mean([r.get("routes", {}).get(m, 0) / n_tasks for r in steady]) or 0.0
-              for m in ("local", "suffix", "root")}  # fmt: skip
+    shares = {
+        m: _mean([r.get("routes", {}).get(m, 0) / n_tasks for r in steady]) or 0.0
+        for m in ("local", "suffix", "root")
+    }
     routed = sum(shares.values()) or 1.0
     inputs = cm.HybridInputs(
-        tasks_per_iteration=sched.tasks_per_iteration, group_size=grpo.group_size,
-        routing_probes=sched.routing_probes, root_probes=sched.root_probes,
+        tasks_per_iteration=sched.tasks_per_iteration,
+        group_size=grpo.group_size,
+        routing_probes=sched.routing_probes,
+        root_probes=sched.root_probes,
         reeval_every=sched.local_reeval_every,
-        share_local=shares["local"] / routed, share_suffix=shares["suffix"] / routed,
+        share_local=shares["local"] / routed,
+        share_suffix=shares["suffix"] / routed,
         share_root=shares["root"] / routed,
         local_probe_episode=modelled_episode(_pool(steady, "root/routing")),
         suffix_episode=modelled_episode(_pool(steady, "suffix/train")),
         root_episode=modelled_episode(_pool(steady, "root/train")),
-    )  # fmt: skip
-    return out | {"measured_per_iteration": _mean(steps[routing_iterations:]),
-                  "predicted_per_iteration": cm.hybrid_cost(inputs),
-                  "shares": {"local": inputs.share_local, "suffix": inputs.share_suffix,
-                             "root": inputs.share_root}}  # fmt: skip
+    )
+    return out | {
+        "measured_per_iteration": _mean(steps[routing_iterations:]),
+        "predicted_per_iteration": cm.hybrid_cost(inputs),
+        "shares": {
+            "local": inputs.share_local,
+            "suffix": inputs.share_suffix,
+            "root": inputs.share_root,
+        },
+    }
 
 
-HYBRID_PAIRS = {"base_hybrid": "base_vanilla", "action_hybrid": "action_vanilla",
-                "sft_hybrid": "sft_vanilla"}  # fmt: skip
+HYBRID_PAIRS = {
+    "base_hybrid": "base_vanilla",
+    "action_hybrid": "action_vanilla",
+    "sft_hybrid": "sft_vanilla",
+}
 """Each Hybrid configuration and the Vanilla configuration that starts from the same policy."""
 
 
-def predicted_savings(phases: Mapping[str, Mapping[str, Any]], rows: Mapping[str, Mapping[str, Any]],
-                      curves: Mapping[str, Sequence[Mapping[str, Any]]],
-                      target: float | None) -> dict[str, dict[str, Any]]:  # fmt: skip
+def predicted_savings(
+    phases: Mapping[str, Mapping[str, Any]],
+    rows: Mapping[str, Mapping[str, Any]],
+    curves: Mapping[str, Sequence[Mapping[str, Any]]],
+    target: float | None,
+) -> dict[str, dict[str, Any]]:
     """Per Hybrid configuration: S(N) predicted at N = the updating iterations its Vanilla pair
     made up to its first crossing of the target (all of them when it never crossed), with the
     routing pass and the extra demonstration steps as Hybrid's fixed cost; and the measured
@@ -118,18 +154,27 @@ def predicted_savings(phases: Mapping[str, Mapping[str, Any]], rows: Mapping[str
     out: dict[str, dict[str, Any]] = {}
     for hybrid, vanilla in HYBRID_PAIRS.items():
         h, v = phases.get(hybrid), phases.get(vanilla)
-        if not h or not v or not v.get("predicted_per_iteration") or "predicted_per_iteration" not in h:
+        if (
+            not h
+            or not v
+            or not v.get("predicted_per_iteration")
+            or "predicted_per_iteration" not in h
+        ):
             continue
         n = _updates_to_target(curves.get(vanilla, []), target) or v["updating_iterations"]
         extra = rows[hybrid].get("demo_env_steps", 0) - rows[vanilla].get("demo_env_steps", 0)
         fixed = h["routing_pass_predicted"] + max(extra, 0)
         entry: dict[str, Any] = {
-            "vanilla": vanilla, "updates": n, "fixed_env_steps": fixed,
-            "predicted_saving": cm.saving(v["predicted_per_iteration"], h["predicted_per_iteration"],
-                                          max(n, 1), fixed),
-            "break_even_updates": cm.break_even_updates(v["predicted_per_iteration"],
-                                                        h["predicted_per_iteration"], fixed),
-        }  # fmt: skip
+            "vanilla": vanilla,
+            "updates": n,
+            "fixed_env_steps": fixed,
+            "predicted_saving": cm.saving(
+                v["predicted_per_iteration"], h["predicted_per_iteration"], max(n, 1), fixed
+            ),
+            "break_even_updates": cm.break_even_updates(
+                v["predicted_per_iteration"], h["predicted_per_iteration"], fixed
+            ),
+        }
         hv, vv = rows[hybrid], rows[vanilla]
         if hv.get("reached_target") and vv.get("reached_target") and vv.get("steps_to_target"):
             entry["measured_saving"] = 1.0 - hv["steps_to_target"] / vv["steps_to_target"]
@@ -151,21 +196,31 @@ def cost_lines(summary: Mapping[str, Any], labels: Mapping[str, str]) -> list[st
     and its predicted and measured env cost per iteration; per Hybrid configuration the saving
     predicted at the measured N (and the measured one)."""
     model = summary.get("cost_model", {})
-    lines = ["cost model (env steps per iteration: predicted | measured; docs/RESULTS.md, 'The cost model'):"]
+    lines = [
+        "cost model (env steps per iteration: predicted | measured; docs/RESULTS.md, 'The cost model'):"
+    ]
     for name, phase in model.get("phases", {}).items():
         cost = ""
         if phase.get("predicted_per_iteration") is not None:
-            cost = (f", {phase['predicted_per_iteration']:,.0f} | "
-                    f"{phase['measured_per_iteration']:,.0f} env steps per iteration")  # fmt: skip
+            cost = (
+                f", {phase['predicted_per_iteration']:,.0f} | "
+                f"{phase['measured_per_iteration']:,.0f} env steps per iteration"
+            )
         if phase.get("routing_iterations"):
-            cost += (f" (routing pass: {phase['routing_pass_predicted']:,.0f} | "
-                     f"{phase['routing_pass_measured']:,.0f})")  # fmt: skip
-        lines.append(f"  {labels.get(name, name)}: {phase['optimizer_steps']} optimizer steps in "
-                     f"{phase['iterations']} iterations{cost}")  # fmt: skip
+            cost += (
+                f" (routing pass: {phase['routing_pass_predicted']:,.0f} | "
+                f"{phase['routing_pass_measured']:,.0f})"
+            )
+        lines.append(
+            f"  {labels.get(name, name)}: {phase['optimizer_steps']} optimizer steps in "
+            f"{phase['iterations']} iterations{cost}"
+        )
     for name, s in model.get("savings", {}).items():
         measured = s.get("measured_saving")
-        lines.append(f"  {labels.get(name, name)} vs {labels.get(s['vanilla'], s['vanilla'])}: predicted saving "
-                     f"S({s['updates']}) = {100 * s['predicted_saving']:+.1f}% (break-even at "
-                     f"{s['break_even_updates']:.1f} updates); measured "
-                     + (f"{100 * measured:+.1f}%" if measured is not None else "n/a (a target not reached)"))  # fmt: skip
+        lines.append(
+            f"  {labels.get(name, name)} vs {labels.get(s['vanilla'], s['vanilla'])}: predicted saving "
+            f"S({s['updates']}) = {100 * s['predicted_saving']:+.1f}% (break-even at "
+            f"{s['break_even_updates']:.1f} updates); measured "
+            + (f"{100 * measured:+.1f}%" if measured is not None else "n/a (a target not reached)")
+        )
     return lines

@@ -43,8 +43,16 @@ from typing import IO, Any
 
 from adaroll.costs import COUNTERS, FLOAT_COUNTERS, INT_COUNTERS, Counters
 
-__all__ = ["COUNTERS", "FLOAT_COUNTERS", "INT_COUNTERS", "CostRecord", "CostTotals", "Ledger", "LedgerError",
-           "read_ledger"]  # fmt: skip
+__all__ = [
+    "COUNTERS",
+    "FLOAT_COUNTERS",
+    "INT_COUNTERS",
+    "CostRecord",
+    "CostTotals",
+    "Ledger",
+    "LedgerError",
+    "read_ledger",
+]
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +94,10 @@ class CostRecord(Counters):
         if self.purpose not in PURPOSES:
             raise LedgerError(f"purpose {self.purpose!r} not in {PURPOSES}")
         if self.mode == "eval" and self.purpose not in EVALUATION_PURPOSES:
-            raise LedgerError(f"mode 'eval' needs purpose {' or '.join(map(repr, EVALUATION_PURPOSES))}, "
-                              f"got {self.purpose!r}")
+            raise LedgerError(
+                f"mode 'eval' needs purpose {' or '.join(map(repr, EVALUATION_PURPOSES))}, "
+                f"got {self.purpose!r}"
+            )
         for name in INT_COUNTERS:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -101,7 +111,9 @@ class CostRecord(Counters):
                 raise LedgerError(f"{name} must be finite and non-negative, got {value!r}")
             object.__setattr__(self, name, number)
         if self.is_eval and self.training_samples:
-            raise LedgerError(f"evaluation never trains: training_samples must be 0 for purpose {self.purpose}")
+            raise LedgerError(
+                f"evaluation never trains: training_samples must be 0 for purpose {self.purpose}"
+            )
         if self.task_id is not None and not isinstance(self.task_id, str):
             raise LedgerError(f"task_id must be a string, got {self.task_id!r}")
         if self.stage is not None and not isinstance(self.stage, str):
@@ -232,8 +244,9 @@ class Ledger:
     :attr:`torn_tail` and, unless ``readonly``, cut off so new records start on a clean line).
     """
 
-    def __init__(self, path: str | Path | None = None, *, readonly: bool = False,
-                 fsync: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self, path: str | Path | None = None, *, readonly: bool = False, fsync: bool = True
+    ) -> None:
         self.path = Path(path) if path is not None else None
         self.readonly = readonly
         self.fsync = fsync
@@ -244,10 +257,18 @@ class Ledger:
         if self.path is None:
             return
         loaded = read_ledger(self.path)
-        self._records, self._offsets, self.torn_tail = loaded.records, loaded.offsets, loaded.torn_tail
+        self._records, self._offsets, self.torn_tail = (
+            loaded.records,
+            loaded.offsets,
+            loaded.torn_tail,
+        )
         if self.torn_tail is not None:
-            log.warning("ledger %s: dropping a torn last record (%d bytes): %r", self.path,
-                        len(self.torn_tail), self.torn_tail[:80])  # fmt: skip
+            log.warning(
+                "ledger %s: dropping a torn last record (%d bytes): %r",
+                self.path,
+                len(self.torn_tail),
+                self.torn_tail[:80],
+            )
         if readonly:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -286,7 +307,9 @@ class Ledger:
         if self.readonly:
             raise LedgerError("ledger opened read-only")
         if not 0 <= n_records <= len(self._records):
-            raise LedgerError(f"cannot truncate a ledger of {len(self._records)} records to {n_records}")
+            raise LedgerError(
+                f"cannot truncate a ledger of {len(self._records)} records to {n_records}"
+            )
         del self._records[n_records:]
         if self.path is not None:
             del self._offsets[n_records:]
@@ -343,8 +366,9 @@ class Ledger:
     def training_cost(self, **where: TagFilter) -> CostTotals:
         """Totals of the training work (purposes train and routing)."""
         _check_tags(where)
-        return CostTotals.of(r for r in self._records
-                             if r.purpose in BILLED_PURPOSES and _matches(r, where))  # fmt: skip
+        return CostTotals.of(
+            r for r in self._records if r.purpose in BILLED_PURPOSES and _matches(r, where)
+        )
 
     def selection_cost(self, **where: TagFilter) -> CostTotals:
         """Totals of the evaluations that chose something (purpose selection)."""

@@ -91,8 +91,9 @@ class Pipeline:
     @property
     def suite(self) -> TaskSuite:
         if self._suite is None:
-            self._suite = get_suite(self.cfg.env.name, dict(self.cfg.env.options),
-                                    **self.cfg.env.suite_options)  # fmt: skip
+            self._suite = get_suite(
+                self.cfg.env.name, dict(self.cfg.env.options), **self.cfg.env.suite_options
+            )
         return self._suite
 
     def make_env(self) -> GUIEnv:
@@ -117,17 +118,22 @@ class Pipeline:
         if (directory / "experts.json").exists():
             return CheckpointStore.load(directory / "checkpoints.jsonl")
         make_private_dir(self.out)  # single-step commands (experts collect) start runs too
-        collection = collect_experts(self.demo_env_factory(), self.expert_suite(), self.split(split),
-                                     progress=self.progress)  # fmt: skip
+        collection = collect_experts(
+            self.demo_env_factory(), self.expert_suite(), self.split(split), progress=self.progress
+        )
         save_collection(collection, directory)
-        self.say(f"experts[{split}]: {len(collection.verified)}/{len(collection.runs)} verified "
-                 f"({collection.verified_rate:.0%}), {len(collection.store)} checkpoints")  # fmt: skip
+        self.say(
+            f"experts[{split}]: {len(collection.verified)}/{len(collection.runs)} verified "
+            f"({collection.verified_rate:.0%}), {len(collection.store)} checkpoints"
+        )
         return collection.store
 
     def demo_env_factory(self) -> Callable[[], GUIEnv]:
         """Where the experts run: the training device, or the clean one (``expert.device``)."""
         if self.cfg.expert.device == "clean":
-            return make_env_factory(self.cfg.env.name, **{**self.cfg.env.options, "device": "clean"})
+            return make_env_factory(
+                self.cfg.env.name, **{**self.cfg.env.options, "device": "clean"}
+            )
         return self.make_env
 
     def demonstrations(self, split: str) -> CheckpointStore:
@@ -162,8 +168,10 @@ class Pipeline:
         store, steps = replay_on_device(demos, self.make_env, progress=self.progress)
         store.save(path)
         atomic_write_text(bill, json.dumps({"env_steps": steps, "checkpoints": len(store)}))
-        self.say(f"experts[{split}]: clean demonstrations replayed on the training device, "
-                 f"{len(store)} checkpoints, {steps} env steps")  # fmt: skip
+        self.say(
+            f"experts[{split}]: clean demonstrations replayed on the training device, "
+            f"{len(store)} checkpoints, {steps} env steps"
+        )
         return store
 
     def _load_store(self, split: str) -> CheckpointStore:
@@ -182,14 +190,25 @@ class Pipeline:
         if (directory / "done").exists():
             return load_policy(self.cfg.policy, directory)
         seed_everything(self.cfg.seed, "sft", name)
-        policy = start or make_policy(self.cfg.policy, seed=derive_seed(self.cfg.seed, "init"),
-                                      hints=self.suite.policy_hints())  # fmt: skip
+        policy = start or make_policy(
+            self.cfg.policy,
+            seed=derive_seed(self.cfg.seed, "init"),
+            hints=self.suite.policy_hints(),
+        )
         examples = sft_examples(self.demonstrations(split), self.cfg.policy.history)
-        stats = train_sft(policy, examples, epochs=self.cfg.sft.epochs,
-                          batch_size=self.cfg.sft.batch_size, lr=self.cfg.sft.lr,
-                          seed=derive_seed(self.cfg.seed, "sft", name), progress=self.progress)  # fmt: skip
+        stats = train_sft(
+            policy,
+            examples,
+            epochs=self.cfg.sft.epochs,
+            batch_size=self.cfg.sft.batch_size,
+            lr=self.cfg.sft.lr,
+            seed=derive_seed(self.cfg.seed, "sft", name),
+            progress=self.progress,
+        )
         policy.save(directory)
-        atomic_write_text(directory / "done", json.dumps({"examples": len(examples), **_jsonable(stats)}))
+        atomic_write_text(
+            directory / "done", json.dumps({"examples": len(examples), **_jsonable(stats)})
+        )
         return policy
 
     def evaluate(self, name: str, policy: Policy) -> dict[str, float]:
@@ -198,8 +217,13 @@ class Pipeline:
             return json.loads(path.read_text())
         row: dict[str, float] = {}
         for split, tasks in self.eval_tasks().items():
-            r = evaluate_split(policy, self.make_env, tasks, k=self.cfg.rl.eval.k,
-                               seed=derive_seed(self.cfg.seed, "final-eval", name, split))  # fmt: skip
+            r = evaluate_split(
+                policy,
+                self.make_env,
+                tasks,
+                k=self.cfg.rl.eval.k,
+                seed=derive_seed(self.cfg.seed, "final-eval", name, split),
+            )
             row[f"{split}_avg"], row[f"{split}_pass"] = r.avg, r.pass_
         atomic_write_text(path, json.dumps(row))
         return row
@@ -212,20 +236,31 @@ class Pipeline:
             except PivotFileError as exc:  # derived data: the same policy and seed score it again
                 self.say(f"{exc}; scoring the checkpoints again")
         collector = self.collector(policy)
-        pivot_set = score_checkpoints(policy, collector, self.store("train"), phase.pivots,
-                                      seed=derive_seed(self.cfg.seed, "pivots", name),
-                                      matcher=phase.match.build())  # fmt: skip
+        pivot_set = score_checkpoints(
+            policy,
+            collector,
+            self.store("train"),
+            phase.pivots,
+            seed=derive_seed(self.cfg.seed, "pivots", name),
+            matcher=phase.match.build(),
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         pivot_set.save(path)
         pc = phase.pivots
         gate = f"tau={pc.tau_dis}" if pc.threshold == "fixed" else f"task q={pc.task_quantile}"
         soft = f", temperature={pc.temperature}" if pc.temperature > 0 else ""
-        self.say(f"pivots[{name}]: {pivot_set.count} of {len(pivot_set.scores)} checkpoints "
-                 f"({pc.scorer}, {gate}{soft})")  # fmt: skip
+        self.say(
+            f"pivots[{name}]: {pivot_set.count} of {len(pivot_set.scores)} checkpoints "
+            f"({pc.scorer}, {gate}{soft})"
+        )
         return pivot_set
 
-    def collector(self, policy: Policy, matcher: ActionMatcher = PAPER_MATCHER,
-                  store: CheckpointStore | None = None) -> RolloutCollector:  # fmt: skip
+    def collector(
+        self,
+        policy: Policy,
+        matcher: ActionMatcher = PAPER_MATCHER,
+        store: CheckpointStore | None = None,
+    ) -> RolloutCollector:
         """The configured collector: this process (``rollout.backend: local``) or Ray workers,
         rewarding OneStep samples with ``matcher``, starting from ``store`` (default: the train
         experts' checkpoints)."""
@@ -234,36 +269,69 @@ class Pipeline:
         if self.cfg.rollout.backend == "ray":
             from adaroll.rollout.ray_workers import EnvFactory, RayCollector
 
-            return RayCollector.from_config(self.cfg.rollout, policy, EnvFactory(self.cfg.env.name, dict(self.cfg.env.options)),
-                                            store, self.cfg.env.snapshot_backend, matcher=matcher,
-                                            env_episodes_per_env=per_env)  # fmt: skip
+            return RayCollector.from_config(
+                self.cfg.rollout,
+                policy,
+                EnvFactory(self.cfg.env.name, dict(self.cfg.env.options)),
+                store,
+                self.cfg.env.snapshot_backend,
+                matcher=matcher,
+                env_episodes_per_env=per_env,
+            )
         backend = SNAPSHOT_BACKENDS.get(self.cfg.env.snapshot_backend)(make_env=self.make_env)
-        return Collector.from_config(self.cfg.rollout, policy, self.make_env, store, backend, matcher=matcher,
-                                     env_episodes_per_env=per_env)  # fmt: skip
+        return Collector.from_config(
+            self.cfg.rollout,
+            policy,
+            self.make_env,
+            store,
+            backend,
+            matcher=matcher,
+            env_episodes_per_env=per_env,
+        )
 
     def episodes_per_env(self) -> int:
         """``rollout.episodes_per_env``, or the env kind's choice when unset."""
         chosen = self.cfg.rollout.episodes_per_env
         return chosen if chosen is not None else env_episodes_per_env(self.cfg.env.name)
 
-    def rl_phase(self, name: str, start: Policy, phase: TrainConfig, *, resume: bool) -> PhaseResult:
+    def rl_phase(
+        self, name: str, start: Policy, phase: TrainConfig, *, resume: bool
+    ) -> PhaseResult:
         pivot_set = self.pivots(f"{name}", start, phase) if phase.algorithm != "vanilla" else None
         tasks = self.split("train")
         scheduler = SCHEDULERS.get(phase.algorithm)(
-            tasks=tasks, sched=phase.scheduler, grpo=phase.grpo,
+            tasks=tasks,
+            sched=phase.scheduler,
+            grpo=phase.grpo,
             pivots=pivot_set.pivots if pivot_set else {},
             pivot_weights=pivot_set.weights if pivot_set else {},
-            seed=derive_seed(self.cfg.seed, "scheduler", name))  # fmt: skip
+            seed=derive_seed(self.cfg.seed, "scheduler", name),
+        )
         store, matcher = self.store("train"), phase.match.build()
         self_pool = None
         if pivot_set is not None and phase.pivots.self_pool and phase.algorithm == "hybrid":
             store = CheckpointStore(store)  # the pool grows this phase's copy only
-            self_pool = SelfPivotPool(store, [t.id for t in tasks if not pivot_set.pivots.get(t.id)],
-                                      phase.pivots, matcher)  # fmt: skip
+            self_pool = SelfPivotPool(
+                store,
+                [t.id for t in tasks if not pivot_set.pivots.get(t.id)],
+                phase.pivots,
+                matcher,
+            )
         collector = self.collector(start, matcher, store)
         evals = {s: self.split(s) for s in {*phase.eval.splits, *phase.eval.final_splits}}
-        trainer = Trainer(name, self.out / name, phase, start, scheduler, collector, self.make_env,
-                          evals, seed=self.cfg.seed, progress=self.progress, self_pool=self_pool)  # fmt: skip
+        trainer = Trainer(
+            name,
+            self.out / name,
+            phase,
+            start,
+            scheduler,
+            collector,
+            self.make_env,
+            evals,
+            seed=self.cfg.seed,
+            progress=self.progress,
+            self_pool=self_pool,
+        )
         try:
             result = trainer.train(resume=resume)
         finally:
@@ -291,11 +359,16 @@ class Pipeline:
         browsers run when the env's class cannot (a factory that decides per instance, like the
         gymnasium env's adapter, is checked at its first snapshot instead)."""
         factory = ENVS.get(self.cfg.env.name)
-        if (self.cfg.env.snapshot_backend == "memory" and isinstance(factory, type)
-                and not issubclass(factory, SupportsStateCopy)):  # fmt: skip
-            raise ConfigError(f"env.snapshot_backend: the {self.cfg.env.name} env cannot copy its "
-                              "state in memory; use replay (any env) or one docs/envs.md lists "
-                              "for it")  # fmt: skip
+        if (
+            self.cfg.env.snapshot_backend == "memory"
+            and isinstance(factory, type)
+            and not issubclass(factory, SupportsStateCopy)
+        ):
+            raise ConfigError(
+                f"env.snapshot_backend: the {self.cfg.env.name} env cannot copy its "
+                "state in memory; use replay (any env) or one docs/envs.md lists "
+                "for it"
+            )
 
     def run(self, *, resume: bool = True) -> dict[str, Any]:
         self.check_names()
@@ -303,8 +376,10 @@ class Pipeline:
         self._check_format()
         saved = self.out / "config.yaml"
         if saved.exists() and (changed := experiment_changes(saved.read_text(), self.cfg)):
-            raise ConfigError(f"{saved} holds a different config ({'; '.join(changed[:4])}"
-                              f"{'; ...' if len(changed) > 4 else ''}); use a new --out or the same config")
+            raise ConfigError(
+                f"{saved} holds a different config ({'; '.join(changed[:4])}"
+                f"{'; ...' if len(changed) > 4 else ''}); use a new --out or the same config"
+            )
         self._record_env_settings(started=saved.exists())
         atomic_write_text(saved, dump_config(self.cfg))
         atomic_write_text(self.out / "format.json", json.dumps({"format": RUN_FORMAT}))
@@ -312,7 +387,9 @@ class Pipeline:
         self.experts("pretrain")
         self.experts("train")
         self.store("train")  # replays clean demonstrations on the training device if configured
-        expert_steps = {split: self.expert_env_steps(split) for split in ("pretrain", "train", REPLAYED)}
+        expert_steps = {
+            split: self.expert_env_steps(split) for split in ("pretrain", "train", REPLAYED)
+        }
         self.sft_policy("base", None, "pretrain")
         bills = {"base": self.sft_bill("base").with_demos("pretrain")}
         results: dict[str, dict[str, Any]] = {}
@@ -331,7 +408,9 @@ class Pipeline:
             stage1_steps = stage1.final.get("optimizer_steps")
         for name in ("base", "sft", "action"):
             if name in policies and (name in wanted or name == "base"):
-                results[name] = self._row(self.evaluate(name, self._policy(policies[name])), bills[name], expert_steps)
+                results[name] = self._row(
+                    self.evaluate(name, self._policy(policies[name])), bills[name], expert_steps
+                )
         if "action" in results:
             results["action"]["optimizer_steps"] = stage1_steps
         curves: dict[str, list[dict[str, Any]]] = {}
@@ -347,8 +426,11 @@ class Pipeline:
             results[name]["stopped_by"] = result.final["stopped_by"]
             results[name]["optimizer_steps"] = result.final.get("optimizer_steps")
             results[name]["iterations"] = result.final["iteration"]
-            curves[name] = [_curve_point(p, before, expert_steps)
-                            for p in _read_metrics(self.out / name) if p.get("kind") == "eval"]  # fmt: skip
+            curves[name] = [
+                _curve_point(p, before, expert_steps)
+                for p in _read_metrics(self.out / name)
+                if p.get("kind") == "eval"
+            ]
         _keep_earlier_rows(self.out / "summary.json", results, curves)
         summary = summarise(results, curves)
         summary["expert_env_steps"] = expert_steps
@@ -365,9 +447,12 @@ class Pipeline:
             path = self.out / name / "metrics.jsonl"
             if name in summary["configurations"] and path.exists():
                 phase = self.cfg.rl.model_copy(update={"algorithm": algorithm})
-                phases[name] = phase_costs(_read_metrics(self.out / name), algorithm, phase, n_tasks)
-        savings = predicted_savings(phases, summary["configurations"], summary["curves"],
-                                    summary.get("target_val_avg4"))  # fmt: skip
+                phases[name] = phase_costs(
+                    _read_metrics(self.out / name), algorithm, phase, n_tasks
+                )
+        savings = predicted_savings(
+            phases, summary["configurations"], summary["curves"], summary.get("target_val_avg4")
+        )
         return {"phases": phases, "savings": savings}
 
     def _record_env_settings(self, *, started: bool) -> None:
@@ -385,20 +470,26 @@ class Pipeline:
         try:
             then = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"{path} is not readable ({exc}): the env settings this run started "
-                              "with are unknown; restore the file, or rerun with --fresh or a new --out") from None  # fmt: skip
+            raise ConfigError(
+                f"{path} is not readable ({exc}): the env settings this run started "
+                "with are unknown; restore the file, or rerun with --fresh or a new --out"
+            ) from None
         changed = settings_changes(then, now)
         if not changed:
             return
         listed = "; ".join(changed[:4]) + ("; ..." if len(changed) > 4 else "")
         if self._finished():
-            self.say(f"note: the {self.cfg.env.name} env's settings changed since {self.out} was run "
-                     f"({listed}); it is finished, so its results are only read")  # fmt: skip
+            self.say(
+                f"note: the {self.cfg.env.name} env's settings changed since {self.out} was run "
+                f"({listed}); it is finished, so its results are only read"
+            )
             return
-        raise ConfigError(f"{path}: the {self.cfg.env.name} env's settings changed since this run "
-                          f"started ({listed}): an env default in the code, or the browser, changed; "
-                          "finish it with the code and browser it started with, or rerun it with "
-                          "--fresh or a new --out")  # fmt: skip
+        raise ConfigError(
+            f"{path}: the {self.cfg.env.name} env's settings changed since this run "
+            f"started ({listed}): an env default in the code, or the browser, changed; "
+            "finish it with the code and browser it started with, or rerun it with "
+            "--fresh or a new --out"
+        )
 
     def _finished(self) -> bool:
         """Whether every configuration of the config has its row in ``summary.json``."""
@@ -419,7 +510,9 @@ class Pipeline:
         if phase.algorithm == "vanilla":
             return start
         scoring = self.pivots(name, policy, phase).policy_samples
-        return start.with_demos("train", REPLAYED).plus(Bill(policy_samples=scoring, scoring_samples=scoring))
+        return start.with_demos("train", REPLAYED).plus(
+            Bill(policy_samples=scoring, scoring_samples=scoring)
+        )
 
     def expert_env_steps(self, split: str) -> int:
         """Env steps of the split's expert runs (verified or not: every run was paid for); for
@@ -428,7 +521,9 @@ class Pipeline:
         if split == REPLAYED:
             path = self.out / "experts" / "train" / "replayed.json"
             return int(json.loads(path.read_text())["env_steps"]) if path.exists() else 0
-        return int(json.loads((self.out / "experts" / split / "experts.json").read_text())["env_steps"])
+        return int(
+            json.loads((self.out / "experts" / split / "experts.json").read_text())["env_steps"]
+        )
 
     def sft_bill(self, name: str) -> Bill:
         """A behaviour-cloning step's own bill: demonstration steps x epochs training samples."""
@@ -442,12 +537,16 @@ class Pipeline:
             raise ConfigError(
                 f"{self.out} holds a run of accounting format {found}, not {RUN_FORMAT}: it does not "
                 "bill demonstrations, selection evaluations, replays and pivot scoring, so its "
-                "numbers cannot be mixed with new ones; rerun it with --fresh or a new --out")
+                "numbers cannot be mixed with new ones; rerun it with --fresh or a new --out"
+            )
 
     @staticmethod
     def _row(metrics: dict[str, Any], bill: Bill, expert_steps: dict[str, int]) -> dict[str, Any]:
-        scores = {f"{split}_{kind}4": metrics.get(f"{split}_{kind}")
-                  for split in FINAL_SPLITS for kind in ("avg", "pass")}  # fmt: skip
+        scores = {
+            f"{split}_{kind}4": metrics.get(f"{split}_{kind}")
+            for split in FINAL_SPLITS
+            for kind in ("avg", "pass")
+        }
         return {**bill.row(expert_steps), **scores}
 
 
@@ -475,19 +574,25 @@ def _read_metrics(directory: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _curve_point(point: dict[str, Any], before: Bill, expert_steps: dict[str, int]) -> dict[str, Any]:
+def _curve_point(
+    point: dict[str, Any], before: Bill, expert_steps: dict[str, int]
+) -> dict[str, Any]:
     """One evaluation of a phase, placed on the configuration's whole bill (what it had spent
     before the phase, plus the phase's own spend at that evaluation)."""
-    return {"iteration": point["iteration"],
-            "total_env_steps": before.total_env_steps(expert_steps) + point["phase_env_steps"],
-            "policy_samples": before.policy_samples + point["policy_samples"],
-            "train_samples": before.training_samples + point["train_samples"],
-            "phase_env_steps": point["phase_env_steps"],
-            **{f"{split}_avg": point.get(f"{split}_avg") for split in FINAL_SPLITS},
-            "routes": point.get("routes")}  # fmt: skip
+    return {
+        "iteration": point["iteration"],
+        "total_env_steps": before.total_env_steps(expert_steps) + point["phase_env_steps"],
+        "policy_samples": before.policy_samples + point["policy_samples"],
+        "train_samples": before.training_samples + point["train_samples"],
+        "phase_env_steps": point["phase_env_steps"],
+        **{f"{split}_avg": point.get(f"{split}_avg") for split in FINAL_SPLITS},
+        "routes": point.get("routes"),
+    }
 
 
-def summarise(results: dict[str, dict[str, Any]], curves: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def summarise(
+    results: dict[str, dict[str, Any]], curves: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
     """summary.json: per configuration its bill and scores, and the cost at which it first
     reached the target (Base->Vanilla's :func:`vanilla_target` on ``val``). A configuration
     that never reached it has ``reached_target: false`` and its cost keys at None: censored at
@@ -497,8 +602,12 @@ def summarise(results: dict[str, dict[str, Any]], curves: dict[str, list[dict[st
     target = vanilla_target(curves.get("base_vanilla", []))
     for name, row in results.items():
         row |= target_costs(row, curves.get(name, []), target)
-    return {"format": RUN_FORMAT, "target_val_avg4": target, "configurations": results,
-            "curves": curves}
+    return {
+        "format": RUN_FORMAT,
+        "target_val_avg4": target,
+        "configurations": results,
+        "curves": curves,
+    }
 
 
 def _jsonable(stats: dict[str, Any]) -> dict[str, Any]:

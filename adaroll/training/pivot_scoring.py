@@ -51,10 +51,19 @@ class PivotSet:
         return sum(len(v) for v in self.pivots.values())
 
     def save(self, path: Path) -> None:
-        atomic_write_text(path, json.dumps({"scores": self.scores, "pivots": self.pivots,
-                                            "policy_samples": self.policy_samples,
-                                            "thresholds": self.thresholds,
-                                            "weights": self.weights}, indent=1))  # fmt: skip
+        atomic_write_text(
+            path,
+            json.dumps(
+                {
+                    "scores": self.scores,
+                    "pivots": self.pivots,
+                    "policy_samples": self.policy_samples,
+                    "thresholds": self.thresholds,
+                    "weights": self.weights,
+                },
+                indent=1,
+            ),
+        )
 
     @classmethod
     def load(cls, path: Path) -> PivotSet:
@@ -62,14 +71,20 @@ class PivotSet:
         try:
             d = _PIVOT_FILE.validate_json(path.read_bytes())
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}"
-                                 for e in exc.errors()[:3])  # fmt: skip
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in exc.errors()[:3]
+            )
             raise PivotFileError(f"{path}: not a pivot set ({problems})") from None
         unknown = sorted({c for ids in d["pivots"].values() for c in ids} - d["scores"].keys())
         if unknown:
             raise PivotFileError(f"{path}: pivots without a score: {', '.join(unknown[:3])}")
-        return cls(d["scores"], d["pivots"], d["policy_samples"], d.get("thresholds", {}),
-                   d.get("weights", {}))  # fmt: skip
+        return cls(
+            d["scores"],
+            d["pivots"],
+            d["policy_samples"],
+            d.get("thresholds", {}),
+            d.get("weights", {}),
+        )
 
 
 class PivotFileError(ValueError):
@@ -109,15 +124,21 @@ def score_checkpoints(
         for ckpt, samples in zip(chunk, drawn, strict=True):
             actions = tuple(s.action for s in samples)
             rewards = tuple(matcher.reward(a, ckpt.expert_action) for a in actions)
-            evidence = PivotEvidence(actions=actions, rewards=rewards,
-                                     log_probs=tuple(s.log_prob for s in samples),
-                                     matcher=matcher, seed=seed, key=ckpt.id)  # fmt: skip
+            evidence = PivotEvidence(
+                actions=actions,
+                rewards=rewards,
+                log_probs=tuple(s.log_prob for s in samples),
+                matcher=matcher,
+                seed=seed,
+                key=ckpt.id,
+            )
             scores[ckpt.id] = scorer(evidence)
     return select(store, scores, cfg, policy_samples=len(checkpoints) * cfg.n_samples)
 
 
-def select(store: CheckpointStore, scores: dict[str, float], cfg: PivotConfig, *,
-           policy_samples: int = 0) -> PivotSet:  # fmt: skip
+def select(
+    store: CheckpointStore, scores: dict[str, float], cfg: PivotConfig, *, policy_samples: int = 0
+) -> PivotSet:
     """The pivot set of ``store``'s checkpoints given their ``scores`` (see the module doc)."""
     chosen = set(select_top_k(scores, cfg.budget_top_k)) if cfg.budget_top_k is not None else None
     pivots: dict[str, list[str]] = {}
@@ -128,8 +149,11 @@ def select(store: CheckpointStore, scores: dict[str, float], cfg: PivotConfig, *
         if chosen is not None:
             pivots[task_id] = [i for i in ids if i in chosen]
             continue
-        gate = (quantile_threshold([scores[i] for i in ids], cfg.task_quantile)
-                if cfg.threshold == "task_quantile" else cfg.tau_dis)  # fmt: skip
+        gate = (
+            quantile_threshold([scores[i] for i in ids], cfg.task_quantile)
+            if cfg.threshold == "task_quantile"
+            else cfg.tau_dis
+        )
         thresholds[task_id] = gate
         mine = [i for i in ids if scores[i] > gate]
         if not mine and cfg.fallback_top_k:

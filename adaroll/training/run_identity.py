@@ -15,8 +15,17 @@ from adaroll.config import (
     load_config,
 )
 
-_EXECUTION_ONLY = ("backend", "workers", "ray_address", "max_retries", "job_timeout_s", "parallel_jobs",
-                   "prefetch_branches", "ray_start_timeout_s", "ray_worker_resources")
+_EXECUTION_ONLY = (
+    "backend",
+    "workers",
+    "ray_address",
+    "max_retries",
+    "job_timeout_s",
+    "parallel_jobs",
+    "prefetch_branches",
+    "ray_start_timeout_s",
+    "ray_worker_resources",
+)
 """Rollout fields that change where work runs, never its results: a run may resume with others."""
 
 
@@ -32,8 +41,11 @@ def experiment_changes(saved_yaml: str, cfg: RunConfig) -> list[str]:
     except (ConfigError, yaml.YAMLError) as exc:
         return [f"unreadable: {str(exc).splitlines()[0]}"]
     old, new = _flat(_identity(saved).model_dump()), _flat(_identity(cfg).model_dump())
-    return [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in sorted(old.keys() | new.keys())
-            if old.get(k) != new.get(k)]  # fmt: skip
+    return [
+        f"{k}: {old.get(k)!r} -> {new.get(k)!r}"
+        for k in sorted(old.keys() | new.keys())
+        if old.get(k) != new.get(k)
+    ]
 
 
 def settings_changes(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
@@ -78,5 +90,7 @@ def _read_settings_only(phase: TrainConfig) -> TrainConfig:
     if phase.scheduler.routing == "bandit":
         return phase  # the validator already pins the threshold-only settings
     defaults = SchedulerConfig()
-    unread = {k: getattr(defaults, k) for k in SchedulerConfig.model_fields if k.startswith("bandit_")}
+    unread = {
+        k: getattr(defaults, k) for k in SchedulerConfig.model_fields if k.startswith("bandit_")
+    }
     return phase.model_copy(update={"scheduler": phase.scheduler.model_copy(update=unread)})

@@ -54,8 +54,17 @@ from adaroll.seeding import derive_seed
 from adaroll.training import bandit_scheduler  # noqa: F401 - registers the bandit router
 from adaroll.training.scheduler_base import MODES, ROUTERS, SCHEDULERS, RoundRobin, Scheduler
 
-__all__ = ["MODES", "ROUTERS", "SCHEDULERS", "HybridScheduler", "RoundRobin", "Scheduler",
-           "Stage1Scheduler", "VanillaScheduler", "route_for"]  # fmt: skip
+__all__ = [
+    "MODES",
+    "ROUTERS",
+    "SCHEDULERS",
+    "HybridScheduler",
+    "RoundRobin",
+    "Scheduler",
+    "Stage1Scheduler",
+    "VanillaScheduler",
+    "route_for",
+]
 
 _RANK = {m: i for i, m in enumerate(MODES)}
 
@@ -73,14 +82,17 @@ def route_for(p: float, tau_low: float, tau_high: float) -> str:
 class VanillaScheduler(Scheduler):
     """Root groups of ``group_size`` for ``tasks_per_iteration`` tasks, round robin."""
 
-    def __init__(self, tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
-                 **_: Any) -> None:  # fmt: skip
+    def __init__(
+        self, tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig, **_: Any
+    ) -> None:
         self.order = RoundRobin(tasks)
         self.sched, self.grpo = sched, grpo
 
     def plan(self, iteration: int) -> list[Job]:
-        return [Job(StartKind.ROOT, t, self.grpo.group_size, mode="vanilla")
-                for t in self.order.take(self.sched.tasks_per_iteration)]  # fmt: skip
+        return [
+            Job(StartKind.ROOT, t, self.grpo.group_size, mode="vanilla")
+            for t in self.order.take(self.sched.tasks_per_iteration)
+        ]
 
     def route_counts(self) -> dict[str, int]:
         return {"root": len(self.order.items)}
@@ -98,10 +110,16 @@ class Stage1Scheduler(Scheduler):
     """OneStep groups over all pivots of all tasks, ``pivots_per_iteration`` per update, round
     robin (small batches made Adam's early steps drift the shared network more than they taught)."""
 
-    def __init__(self, tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
-                 pivots: Mapping[str, Sequence[str]],
-                 pivot_weights: Mapping[str, Mapping[str, float]] | None = None, seed: int = 0,
-                 **_: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        tasks: Sequence[TaskSpec],
+        sched: SchedulerConfig,
+        grpo: GRPOConfig,
+        pivots: Mapping[str, Sequence[str]],
+        pivot_weights: Mapping[str, Mapping[str, float]] | None = None,
+        seed: int = 0,
+        **_: Any,
+    ) -> None:
         flat = [(t, c) for t in tasks for c in pivots.get(t.id, ())]
         self.order = RoundRobin(flat)
         self.sched, self.grpo = sched, grpo
@@ -112,8 +130,10 @@ class Stage1Scheduler(Scheduler):
     def plan(self, iteration: int) -> list[Job]:
         if self.weighted:
             return self._sampled_plan(iteration)
-        return [Job(StartKind.ONESTEP, t, self.grpo.group_size, checkpoint_id=c)
-                for t, c in self.order.take(self.sched.pivots_per_iteration)]  # fmt: skip
+        return [
+            Job(StartKind.ONESTEP, t, self.grpo.group_size, checkpoint_id=c)
+            for t, c in self.order.take(self.sched.pivots_per_iteration)
+        ]
 
     def _sampled_plan(self, iteration: int) -> list[Job]:
         """Continuous pivot weights: ``pivots_per_iteration`` distinct checkpoints of all tasks,
@@ -121,8 +141,15 @@ class Stage1Scheduler(Scheduler):
         rng = random.Random(derive_seed(self.seed, "stage1-pivots", iteration))
         weights = [w for _, _, w in self.weighted]
         drawn = draw_weighted(weights, self.sched.pivots_per_iteration, rng)
-        return [Job(StartKind.ONESTEP, self.weighted[i][0], self.grpo.group_size,
-                    checkpoint_id=self.weighted[i][1]) for i in drawn]  # fmt: skip
+        return [
+            Job(
+                StartKind.ONESTEP,
+                self.weighted[i][0],
+                self.grpo.group_size,
+                checkpoint_id=self.weighted[i][1],
+            )
+            for i in drawn
+        ]
 
     def route_counts(self) -> dict[str, int]:
         return {"local": len({t.id for t, _ in self.order.items})}
@@ -160,16 +187,24 @@ class TaskRoute:
 class HybridScheduler(Scheduler):
     """The paper's Stage II scheduler (see the module docstring for the open-point decisions)."""
 
-    def __init__(self, tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
-                 pivots: Mapping[str, Sequence[str]],
-                 pivot_weights: Mapping[str, Mapping[str, float]] | None = None, seed: int = 0,
-                 **_: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        tasks: Sequence[TaskSpec],
+        sched: SchedulerConfig,
+        grpo: GRPOConfig,
+        pivots: Mapping[str, Sequence[str]],
+        pivot_weights: Mapping[str, Mapping[str, float]] | None = None,
+        seed: int = 0,
+        **_: Any,
+    ) -> None:
         self.sched, self.grpo = sched, grpo
         self.tasks = {t.id: t for t in tasks}
         self.order = RoundRobin(list(self.tasks))
         weights = pivot_weights or {}
-        self.routes = {t.id: TaskRoute(pivots=list(pivots.get(t.id, ())),
-                                       weights=dict(weights.get(t.id, {}))) for t in tasks}  # fmt: skip
+        self.routes = {
+            t.id: TaskRoute(pivots=list(pivots.get(t.id, ())), weights=dict(weights.get(t.id, {})))
+            for t in tasks
+        }
         self.seed = seed
         self.replay_cursor = 0
         """replay_share: index (in task order) where the next search for a Root task to replay
@@ -190,8 +225,10 @@ class HybridScheduler(Scheduler):
         if route.mode == "unrouted":
             return [routing]
         if route.mode == "local":
-            jobs = [Job(StartKind.ONESTEP, task, self.grpo.group_size, checkpoint_id=c)
-                    for c in self._onestep_starts(task_id, route)]  # fmt: skip
+            jobs = [
+                Job(StartKind.ONESTEP, task, self.grpo.group_size, checkpoint_id=c)
+                for c in self._onestep_starts(task_id, route)
+            ]
             if route.visits % self.sched.local_reeval_every == 0:
                 jobs.append(routing)
             return jobs
@@ -210,11 +247,16 @@ class HybridScheduler(Scheduler):
             mode_before = route.mode
             if group.job.purpose == "routing":
                 route.p = group.success_rate
-                self._promote(route, route_for(route.p, self.sched.tau_low, self.sched.tau_high),
-                              iteration)  # fmt: skip
+                self._promote(
+                    route, route_for(route.p, self.sched.tau_low, self.sched.tau_high), iteration
+                )
             elif group.job.kind is StartKind.SUFFIX and route.mode == "suffix":
                 self._move_frontier(route, group, iteration)
-            if self.sched.demotion and group.job.kind is StartKind.ROOT and route.mode == mode_before:
+            if (
+                self.sched.demotion
+                and group.job.kind is StartKind.ROOT
+                and route.mode == mode_before
+            ):
                 self._monitor(route, group, iteration)
 
     def _onestep_starts(self, task_id: str, route: TaskRoute) -> list[str]:
@@ -228,8 +270,9 @@ class HybridScheduler(Scheduler):
         return drawn or route.pivots  # all weights 0 (scores far below the gate): the hard set
 
     # -- self-generated pivots ------------------------------------------------------------------
-    def add_pivots(self, task_id: str, pivots: Sequence[str], weights: Mapping[str, float],
-                   iteration: int) -> None:  # fmt: skip
+    def add_pivots(
+        self, task_id: str, pivots: Sequence[str], weights: Mapping[str, float], iteration: int
+    ) -> None:
         """A task had no pivots (hence was sent to Root whatever its p(x)); now it has some, so
         it is routed by its measured p(x) - this once against the monotone order, since its Root
         mode was forced, not earned. A task routed Root on its merits stays there."""
@@ -320,8 +363,11 @@ class HybridScheduler(Scheduler):
         if not chosen:
             return []
         self.replay_cursor = (ids.index(chosen[-1]) + 1) % len(ids)
-        return [Job(StartKind.ONESTEP, self.tasks[t], self.grpo.group_size, checkpoint_id=c)
-                for t in chosen for c in self.routes[t].pivots]  # fmt: skip
+        return [
+            Job(StartKind.ONESTEP, self.tasks[t], self.grpo.group_size, checkpoint_id=c)
+            for t in chosen
+            for c in self.routes[t].pivots
+        ]
 
     def route_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(MODES, 0)
@@ -330,8 +376,11 @@ class HybridScheduler(Scheduler):
         return counts
 
     def state_dict(self) -> dict[str, Any]:
-        return {"cursor": self.order.cursor, "replay_cursor": self.replay_cursor,
-                "routes": {k: asdict(v) for k, v in self.routes.items()}}  # fmt: skip
+        return {
+            "cursor": self.order.cursor,
+            "replay_cursor": self.replay_cursor,
+            "routes": {k: asdict(v) for k, v in self.routes.items()},
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.order.cursor = int(state["cursor"])
@@ -343,8 +392,13 @@ class HybridScheduler(Scheduler):
 
 
 @SCHEDULERS.register("hybrid")
-def hybrid_scheduler(tasks: Sequence[TaskSpec], sched: SchedulerConfig, grpo: GRPOConfig,
-                     pivots: Mapping[str, Sequence[str]], **kwargs: Any) -> Scheduler:  # fmt: skip
+def hybrid_scheduler(
+    tasks: Sequence[TaskSpec],
+    sched: SchedulerConfig,
+    grpo: GRPOConfig,
+    pivots: Mapping[str, Sequence[str]],
+    **kwargs: Any,
+) -> Scheduler:
     """Stage II with the router ``sched.routing`` names (:data:`ROUTERS`): ``thresholds``
     (:class:`HybridScheduler`, the paper's) or ``bandit``
     (:class:`~adaroll.training.bandit_scheduler.BanditScheduler`)."""

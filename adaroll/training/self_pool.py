@@ -61,8 +61,13 @@ class SelfPivotPool:
     """Adds self-generated checkpoints to ``store`` (the collector's own store, so that they
     are restorable) for the ``eligible`` tasks (those without pivots)."""
 
-    def __init__(self, store: CheckpointStore, eligible: Iterable[str], cfg: PivotConfig,
-                 matcher: ActionMatcher) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store: CheckpointStore,
+        eligible: Iterable[str],
+        cfg: PivotConfig,
+        matcher: ActionMatcher,
+    ) -> None:
         # The gate and the fallback as configured, but a task given self checkpoints always keeps
         # at least its best one: getting pivots is what the option is for. A pivot budget
         # (budget_top_k) counts expert pivots; it does not apply here.
@@ -104,26 +109,37 @@ class SelfPivotPool:
                         continue
                     self._seen.add(key)
                     step = len(prefix) + t
-                    ckpt = Checkpoint(job.task, step, decision.context.instruction, path[:step], obs,
-                                      path[step], len(path), origin=f"self-{key[1]}")  # fmt: skip
+                    ckpt = Checkpoint(
+                        job.task,
+                        step,
+                        decision.context.instruction,
+                        path[:step],
+                        obs,
+                        path[step],
+                        len(path),
+                        origin=f"self-{key[1]}",
+                    )
                     self.store.add(ckpt)
                     self.added.append(ckpt)
                     made.append(ckpt)
         return made
 
-    def grow(self, groups: Sequence[Group], policy: Policy, collector: RolloutCollector, *,
-             seed: int) -> Growth | None:  # fmt: skip
+    def grow(
+        self, groups: Sequence[Group], policy: Policy, collector: RolloutCollector, *, seed: int
+    ) -> Growth | None:
         """Harvest, score the new checkpoints with ``policy`` and select pivots among each
         task's new checkpoints; a task that got pivots stops harvesting. None: nothing new."""
         made = self.harvest(groups)
         if not made:
             return None
-        scored: PivotSet = score_checkpoints(policy, collector, CheckpointStore(made), self.cfg,
-                                             seed=seed, matcher=self.matcher)  # fmt: skip
+        scored: PivotSet = score_checkpoints(
+            policy, collector, CheckpointStore(made), self.cfg, seed=seed, matcher=self.matcher
+        )
         pivots = {task: ids for task, ids in scored.pivots.items() if ids}
         self.eligible -= set(pivots)
-        return Growth(pivots, {t: w for t, w in scored.weights.items() if t in pivots},
-                      scored.policy_samples)  # fmt: skip
+        return Growth(
+            pivots, {t: w for t, w in scored.weights.items() if t in pivots}, scored.policy_samples
+        )
 
     # -- crash-safe state (the trainer saves it with the scheduler's) ------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -80,8 +80,13 @@ def train_sft(
     t0 = time.perf_counter()
     usable = [ex for ex in examples if policy.represents(ex[0], ex[1])]
     skipped = len(examples) - len(usable)
-    stats: dict[str, Any] = {"examples": len(usable), "skipped": skipped, "epochs": epochs,
-                             "steps": 0, "epoch_loss": []}  # fmt: skip
+    stats: dict[str, Any] = {
+        "examples": len(usable),
+        "skipped": skipped,
+        "epochs": epochs,
+        "steps": 0,
+        "epoch_loss": [],
+    }
     gen = torch.Generator().manual_seed(seed)
     policy.train(True)
     if usable and epochs > 0:

@@ -72,7 +72,9 @@ class Trainer:
         self.make_env, self.eval_tasks = make_env, eval_tasks
         missing = sorted({*cfg.eval.splits, *cfg.eval.final_splits} - set(eval_tasks))
         if missing:
-            raise ValueError(f"phase {name}: no tasks given for the evaluated split(s) {', '.join(missing)}")
+            raise ValueError(
+                f"phase {name}: no tasks given for the evaluated split(s) {', '.join(missing)}"
+            )
         self.seed, self.history_window, self.progress = seed, history_window, progress
         make_private_dir(self.dir)  # `adaroll train ... --out NEW` starts a run directory
         self.optimizer = torch.optim.Adam(list(policy.parameters()), lr=cfg.grpo.lr)
@@ -109,17 +111,32 @@ class Trainer:
             with self._timed("collect"):
                 groups = self.collector.collect(jobs, seed=seed)
             with self._timed("update"):
-                update = grpo_update(self.policy, self.optimizer, groups, self.cfg.grpo,
-                                     reference=self.reference, train_purposes=self.train_purposes)  # fmt: skip
+                update = grpo_update(
+                    self.policy,
+                    self.optimizer,
+                    groups,
+                    self.cfg.grpo,
+                    reference=self.reference,
+                    train_purposes=self.train_purposes,
+                )
             self.optimizer_steps += update.optimizer_steps
             self._grow_self_pool(groups)  # first: a task's new pivots are there when it is routed
             self.scheduler.observe(groups, self.iteration)
             self._record_costs(groups, update.training_samples)
-            self._log({"kind": "iteration", "iteration": self.iteration, "loss": update.loss,
-                       "groups_used": update.groups_used, "groups_skipped": update.groups_skipped,
-                       "optimizer_steps": self.optimizer_steps, **update.stats, **self._totals(),
-                       "episodes": self._episode_stats(groups),
-                       "routes": self.scheduler.route_counts()})  # fmt: skip
+            self._log(
+                {
+                    "kind": "iteration",
+                    "iteration": self.iteration,
+                    "loss": update.loss,
+                    "groups_used": update.groups_used,
+                    "groups_skipped": update.groups_skipped,
+                    "optimizer_steps": self.optimizer_steps,
+                    **update.stats,
+                    **self._totals(),
+                    "episodes": self._episode_stats(groups),
+                    "routes": self.scheduler.route_counts(),
+                }
+            )
             if self._budget_spent():
                 self._evaluate(self.cfg.eval.final_splits)
             elif self._at_mark(before, self._totals()):
@@ -133,25 +150,43 @@ class Trainer:
 
     # -- pieces ---------------------------------------------------------------------------------
     def _evaluate(self, splits: Sequence[str]) -> dict[str, Any]:
-        row: dict[str, Any] = {"kind": "eval", "iteration": self.iteration, **self._totals(),
-                               "routes": self.scheduler.route_counts()}  # fmt: skip
+        row: dict[str, Any] = {
+            "kind": "eval",
+            "iteration": self.iteration,
+            **self._totals(),
+            "routes": self.scheduler.route_counts(),
+        }
         with self._timed("evaluate"):
             for split in splits:
                 tasks = self.eval_tasks[split]
-                result = evaluate_split(self.policy, self.make_env, tasks, k=self.cfg.eval.k,
-                                        history_window=self.history_window,
-                                        seed=derive_seed(self.seed, "eval", self.iteration, split))  # fmt: skip
+                result = evaluate_split(
+                    self.policy,
+                    self.make_env,
+                    tasks,
+                    k=self.cfg.eval.k,
+                    history_window=self.history_window,
+                    seed=derive_seed(self.seed, "eval", self.iteration, split),
+                )
                 row[f"{split}_avg"], row[f"{split}_pass"] = result.avg, result.pass_
-                self.ledger.add("eval", self._eval_purpose(split), policy_samples=result.policy_samples,
-                                env_steps=result.env_steps, stage=self.name,
-                                iteration=self.iteration)  # fmt: skip
+                self.ledger.add(
+                    "eval",
+                    self._eval_purpose(split),
+                    policy_samples=result.policy_samples,
+                    env_steps=result.env_steps,
+                    stage=self.name,
+                    iteration=self.iteration,
+                )
         row.update(self._totals())  # a selection evaluation is part of its own point's cost
         self._log(row)
         if self.cfg.eval.keep_policies:
             self.policy.save(self.dir / "marks" / f"{self.iteration:06d}")
         score = row.get(f"{self.cfg.eval.select_on}_avg", -1.0)
         if self.cfg.keep == "best" and score > self.best["score"]:
-            self.best = {"score": score, "split": self.cfg.eval.select_on, "iteration": self.iteration}
+            self.best = {
+                "score": score,
+                "split": self.cfg.eval.select_on,
+                "iteration": self.iteration,
+            }
             self.policy.save(self.dir / "best")
         return row
 
@@ -168,8 +203,9 @@ class Trainer:
         if e.every is not None and self.iteration % e.every == 0:
             return True
         marks = (("phase_env_steps", e.every_env_steps), ("policy_samples", e.every_policy_samples))
-        return any(every is not None and after[key] // every > before[key] // every
-                   for key, every in marks)  # fmt: skip
+        return any(
+            every is not None and after[key] // every > before[key] // every for key, every in marks
+        )
 
     def _episode_stats(self, groups: Sequence[Group]) -> dict[str, dict[str, int]]:
         """What the cost model (:mod:`adaroll.algos.cost_model`) reads of an iteration, per
@@ -180,9 +216,21 @@ class Trainer:
         out: dict[str, dict[str, int]] = {}
         for group in groups:
             key = f"{group.job.ledger_mode}/{group.job.purpose}"
-            row = out.setdefault(key, dict.fromkeys(("groups", "samples", "successes", "env_steps",
-                                                     "success_decisions", "failure_decisions",
-                                                     "start_depth"), 0))  # fmt: skip
+            row = out.setdefault(
+                key,
+                dict.fromkeys(
+                    (
+                        "groups",
+                        "samples",
+                        "successes",
+                        "env_steps",
+                        "success_decisions",
+                        "failure_decisions",
+                        "start_depth",
+                    ),
+                    0,
+                ),
+            )
             checkpoint = group.job.checkpoint_id
             depth = self.collector.prefix_length(checkpoint) if checkpoint is not None else 0
             row["groups"] += 1
@@ -209,8 +257,13 @@ class Trainer:
         for task_id, pivots in grown.pivots.items():
             weights = grown.weights.get(task_id, {})
             self.scheduler.add_pivots(task_id, pivots, weights, self.iteration)
-        self.ledger.add("onestep", "routing", policy_samples=grown.policy_samples,
-                        stage=self.name, iteration=self.iteration)  # fmt: skip
+        self.ledger.add(
+            "onestep",
+            "routing",
+            policy_samples=grown.policy_samples,
+            stage=self.name,
+            iteration=self.iteration,
+        )
 
     def _record_costs(self, groups: Sequence[Group], used: dict[int, int]) -> None:
         builds = self.collector.builds
@@ -218,18 +271,32 @@ class Trainer:
         if overhead:
             # How often images are rebuilt depends on the execution (each worker, each restarted
             # process builds its own): recorded, but the bill has one build per checkpoint.
-            self.ledger.add("suffix", "overhead", replayed_steps=overhead,
-                            stage=self.name, iteration=self.iteration)  # fmt: skip
+            self.ledger.add(
+                "suffix",
+                "overhead",
+                replayed_steps=overhead,
+                stage=self.name,
+                iteration=self.iteration,
+            )
         for g, group in enumerate(groups):
             c = group.cost
             first_build = builds.bill_first_use(group.job.checkpoint_id, c.restores)
             self.ledger.add(
-                group.job.ledger_mode, group.job.purpose,
-                training_samples=used.get(g, 0), policy_samples=c.policy_samples,
-                env_steps=c.env_steps, restores=c.restores, restore_seconds=c.restore_seconds,
-                replayed_steps=c.replayed_steps + first_build, invalid_samples=c.invalid_samples,
-                faults=c.faults, restore_fallbacks=c.restore_fallbacks,
-                task_id=group.job.task.id, stage=self.name, iteration=self.iteration)  # fmt: skip
+                group.job.ledger_mode,
+                group.job.purpose,
+                training_samples=used.get(g, 0),
+                policy_samples=c.policy_samples,
+                env_steps=c.env_steps,
+                restores=c.restores,
+                restore_seconds=c.restore_seconds,
+                replayed_steps=c.replayed_steps + first_build,
+                invalid_samples=c.invalid_samples,
+                faults=c.faults,
+                restore_fallbacks=c.restore_fallbacks,
+                task_id=group.job.task.id,
+                stage=self.name,
+                iteration=self.iteration,
+            )
 
     def _totals(self) -> dict[str, Any]:
         """The phase's own cost so far. ``phase_env_steps`` (the budget's unit) is every env step
@@ -237,18 +304,23 @@ class Trainer:
         replays (``replay_steps``) and selection evaluations (``selection_env_steps``);
         ``policy_samples`` counts the samples of all of them."""
         cost, selection = self.ledger.training_cost(), self.ledger.selection_cost()
-        return {"env_steps": cost.env_steps, "replay_steps": cost.replayed_steps,
-                "selection_env_steps": selection.env_steps,
-                "phase_env_steps": cost.env_steps + cost.replayed_steps + selection.env_steps,
-                "train_samples": cost.training_samples,
-                "policy_samples": cost.policy_samples + selection.policy_samples}  # fmt: skip
+        return {
+            "env_steps": cost.env_steps,
+            "replay_steps": cost.replayed_steps,
+            "selection_env_steps": selection.env_steps,
+            "phase_env_steps": cost.env_steps + cost.replayed_steps + selection.env_steps,
+            "train_samples": cost.training_samples,
+            "policy_samples": cost.policy_samples + selection.policy_samples,
+        }
 
     def _faults(self) -> dict[str, Any]:
         """The phase's environment faults and snapshot fallbacks, from the ledger (so a resumed
         phase reports those of its earlier processes too), in total and by mode/purpose."""
-        by = {f"{mode}/{purpose}": {"faults": t.faults, "restore_fallbacks": t.restore_fallbacks}
-              for (mode, purpose), t in self.ledger.totals_by("mode", "purpose").items()
-              if t.faults or t.restore_fallbacks}  # fmt: skip
+        by = {
+            f"{mode}/{purpose}": {"faults": t.faults, "restore_fallbacks": t.restore_fallbacks}
+            for (mode, purpose), t in self.ledger.totals_by("mode", "purpose").items()
+            if t.faults or t.restore_fallbacks
+        }
         total = self.ledger.totals()
         return {"faults": total.faults, "restore_fallbacks": total.restore_fallbacks, "by": by}
 
@@ -267,10 +339,17 @@ class Trainer:
         return self.dir / ("best" if self.cfg.keep == "best" else "state")
 
     def _finish(self) -> PhaseResult:
-        final = {"phase": self.name, "iteration": self.iteration, **self._totals(),
-                 "optimizer_steps": self.optimizer_steps,
-                 "stopped_by": self._budget_spent(), "best": self.best, "phase_seconds": self.phase_times, "faults": self._faults(),
-                 "last_eval": self.metrics.last(kind="eval")}  # fmt: skip
+        final = {
+            "phase": self.name,
+            "iteration": self.iteration,
+            **self._totals(),
+            "optimizer_steps": self.optimizer_steps,
+            "stopped_by": self._budget_spent(),
+            "best": self.best,
+            "phase_seconds": self.phase_times,
+            "faults": self._faults(),
+            "last_eval": self.metrics.last(kind="eval"),
+        }
         atomic_write_text(self.dir / "done.json", json.dumps(final, indent=2))
         return PhaseResult(self._output_dir(), final)
 
@@ -283,7 +362,9 @@ class Trainer:
             self._tb = SummaryWriter(log_dir=str(self.dir / "tensorboard"))
         for key, value in row.items():
             if isinstance(value, (int, float)) and key not in ("iteration", "phase_env_steps"):
-                self._tb.add_scalar(f"{row['kind']}/{key}", value, global_step=row["phase_env_steps"])
+                self._tb.add_scalar(
+                    f"{row['kind']}/{key}", value, global_step=row["phase_env_steps"]
+                )
         self._tb.flush()
 
     # -- crash-safe state -------------------------------------------------------------------------
@@ -304,10 +385,16 @@ class Trainer:
         self.policy.save(tmp)
         buffer = _torch_bytes(self.optimizer.state_dict())
         atomic_write_bytes(tmp / "optimizer.pt", buffer)
-        meta = {"iteration": self.iteration, "ledger_records": len(self.ledger),
-                "metrics_records": len(self.metrics), "best": self.best,
-                "scheduler": self.scheduler.state_dict(), "phase_times": self.phase_times,
-                "built": self.collector.builds.state_dict(), "optimizer_steps": self.optimizer_steps}  # fmt: skip
+        meta = {
+            "iteration": self.iteration,
+            "ledger_records": len(self.ledger),
+            "metrics_records": len(self.metrics),
+            "best": self.best,
+            "scheduler": self.scheduler.state_dict(),
+            "phase_times": self.phase_times,
+            "built": self.collector.builds.state_dict(),
+            "optimizer_steps": self.optimizer_steps,
+        }
         if self.self_pool is not None:
             meta["self_pool"] = self.self_pool.state_dict()
         atomic_write_text(tmp / "meta.json", json.dumps(meta))
@@ -345,7 +432,9 @@ class Trainer:
         self.iteration, self.best = int(meta["iteration"]), meta["best"]
         self.phase_times = meta.get("phase_times", {})
         self.collector.builds.load_state_dict(meta["built"])
-        self.optimizer_steps = int(meta.get("optimizer_steps", 0))  # absent: saved before it was kept
+        self.optimizer_steps = int(
+            meta.get("optimizer_steps", 0)
+        )  # absent: saved before it was kept
         self.ledger.truncate_to(int(meta["ledger_records"]))
         self.metrics.truncate_to(int(meta["metrics_records"]))
 
@@ -376,12 +465,21 @@ class _Bar:
         from adaroll.progress_bar import progress_bar
 
         self.total = budget.iterations
-        self.bar = progress_bar(total=self.total, initial=start, desc=name, disable=not enabled,
-                        unit="it", leave=False, dynamic_ncols=True)  # fmt: skip
+        self.bar = progress_bar(
+            total=self.total,
+            initial=start,
+            desc=name,
+            disable=not enabled,
+            unit="it",
+            leave=False,
+            dynamic_ncols=True,
+        )
 
     def update(self, iteration: int, totals: dict[str, Any]) -> None:
         self.bar.n = iteration
-        self.bar.set_postfix(steps=totals["phase_env_steps"], samples=totals["policy_samples"], refresh=False)
+        self.bar.set_postfix(
+            steps=totals["phase_env_steps"], samples=totals["policy_samples"], refresh=False
+        )
         self.bar.refresh()
 
     def close(self) -> None:

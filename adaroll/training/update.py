@@ -79,11 +79,21 @@ def grpo_update(
     # gives the exact per-factor behaviour log-probs that the sampler summed; the reference's
     # are fixed too. Both are taken once, before the first step moves the weights.
     with torch.no_grad():
-        old = [[policy.decision_log_probs(mb.contexts[c], mb.samples[c]) for c in _chunks(mb, cfg)]
-               for mb in mini_batches]  # fmt: skip
-        ref = ([[reference.decision_log_probs(mb.contexts[c], mb.samples[c])[0]
-                 for c in _chunks(mb, cfg)] for mb in mini_batches]
-               if reference is not None and cfg.kl_coef > 0 else None)  # fmt: skip
+        old = [
+            [policy.decision_log_probs(mb.contexts[c], mb.samples[c]) for c in _chunks(mb, cfg)]
+            for mb in mini_batches
+        ]
+        ref = (
+            [
+                [
+                    reference.decision_log_probs(mb.contexts[c], mb.samples[c])[0]
+                    for c in _chunks(mb, cfg)
+                ]
+                for mb in mini_batches
+            ]
+            if reference is not None and cfg.kl_coef > 0
+            else None
+        )
     policy.train(True)
     parts: list[tuple[float, dict[str, float]]] = []
     steps, loss_sum, weight_sum = 0, 0.0, 0.0
@@ -98,9 +108,15 @@ def grpo_update(
             for k, c in enumerate(_chunks(mb, cfg)):
                 logp, mask = policy.decision_log_probs(mb.contexts[c], mb.samples[c])
                 loss, stats = grpo.grpo_loss(
-                    logp, old[m][k][0], adv_t[c], mask, clip_low=cfg.clip_eps, kl_coef=cfg.kl_coef,
-                    ref_log_probs=ref[m][k] if ref is not None else None, aggregation=cfg.aggregation,
-                )  # fmt: skip
+                    logp,
+                    old[m][k][0],
+                    adv_t[c],
+                    mask,
+                    clip_low=cfg.clip_eps,
+                    kl_coef=cfg.kl_coef,
+                    ref_log_probs=ref[m][k] if ref is not None else None,
+                    aggregation=cfg.aggregation,
+                )
                 (loss * (weights[k] / total)).backward()
                 parts.append((weights[k], stats))
                 loss_sum += float(loss.detach()) * weights[k]

@@ -17,9 +17,19 @@ def test_episode_cost_mixes_lengths_by_outcome() -> None:
 
 def test_vanilla_and_hybrid_costs_per_iteration() -> None:
     assert cm.vanilla_cost(cm.VanillaInputs(8, 8, 12.0)) == 768.0
-    x = cm.HybridInputs(tasks_per_iteration=8, group_size=8, routing_probes=4, root_probes=2,
-                        reeval_every=3, share_local=0.5, share_suffix=0.25, share_root=0.25,
-                        local_probe_episode=18.0, suffix_episode=5.0, root_episode=7.0)
+    x = cm.HybridInputs(
+        tasks_per_iteration=8,
+        group_size=8,
+        routing_probes=4,
+        root_probes=2,
+        reeval_every=3,
+        share_local=0.5,
+        share_suffix=0.25,
+        share_root=0.25,
+        local_probe_episode=18.0,
+        suffix_episode=5.0,
+        root_episode=7.0,
+    )
     # 8 * (0.5 * 4 * 18 / 3 + 0.25 * 8 * 5 + 0.25 * 2 * 7) = 8 * (12 + 10 + 3.5) = 204
     assert cm.hybrid_cost(x) == pytest.approx(204.0)
     with pytest.raises(ValueError, match="sum to 1"):

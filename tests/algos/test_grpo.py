@@ -28,7 +28,9 @@ SQRT3 = math.sqrt(3.0)
 # -- loop reference implementations ---------------------------------------------------------------
 
 
-def loop_advantages(rewards: list[list[float]], normalize_std: bool, unbiased: bool, eps: float) -> list[list[float]]:
+def loop_advantages(
+    rewards: list[list[float]], normalize_std: bool, unbiased: bool, eps: float
+) -> list[list[float]]:
     out = []
     for group in rewards:
         mean = sum(group) / len(group)
@@ -41,8 +43,15 @@ def loop_advantages(rewards: list[list[float]], normalize_std: bool, unbiased: b
 
 
 def loop_loss(
-    logp: torch.Tensor, old: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor, ref: torch.Tensor | None,
-    clip_low: float, clip_high: float, kl_coef: float, aggregation: str,
+    logp: torch.Tensor,
+    old: torch.Tensor,
+    adv: torch.Tensor,
+    mask: torch.Tensor,
+    ref: torch.Tensor | None,
+    clip_low: float,
+    clip_high: float,
+    kl_coef: float,
+    aggregation: str,
 ) -> torch.Tensor:
     """Element by element, with torch scalars so that gradients can be compared too."""
     rows: list[list[torch.Tensor]] = []
@@ -86,13 +95,19 @@ def test_advantages_hand_computed() -> None:
 def test_advantages_unbiased_and_no_std_variants() -> None:
     rewards = torch.tensor([[1.0, 0.0, 0.0, 0.0]])
     # unbiased std: sqrt(0.75 / 3) = 0.5
-    assert group_advantages(rewards, unbiased=True)[0].tolist() == pytest.approx([1.5, -0.5, -0.5, -0.5], rel=1e-5)
+    assert group_advantages(rewards, unbiased=True)[0].tolist() == pytest.approx(
+        [1.5, -0.5, -0.5, -0.5], rel=1e-5
+    )
     assert group_advantages(rewards, normalize_std=False)[0].tolist() == [0.75, -0.25, -0.25, -0.25]
     probe = torch.tensor([[0.0, 1.0]])  # Root probe whose two outcomes differ
     assert group_advantages(probe)[0].tolist() == pytest.approx([-1.0, 1.0], rel=1e-5)
-    assert group_advantages(probe, unbiased=True)[0].tolist() == pytest.approx([-1 / math.sqrt(2), 1 / math.sqrt(2)], rel=1e-5)
+    assert group_advantages(probe, unbiased=True)[0].tolist() == pytest.approx(
+        [-1 / math.sqrt(2), 1 / math.sqrt(2)], rel=1e-5
+    )
     assert group_std(torch.tensor([[0.0, 2.0]])).tolist() == [1.0]
-    assert group_std(torch.tensor([[0.0, 2.0]]), unbiased=True).tolist() == pytest.approx([math.sqrt(2)])
+    assert group_std(torch.tensor([[0.0, 2.0]]), unbiased=True).tolist() == pytest.approx(
+        [math.sqrt(2)]
+    )
 
 
 def test_eps_and_integer_rewards() -> None:
@@ -102,7 +117,9 @@ def test_eps_and_integer_rewards() -> None:
 
 
 def test_zero_variance_detection() -> None:
-    rewards = torch.tensor([[0.0] * 8, [1.0] * 8, [0.0] * 7 + [1.0], [0.1] * 8], dtype=torch.float64)
+    rewards = torch.tensor(
+        [[0.0] * 8, [1.0] * 8, [0.0] * 7 + [1.0], [0.1] * 8], dtype=torch.float64
+    )
     assert zero_variance_groups(rewards).tolist() == [True, True, False, True]
     close = torch.tensor([[0.5, 0.5 + 1e-9]], dtype=torch.float64)
     assert zero_variance_groups(close).tolist() == [False]
@@ -153,7 +170,11 @@ def test_clipped_loss_positive_advantage_hand_computed() -> None:
     assert logp.grad is not None
     # the clipped factor gets no gradient; d/dlogp of -ratio/2 at ratio 0.5 is -0.25
     assert logp.grad[0].tolist() == pytest.approx([0.0, -0.25])
-    assert stats["clip_frac"] == 0.5 and stats["clip_frac_high"] == 0.5 and stats["clip_frac_low"] == 0.0
+    assert (
+        stats["clip_frac"] == 0.5
+        and stats["clip_frac_high"] == 0.5
+        and stats["clip_frac_low"] == 0.0
+    )
     assert stats["ratio_mean"] == pytest.approx(1.0) and stats["ratio_max"] == pytest.approx(1.5)
     assert stats["pg_loss"] == stats["loss"] == pytest.approx(-0.85) and stats["kl_loss"] == 0.0
     # approx KL(old || new) = mean((rho - 1) - log rho)
@@ -170,7 +191,11 @@ def test_clipped_loss_negative_advantage_hand_computed() -> None:
     loss.backward()
     assert logp.grad is not None
     assert logp.grad[0].tolist() == pytest.approx([0.75, 0.0])
-    assert stats["clip_frac"] == 0.5 and stats["clip_frac_low"] == 0.5 and stats["clip_frac_high"] == 0.0
+    assert (
+        stats["clip_frac"] == 0.5
+        and stats["clip_frac_low"] == 0.5
+        and stats["clip_frac_high"] == 0.0
+    )
 
 
 def test_asymmetric_clip() -> None:
@@ -238,7 +263,9 @@ def test_micro_batches_weighted_by_their_aggregation_give_the_whole_batch_loss(m
     aggregation = LOSS_AGGREGATIONS.get(mode)
     chunks = [slice(0, 3), slice(3, 5), slice(5, 7)]
     weights = [aggregation.weight(mask[c]) for c in chunks]
-    parts = sum(float(aggregation(loss[c], mask[c])) * w for c, w in zip(chunks, weights, strict=True))
+    parts = sum(
+        float(aggregation(loss[c], mask[c])) * w for c, w in zip(chunks, weights, strict=True)
+    )
     assert parts / sum(weights) == pytest.approx(float(aggregate_loss(loss, mask, mode)), abs=1e-6)
 
 
@@ -254,7 +281,9 @@ def test_masked_factors_do_not_count() -> None:
 
 def test_surrogate_defaults_to_a_symmetric_0_2_clip_and_keeps_the_log_prob_dtype() -> None:
     logp = torch.tensor([[math.log(1.5), math.log(0.5)]])
-    loss, _, clipped = clipped_surrogate(logp, torch.zeros_like(logp), torch.ones(1, dtype=torch.float64))
+    loss, _, clipped = clipped_surrogate(
+        logp, torch.zeros_like(logp), torch.ones(1, dtype=torch.float64)
+    )
     assert loss[0].tolist() == pytest.approx([-1.2, -0.5]) and clipped.tolist() == [[True, False]]
     assert loss.dtype == torch.float32  # float64 advantages do not promote the loss
 
@@ -322,7 +351,9 @@ def test_per_factor_advantages_and_surrogate_shapes() -> None:
 
 
 @pytest.mark.parametrize("aggregation", ["token-mean", "sequence-mean"])
-@pytest.mark.parametrize(("clip_low", "clip_high", "kl_coef"), [(0.2, 0.2, 0.0), (0.1, 0.28, 0.0), (0.2, 0.2, 0.05)])
+@pytest.mark.parametrize(
+    ("clip_low", "clip_high", "kl_coef"), [(0.2, 0.2, 0.0), (0.1, 0.28, 0.0), (0.2, 0.2, 0.05)]
+)
 @pytest.mark.parametrize("seed", range(3))
 def test_loss_vectorised_equal_loop(
     aggregation: str, clip_low: float, clip_high: float, kl_coef: float, seed: int
@@ -339,8 +370,17 @@ def test_loss_vectorised_equal_loop(
     adv = group_advantages(rewards).reshape(-1)
 
     lp_vec = base.clone().requires_grad_(True)
-    got, stats = grpo_loss(lp_vec, old, adv, mask, clip_low=clip_low, clip_high=clip_high,
-                           ref_log_probs=ref, kl_coef=kl_coef, aggregation=aggregation)  # fmt: skip
+    got, stats = grpo_loss(
+        lp_vec,
+        old,
+        adv,
+        mask,
+        clip_low=clip_low,
+        clip_high=clip_high,
+        ref_log_probs=ref,
+        kl_coef=kl_coef,
+        aggregation=aggregation,
+    )
     got.backward()
     lp_loop = base.clone().requires_grad_(True)
     want = loop_loss(lp_loop, old, adv, mask, ref, clip_low, clip_high, kl_coef, aggregation)
@@ -364,10 +404,12 @@ def test_aggregations_carry_their_micro_batch_weight() -> None:
 def test_merge_stats_weights_means_takes_max_and_counts_one_pass() -> None:
     from adaroll.algos.grpo import merge_stats
 
-    parts = [(3.0, {"clip_frac": 0.0, "ratio_max": 1.1, "factors": 3.0}),
-             (1.0, {"clip_frac": 1.0, "ratio_max": 1.5, "factors": 1.0}),
-             (3.0, {"clip_frac": 0.0, "ratio_max": 1.2, "factors": 3.0}),
-             (1.0, {"clip_frac": 1.0, "ratio_max": 1.3, "factors": 1.0})]  # fmt: skip
+    parts = [
+        (3.0, {"clip_frac": 0.0, "ratio_max": 1.1, "factors": 3.0}),
+        (1.0, {"clip_frac": 1.0, "ratio_max": 1.5, "factors": 1.0}),
+        (3.0, {"clip_frac": 0.0, "ratio_max": 1.2, "factors": 3.0}),
+        (1.0, {"clip_frac": 1.0, "ratio_max": 1.3, "factors": 1.0}),
+    ]
     merged = merge_stats(parts, passes=2)
     assert merged == {"clip_frac": 0.25, "ratio_max": 1.5, "factors": 4.0}
     assert merge_stats([]) == {}

@@ -27,7 +27,9 @@ def test_split_hand_computed() -> None:
     assert pass_at_k(RESULTS, 4) == pytest.approx(2 / 3)
     assert pass_at_k(RESULTS, 4, unbiased=True) == pytest.approx(2 / 3)  # n == k: identical
     assert pass_at_k(RESULTS, 1) == pytest.approx(2 / 3)  # first attempts: T, F, T
-    assert pass_at_k(RESULTS, 1, unbiased=True) == pytest.approx(avg_at_k(RESULTS, 4))  # pass@1 = mean
+    assert pass_at_k(RESULTS, 1, unbiased=True) == pytest.approx(
+        avg_at_k(RESULTS, 4)
+    )  # pass@1 = mean
 
 
 def test_per_task_values() -> None:
@@ -79,7 +81,9 @@ def test_split_metrics_reports_the_unbiased_pass_apart_from_the_plain_one() -> N
 
 def test_split_metrics_and_per_split() -> None:
     m = split_metrics(RESULTS, 4)
-    assert m == pytest.approx({"avg": 1 / 3, "pass": 2 / 3, "pass_unbiased": 2 / 3, "tasks": 3, "attempts": 12})
+    assert m == pytest.approx(
+        {"avg": 1 / 3, "pass": 2 / 3, "pass_unbiased": 2 / 3, "tasks": 3, "attempts": 12}
+    )
     by_split = metrics_by_split({"train": RESULTS, "heldout": {"x": [T, T, T, T]}}, 4)
     assert by_split["train"] == m
     assert by_split["heldout"]["avg"] == 1.0 and by_split["heldout"]["pass"] == 1.0

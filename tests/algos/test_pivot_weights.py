@@ -17,8 +17,9 @@ from adaroll.algos.pivots import (
     soft_gate,
 )
 
-PAPER_D = [disagreement_from_counts(c) for c in
-           ([8], [7, 1], [6, 2], [6, 1, 1], [5, 3], [4, 4], [1] * 8)]  # fmt: skip
+PAPER_D = [
+    disagreement_from_counts(c) for c in ([8], [7, 1], [6, 2], [6, 1, 1], [5, 3], [4, 4], [1] * 8)
+]
 
 
 @pytest.mark.parametrize("temperature", [0.01, 0.05, 0.2, 1.0])

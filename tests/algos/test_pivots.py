@@ -77,7 +77,9 @@ def _samples(sizes: tuple[int, ...], seed: int = 0) -> list[Action]:
 
 
 @pytest.mark.parametrize(("sizes", "expected"), PAPER_TABLE)
-def test_disagreement_from_counts_matches_paper_table(sizes: tuple[int, ...], expected: float) -> None:
+def test_disagreement_from_counts_matches_paper_table(
+    sizes: tuple[int, ...], expected: float
+) -> None:
     assert disagreement_from_counts(sizes) == pytest.approx(expected, abs=5e-5)
 
 
@@ -129,9 +131,9 @@ def test_matcher_changes_clusters() -> None:
     assert disagreement(actions) == 0.0  # paper: every two text inputs are equivalent
     exact = ActionMatcher(text_mode="exact")
     assert disagreement(actions, exact) == pytest.approx(0.5714, abs=5e-5)
-    assert score_checkpoint("disagreement", PivotEvidence(actions=tuple(actions), matcher=exact)) == (
-        disagreement(actions, exact)
-    )
+    assert score_checkpoint(
+        "disagreement", PivotEvidence(actions=tuple(actions), matcher=exact)
+    ) == (disagreement(actions, exact))
 
 
 # -- clustering rule ------------------------------------------------------------------------------
@@ -143,8 +145,10 @@ def test_greedy_leader_rule_on_a_non_transitive_chain() -> None:
     chain = [Action.tap(0.58, 0.5), Action.tap(0.50, 0.5), Action.tap(0.54, 0.5)]
     assert cluster_actions(chain) == [[1, 2], [0]]
     assert [format_action(chain[i]) for i in canonical_order(chain)] == [
-        "tap(0.5, 0.5)", "tap(0.54, 0.5)", "tap(0.58, 0.5)",
-    ]  # fmt: skip
+        "tap(0.5, 0.5)",
+        "tap(0.54, 0.5)",
+        "tap(0.58, 0.5)",
+    ]
 
 
 def test_members_are_compared_with_leaders_only() -> None:
@@ -188,7 +192,11 @@ sampled = st.one_of(
     st.none(),
 )
 matchers = st.sampled_from(
-    [ActionMatcher(), ActionMatcher(tol_x=0.03, tol_y=0.08), ActionMatcher(text_mode="soft", text_max_distance=0.5)]
+    [
+        ActionMatcher(),
+        ActionMatcher(tol_x=0.03, tol_y=0.08),
+        ActionMatcher(text_mode="soft", text_max_distance=0.5),
+    ]
 )
 
 
@@ -303,8 +311,12 @@ def test_random_scorer_is_seeded_and_reproducible() -> None:
     draws = [score_checkpoint("random", PivotEvidence(seed=1, key=f"c{i}")) for i in range(200)]
     assert all(0.0 <= d < 1.0 for d in draws)
     assert len(set(draws)) == 200
-    assert draws == [score_checkpoint("random", PivotEvidence(seed=1, key=f"c{i}")) for i in range(200)]
-    assert draws != [score_checkpoint("random", PivotEvidence(seed=2, key=f"c{i}")) for i in range(200)]
+    assert draws == [
+        score_checkpoint("random", PivotEvidence(seed=1, key=f"c{i}")) for i in range(200)
+    ]
+    assert draws != [
+        score_checkpoint("random", PivotEvidence(seed=2, key=f"c{i}")) for i in range(200)
+    ]
     assert 0.3 < sum(d > 0.45 for d in draws) / 200 < 0.8
 
 

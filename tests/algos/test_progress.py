@@ -28,9 +28,15 @@ def test_wilson_upper_is_above_the_rate_and_tightens_with_data() -> None:
 
 @pytest.mark.parametrize(
     ("successes", "trials", "confidence", "message"),
-    [(3, 2, 0.9, "successes <= trials"), (-1, 2, 0.9, "0 <= successes"), (1, -2, 0.9, "trials"),
-     (1, 2, 1.0, r"confidence must be in \(0, 1\)"), (1, 2, 0.0, "confidence"), (1, 2, 1.5, "confidence")],
-)  # fmt: skip
+    [
+        (3, 2, 0.9, "successes <= trials"),
+        (-1, 2, 0.9, "0 <= successes"),
+        (1, -2, 0.9, "trials"),
+        (1, 2, 1.0, r"confidence must be in \(0, 1\)"),
+        (1, 2, 0.0, "confidence"),
+        (1, 2, 1.5, "confidence"),
+    ],
+)
 def test_wilson_upper_rejects_bad_input(
     successes: float, trials: float, confidence: float, message: str
 ) -> None:

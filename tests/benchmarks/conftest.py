@@ -25,8 +25,13 @@ def run_smoke(script: str, timeout: float) -> dict[str, Any]:
     under a TMPDIR path longer than about 27 characters (a pytest tmp_path is longer)."""
     tmp = tempfile.mkdtemp(prefix="adr-", dir="/tmp")
     try:
-        done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--smoke"], capture_output=True,
-                              text=True, timeout=timeout, env={**os.environ, "TMPDIR": tmp})  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, str(BENCHMARKS / script), "--smoke"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "TMPDIR": tmp},
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -8,8 +8,13 @@ def test_smoke_run_prints_step_rates_snapshot_times_and_screenshot_times(smoke) 
     assert result["templates"] == 4 and result["tasks"] == 4
     assert result["expert_steps"] > 0 and result["random_steps"] > 0
     assert result["reset"]["n"] == 4  # 4 tasks x 1 pass
-    for key in ("snapshot_get_state", "restore_branch", "restore_first_observe", "memory_backend_save",
-                "memory_backend_restore"):  # fmt: skip
+    for key in (
+        "snapshot_get_state",
+        "restore_branch",
+        "restore_first_observe",
+        "memory_backend_save",
+        "memory_backend_restore",
+    ):
         assert result[key]["n"] == 3 * result["expert_steps"]  # 3 samples at every expert state
         assert 0 < result[key]["median_us"] <= result[key]["p95_us"]
     for key in ("expert_best", "expert_mean", "random_best", "random_mean"):

@@ -7,7 +7,11 @@ import math
 
 def test_smoke_run_trains_one_epoch_and_prints_accuracy_and_success_rates(smoke) -> None:
     result = smoke("small_policy_sft.py", 180)
-    assert result["pretrain_tasks"] == 8 and result["train_tasks"] == 2 and result["heldout_tasks"] == 2
+    assert (
+        result["pretrain_tasks"] == 8
+        and result["train_tasks"] == 2
+        and result["heldout_tasks"] == 2
+    )
     assert result["k"] == 2 and result["pretrain_steps"] > 0 and result["train_steps"] > 0
     [row] = result["rows"]
     assert row["epoch"] == 1 and math.isfinite(row["loss"]) and row["loss"] > 0

@@ -31,5 +31,9 @@ def test_smoke_run_prints_step_rates_of_webenv_and_selenium(smoke) -> None:
     for figures in result["results"].values():
         assert figures["episodes"] == 2 and figures["steps"] == steps and figures["success"] == 1.0
         assert figures["steps_per_s"] > 0 and figures["episodes_per_s"] > 0
-    for key in ("step_speedup_vs_selenium", "step_speedup_vs_selenium_dom", "screenshot_step_speedup_vs_selenium"):
+    for key in (
+        "step_speedup_vs_selenium",
+        "step_speedup_vs_selenium_dom",
+        "screenshot_step_speedup_vs_selenium",
+    ):
         assert result[key] > 0

@@ -29,18 +29,30 @@ def checked(gym_id: str, **kwargs) -> None:
 
 
 def test_importing_adaroll_envs_registers_the_ids_without_torch_or_the_browser() -> None:
-    code = ("import sys, gymnasium, adaroll.envs; "
-            "print(sorted(i for i in gymnasium.registry if i.startswith('adaroll/'))); "
-            "print([m for m in ('torch', 'adaroll.envs.web', 'adaroll.envs.mobile') if m in sys.modules])")  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    code = (
+        "import sys, gymnasium, adaroll.envs; "
+        "print(sorted(i for i in gymnasium.registry if i.startswith('adaroll/'))); "
+        "print([m for m in ('torch', 'adaroll.envs.web', 'adaroll.envs.mobile') if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.splitlines() == ["['adaroll/MiniWoB-v0', 'adaroll/Mobile-v0']", "[]"]
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"task": "mobile:notes.create#3"},
-    {},  # a train-split task drawn at every reset
-    {"task": "settings.wifi", "screenshot": True, "screenshot_size": (108, 240), "device": "noisy"},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"task": "mobile:notes.create#3"},
+        {},  # a train-split task drawn at every reset
+        {
+            "task": "settings.wifi",
+            "screenshot": True,
+            "screenshot_size": (108, 240),
+            "device": "noisy",
+        },
+    ],
+)
 def test_check_env_passes_for_the_phone(kwargs) -> None:
     checked("adaroll/Mobile-v0", **kwargs)
 
@@ -52,8 +64,12 @@ def test_check_env_passes_for_miniwob_in_chromium() -> None:
 
 
 def test_an_episode_through_the_gymnasium_api() -> None:
-    env = gymnasium.make("adaroll/Mobile-v0", task="mobile:settings.wifi#0", screenshot=True,
-                         screenshot_size=(108, 240))  # fmt: skip
+    env = gymnasium.make(
+        "adaroll/Mobile-v0",
+        task="mobile:settings.wifi#0",
+        screenshot=True,
+        screenshot_size=(108, 240),
+    )
     obs, info = env.reset(seed=5)
     assert info["task"] == "mobile:settings.wifi#0" and obs["instruction"] == info["instruction"]
     assert obs in env.observation_space and obs["screenshot"].shape == (240, 108, 3)
@@ -69,12 +85,18 @@ def test_an_episode_through_the_gymnasium_api() -> None:
     with pytest.raises(RuntimeError, match="call reset"):
         env.step("wait()")
     env.reset(options={"task": "mobile:notes.create#1"})
-    with pytest.raises(ActionParseError, match=r"not an action call like tap\(0.5, 0.5\): 'tap\(1.5'"):
+    with pytest.raises(
+        ActionParseError, match=r"not an action call like tap\(0.5, 0.5\): 'tap\(1.5'"
+    ):
         env.step("tap(1.5")
     with pytest.raises(TypeError, match="AdaRoll action text"):
         env.step(3)
-    _, reward, terminated, _, info = env.step('open_app("NoSuchApp")')  # well-formed, not executable
-    assert (reward, terminated, info["success"]) == (0.0, True, False) and "NoSuchApp" in info["invalid_action"]
+    _, reward, terminated, _, info = env.step(
+        'open_app("NoSuchApp")'
+    )  # well-formed, not executable
+    assert (reward, terminated, info["success"]) == (0.0, True, False) and "NoSuchApp" in info[
+        "invalid_action"
+    ]
 
 
 def test_tasks_are_fixed_drawn_by_template_or_drawn_from_a_split() -> None:
@@ -87,7 +109,10 @@ def test_tasks_are_fixed_drawn_by_template_or_drawn_from_a_split() -> None:
 
 
 def test_an_unknown_task_lists_the_valid_templates() -> None:
-    with pytest.raises(ValueError, match=r"unknown mobile task 'mobile:nope#1'; valid templates: calendar.add_event, "):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown mobile task 'mobile:nope#1'; valid templates: calendar.add_event, ",
+    ):
         gymnasium.make("adaroll/Mobile-v0", task="mobile:nope#1")
     with pytest.raises(ValueError, match=r"task 'web:click-button#0' is not a mobile task"):
         gymnasium.make("adaroll/Mobile-v0", task="web:click-button#0")

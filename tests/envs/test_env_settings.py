@@ -27,12 +27,17 @@ def test_web_settings_hold_every_default_the_browser_command_line_and_its_versio
     default = env_settings("web", {})
     assert default["chromium"].startswith("Chromium ")  # another build may draw pages differently
     assert default["reuse_page"] is True and default["browser"]["window_size"] == [800, 600]
-    assert "step_timeout_s" not in default and "startup_timeout" not in default["browser"]  # waits only
+    assert (
+        "step_timeout_s" not in default and "startup_timeout" not in default["browser"]
+    )  # waits only
     command = default["chromium_command"]
     assert "--disable-gpu" in command and "--disable-software-rasterizer" in command
     assert "--single-process" not in command and "--disable-frame-rate-limit" not in command
     shots = env_settings("web", {"screenshot": True, "browser": {"extra_args": ["--x"]}})
-    assert "--disable-frame-rate-limit" in shots["chromium_command"] and "--x" in shots["chromium_command"]
+    assert (
+        "--disable-frame-rate-limit" in shots["chromium_command"]
+        and "--x" in shots["chromium_command"]
+    )
     assert "--single-process" in env_settings("web", {"single_process": True})["chromium_command"]
 
 

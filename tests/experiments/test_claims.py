@@ -9,16 +9,31 @@ STEPS = next(c for c in CLAIMS if c.key == "efficiency_steps")
 
 
 def row(heldout: float, steps: int | None, total: int) -> dict:
-    return {"heldout_avg4": heldout, "reached_target": steps is not None, "steps_to_target": steps,
-            "total_env_steps": total, "train_samples": total, "train_samples_to_target": steps}  # fmt: skip
+    return {
+        "heldout_avg4": heldout,
+        "reached_target": steps is not None,
+        "steps_to_target": steps,
+        "total_env_steps": total,
+        "train_samples": total,
+        "train_samples_to_target": steps,
+    }
 
 
 def test_a_score_claim_pairs_seeds_and_holds_only_when_the_interval_excludes_zero() -> None:
-    better = [{"action_hybrid": row(0.5 + d, 1, 9), "base_vanilla": row(0.5, 1, 9)} for d in (0.05, 0.1, 0.08, 0.06, 0.07)]
+    better = [
+        {"action_hybrid": row(0.5 + d, 1, 9), "base_vanilla": row(0.5, 1, 9)}
+        for d in (0.05, 0.1, 0.08, 0.06, 0.07)
+    ]
     assert judge(HELDOUT, better)["verdict"] == "held"
-    mixed = [{"action_hybrid": row(0.5 + d, 1, 9), "base_vanilla": row(0.5, 1, 9)} for d in (0.1, -0.1, 0.05, -0.05)]
+    mixed = [
+        {"action_hybrid": row(0.5 + d, 1, 9), "base_vanilla": row(0.5, 1, 9)}
+        for d in (0.1, -0.1, 0.05, -0.05)
+    ]
     assert judge(HELDOUT, mixed)["verdict"] == "inconclusive"
-    worse = [{"action_hybrid": row(0.4, 1, 9), "base_vanilla": row(0.5 + d, 1, 9)} for d in (0.0, 0.01, 0.02)]
+    worse = [
+        {"action_hybrid": row(0.4, 1, 9), "base_vanilla": row(0.5 + d, 1, 9)}
+        for d in (0.0, 0.01, 0.02)
+    ]
     assert judge(HELDOUT, worse)["verdict"] == "contradicted"
     assert judge(HELDOUT, [{"action_hybrid": row(0.5, 1, 9)}])["seeds"] == 0  # nothing to pair
 
@@ -27,7 +42,10 @@ def test_a_hybrid_that_never_reaches_the_target_counts_against_the_saving() -> N
     # Hybrid never reaches the target on any seed, within a smaller bill than Vanilla's cost to
     # reach it: dropping the censored seeds (or counting them at their own bill) would call
     # that a saving.
-    rows = [{"base_hybrid": row(0.5, None, 3000), "base_vanilla": row(0.5, 9000, 15000)} for _ in range(5)]
+    rows = [
+        {"base_hybrid": row(0.5, None, 3000), "base_vanilla": row(0.5, 9000, 15000)}
+        for _ in range(5)
+    ]
     result = judge(STEPS, rows)
     assert result["differences"] == [15000 - 9000] * 5
     assert result["verdict"] == "contradicted" and result["censored"] == [5, 0]
@@ -39,9 +57,14 @@ def test_an_option_is_promoted_only_with_a_confident_saving_enough_seeds_and_no_
     default = [row(0.5, 9000, 15000) | {"val_avg4": 0.5} for _ in range(10)]
     cheaper = [row(0.5, 3000 + 100 * i, 15000) | {"val_avg4": 0.5} for i in range(10)]
     assert promotion("mobile", cheaper, default)["decision"] == "promote"
-    assert promotion("mobile", cheaper[:5], default[:5])["decision"] == "keep the default: too few seeds"
+    assert (
+        promotion("mobile", cheaper[:5], default[:5])["decision"]
+        == "keep the default: too few seeds"
+    )
     assert promotion("web", cheaper[:5], default[:5])["decision"] == "promote"
     worse = [r | {"val_avg4": 0.3 + 0.01 * i} for i, r in enumerate(cheaper)]
     assert promotion("mobile", worse, default)["decision"] == "keep the default: worse on val"
     never = [row(0.5, None, 4000) | {"val_avg4": 0.5} for _ in range(10)]
-    assert promotion("mobile", never, default)["decision"] == "keep the default: no confident saving"
+    assert (
+        promotion("mobile", never, default)["decision"] == "keep the default: no confident saving"
+    )

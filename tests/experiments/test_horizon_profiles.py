@@ -35,27 +35,40 @@ def test_each_profiles_templates_fall_in_its_bucket(name: str) -> None:
 
 def test_buckets_are_disjoint_and_share_one_budget_rule() -> None:
     bounds = sorted(HORIZON_BUCKETS.values())
-    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))  # contiguous, no overlap
-    assert len({t for ts in HORIZON_TEMPLATES.values() for t in ts}) == sum(map(len, HORIZON_TEMPLATES.values()))
+    assert all(
+        a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False)
+    )  # contiguous, no overlap
+    assert len({t for ts in HORIZON_TEMPLATES.values() for t in ts}) == sum(
+        map(len, HORIZON_TEMPLATES.values())
+    )
     for name, bucket in HORIZON.items():
         budget = horizon_budget(HORIZON_BUCKETS[bucket][1])
-        assert f"rl.budget={{env_steps: {budget}, policy_samples: {budget}}}" in PROFILES[name].overrides
+        assert (
+            f"rl.budget={{env_steps: {budget}, policy_samples: {budget}}}"
+            in PROFILES[name].overrides
+        )
     # 30 Vanilla iterations of 8 tasks x 8 rollouts, each to the step limit of the bucket's top
     assert horizon_budget(6) == 30 * 64 * (14 + 10) and horizon_budget(40) == 30 * 64 * (65 + 10)
     assert horizon_budget(12, vanilla_updates=10) * 3 == horizon_budget(12)
 
 
 def test_an_empty_bucket_is_a_config_error_naming_it() -> None:
-    with pytest.raises(ConfigError, match=r"horizon bucket 'h24' \(12 < expert steps <= 24\) has no templates"):
+    with pytest.raises(
+        ConfigError, match=r"horizon bucket 'h24' \(12 < expert steps <= 24\) has no templates"
+    ):
         horizon_profile("h24", ())
-    with pytest.raises(ConfigError, match="unknown horizon bucket 'h99'; buckets: h6, h12, h24, h40"):
+    with pytest.raises(
+        ConfigError, match="unknown horizon bucket 'h99'; buckets: h6, h12, h24, h40"
+    ):
         horizon_profile("h99", ("settings.wifi",))
 
 
 @pytest.mark.parametrize("name", ["mobile-h6", "mobile-h40"])
 def test_a_horizon_profiles_suite_draws_from_its_templates(name: str) -> None:
     profile = PROFILES[name]
-    cfg = load_config(None, overrides_for(profile, True, Unit("default", 0, ("base", "base_vanilla"))))
+    cfg = load_config(
+        None, overrides_for(profile, True, Unit("default", 0, ("base", "base_vanilla")))
+    )
     assert cfg.env.options["device"] == "noisy"
     suite = get_suite(cfg.env.name, dict(cfg.env.options), **cfg.env.suite_options)
     for split in ("pretrain", "train", "val", "heldout"):
@@ -63,4 +76,7 @@ def test_a_horizon_profiles_suite_draws_from_its_templates(name: str) -> None:
     assert suite.split("heldout-templates") == [] and suite.dropped == []
     full = load_config(None, overrides_for(profile, False, Unit("default", 0, ("base",))))
     assert full.env.suite_options["templates"] == list(profile.templates)
-    assert (full.env.suite_options["n_train"], full.rl.budget.env_steps) == (80, horizon_budget(profile.bucket[1]))
+    assert (full.env.suite_options["n_train"], full.rl.budget.env_steps) == (
+        80,
+        horizon_budget(profile.bucket[1]),
+    )

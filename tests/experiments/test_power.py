@@ -31,19 +31,39 @@ def test_plan_and_smallest_evaluation() -> None:
     assert p.seeds >= 10 and p.difference_sd > 1500
     big = power.plan(1000, task_variance=0.2, slope=0.6e-5, seed_sd=1500, tasks=320, attempts=8)
     assert big.jitter < p.jitter and big.seeds <= p.seeds
-    best = power.smallest_evaluation(1000, max_seeds=40, task_variance=0.2, slope=0.6e-5, seed_sd=500,
-                                     tasks_options=(80, 160, 320), attempts_options=(4, 8))
+    best = power.smallest_evaluation(
+        1000,
+        max_seeds=40,
+        task_variance=0.2,
+        slope=0.6e-5,
+        seed_sd=500,
+        tasks_options=(80, 160, 320),
+        attempts_options=(4, 8),
+    )
     assert best is not None and best.seeds <= 40
-    assert power.smallest_evaluation(10, max_seeds=10, task_variance=0.2, slope=1e-6, seed_sd=5000,
-                                     tasks_options=(80,), attempts_options=(4,)) is None
+    assert (
+        power.smallest_evaluation(
+            10,
+            max_seeds=10,
+            task_variance=0.2,
+            slope=1e-6,
+            seed_sd=5000,
+            tasks_options=(80,),
+            attempts_options=(4,),
+        )
+        is None
+    )
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: power.seeds_needed(0.0, 1.0), "effect of zero"),
-    (lambda: power.seeds_needed(1.0, 0.0), "variance of zero"),
-    (lambda: power.crossing_jitter(0.02, 0.0), "slope"),
-    (lambda: power.eval_sd(0.3, 80, 4), "task_variance"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: power.seeds_needed(0.0, 1.0), "effect of zero"),
+        (lambda: power.seeds_needed(1.0, 0.0), "variance of zero"),
+        (lambda: power.crossing_jitter(0.02, 0.0), "slope"),
+        (lambda: power.eval_sd(0.3, 80, 4), "task_variance"),
+    ],
+)
 def test_questions_without_an_answer_say_why(call, match: str) -> None:
     with pytest.raises(power.PowerError, match=match):
         call()

@@ -26,17 +26,37 @@ two without them). Each subprocess reaches its own limit (and reports its output
 pytestmark = pytest.mark.timeout(PYTEST_TIMEOUT_S)
 
 
-def adaroll(*args: str, cwd: Path, timeout: float = CLI_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+def adaroll(
+    *args: str, cwd: Path, timeout: float = CLI_TIMEOUT_S
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    return subprocess.run([sys.executable, "-m", "adaroll.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "adaroll.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
 def experiments(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("experiments")
-    done = adaroll("experiment", "all", "--quick", "--seeds", "0", "--jobs", "2", "--root", str(root), cwd=root,
-                   timeout=EXPERIMENTS_TIMEOUT_S)  # fmt: skip
+    done = adaroll(
+        "experiment",
+        "all",
+        "--quick",
+        "--seeds",
+        "0",
+        "--jobs",
+        "2",
+        "--root",
+        str(root),
+        cwd=root,
+        timeout=EXPERIMENTS_TIMEOUT_S,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return root / "mobile-quick"
 
@@ -65,14 +85,18 @@ def test_efficiency_and_claims_come_from_the_runs(experiments: Path):
     claims = json.loads((experiments / "full" / "results.json").read_text())["claims"]
     heldout = next(c for c in claims if c["key"] == "heldout_vs_base_vanilla")
     rows = summary["configurations"]
-    assert heldout["differences"] == [rows["action_hybrid"]["heldout_avg4"] - rows["base_vanilla"]["heldout_avg4"]]
+    assert heldout["differences"] == [
+        rows["action_hybrid"]["heldout_avg4"] - rows["base_vanilla"]["heldout_avg4"]
+    ]
     assert {c["verdict"] for c in claims} <= {"held", "contradicted", "inconclusive"}
 
 
 def test_variants_reuse_the_base_of_their_seed(experiments: Path):
     base = (experiments / "runs" / "default" / "seed0" / "evals" / "base.json").read_text()
     for variant in ("pivots-random", "tau_dis-0.3"):
-        assert (experiments / "runs" / variant / "seed0" / "evals" / "base.json").read_text() == base
+        assert (
+            experiments / "runs" / variant / "seed0" / "evals" / "base.json"
+        ).read_text() == base
 
 
 def test_results_page_gathers_every_experiment(experiments: Path, tmp_path: Path):

@@ -24,16 +24,30 @@ def test_every_variant_is_a_valid_config(profile, quick):
     for name in EXPERIMENTS.names():
         exp = EXPERIMENTS.get(name)
         for variant in exp.variants_for(PROFILES[profile]):
-            cfg = load_config(None, overrides_for(PROFILES[profile], quick, Unit(variant, 3, exp.configurations_of(variant, PROFILES[profile]))))
+            cfg = load_config(
+                None,
+                overrides_for(
+                    PROFILES[profile],
+                    quick,
+                    Unit(variant, 3, exp.configurations_of(variant, PROFILES[profile])),
+                ),
+            )
             assert cfg.seed == 3
             assert set(cfg.configurations) == set(exp.configurations_of(variant, PROFILES[profile]))
 
 
 def test_experiments_share_runs_and_union_their_configurations():
-    units = plan_units(["efficiency", "routing", "sensitivity"], seeds=[0, 1], profile=PROFILES["mobile"])
+    units = plan_units(
+        ["efficiency", "routing", "sensitivity"], seeds=[0, 1], profile=PROFILES["mobile"]
+    )
     default = {u.seed: u for u in units if u.variant == "default"}
     assert set(default) == {0, 1}
-    assert set(default[0].configurations) == {"base", "base_vanilla", "base_hybrid", "action_hybrid"}
+    assert set(default[0].configurations) == {
+        "base",
+        "base_vanilla",
+        "base_hybrid",
+        "action_hybrid",
+    }
     assert len(units) == 2 * len(EXPERIMENTS.get("sensitivity").variants)
 
 
@@ -68,16 +82,28 @@ def test_a_profile_skips_its_variants():
     web = {u.variant for u in plan_units(["pivots"], seeds=[0], profile=PROFILES["web"])}
     mobile = {u.variant for u in plan_units(["pivots"], seeds=[0], profile=PROFILES["mobile"])}
     assert mobile - web == set(PROFILES["web"].skip) - {"clean-demos"} and "default" in web
-    device = {p: {u.variant for u in plan_units(["device"], seeds=[0], profile=PROFILES[p])}
-              for p in ("mobile", "mobile-clean", "web")}  # fmt: skip
-    assert device == {"mobile": {"default", "clean-demos"}, "mobile-clean": {"default"}, "web": {"default"}}
+    device = {
+        p: {u.variant for u in plan_units(["device"], seeds=[0], profile=PROFILES[p])}
+        for p in ("mobile", "mobile-clean", "web")
+    }
+    assert device == {
+        "mobile": {"default", "clean-demos"},
+        "mobile-clean": {"default"},
+        "web": {"default"},
+    }
 
 
 def test_a_profile_skips_configurations_in_every_experiment():
     web = PROFILES["web"]
-    trained = {c for u in plan_units(EXPERIMENTS.names(), seeds=[0], profile=web) for c in u.configurations}
+    trained = {
+        c for u in plan_units(EXPERIMENTS.names(), seeds=[0], profile=web) for c in u.configurations
+    }
     assert trained and not trained & set(web.skip_configurations)
-    mobile = {c for u in plan_units(["full"], seeds=[0], profile=PROFILES["mobile"]) for c in u.configurations}
+    mobile = {
+        c
+        for u in plan_units(["full"], seeds=[0], profile=PROFILES["mobile"])
+        for c in u.configurations
+    }
     assert set(web.skip_configurations) <= mobile
 
 
@@ -86,17 +112,25 @@ def test_web_long_differs_from_web_only_in_the_rl_budget_and_its_evaluations():
     differ = {o.split("=")[0] for o in set(web.overrides) ^ set(long.overrides)}
     assert differ == {"rl.budget", "rl.eval.every_env_steps", "rl.eval.every_policy_samples"}
     assert "rl.budget={env_steps: 12000, policy_samples: 12000}" in long.overrides
-    assert (web.quick, web.skip, web.skip_configurations) == (long.quick, long.skip, long.skip_configurations)
+    assert (web.quick, web.skip, web.skip_configurations) == (
+        long.quick,
+        long.skip,
+        long.skip_configurations,
+    )
 
 
 @pytest.mark.parametrize("profile", ["web", "web-long", "web-long-tasks"])
-@pytest.mark.parametrize(("variant", "wrong_field"), [("default", 1.0), ("match-text-soft", 0.0),
-                                                      ("match-text-exact", 0.0)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("variant", "wrong_field"),
+    [("default", 1.0), ("match-text-soft", 0.0), ("match-text-exact", 0.0)],
+)
 def test_web_text_match_variants_do_not_reward_the_wrong_fields_text(profile, variant, wrong_field):
     """login-user: the expert types the username; a sample that types the password (the other
     field's text) earns Stage I's and Local's one-step reward only under the paper's any-text
     match."""
-    cfg = load_config(None, overrides_for(PROFILES[profile], False, Unit(variant, 0, ("action_hybrid",))))
+    cfg = load_config(
+        None, overrides_for(PROFILES[profile], False, Unit(variant, 0, ("action_hybrid",)))
+    )
     expert = Action.type_text("kanesha")
     for phase in (cfg.stage1, cfg.rl):
         matcher = phase.match.build()
@@ -106,14 +140,23 @@ def test_web_text_match_variants_do_not_reward_the_wrong_fields_text(profile, va
 
 
 def test_the_text_match_variants_run_on_the_web_only():
-    variants = {p: {u.variant for u in plan_units(["text-match"], seeds=[0], profile=PROFILES[p])}
-                for p in ("mobile", "mobile-clean", "web", "web-long-tasks")}  # fmt: skip
+    variants = {
+        p: {u.variant for u in plan_units(["text-match"], seeds=[0], profile=PROFILES[p])}
+        for p in ("mobile", "mobile-clean", "web", "web-long-tasks")
+    }
     both = {"default", "match-text-soft", "match-text-exact"}
-    assert variants == {"mobile": {"default"}, "mobile-clean": {"default"}, "web": both, "web-long-tasks": both}
+    assert variants == {
+        "mobile": {"default"},
+        "mobile-clean": {"default"},
+        "web": both,
+        "web-long-tasks": both,
+    }
 
 
 def test_every_experiment_has_an_analysis():
     from adaroll.experiments.analyses import ANALYSES
 
     assert set(EXPERIMENTS.names()) <= set(ANALYSES)
-    assert EXPERIMENTS.get("text-match").configurations == ("action_hybrid",)  # one: an ablation table
+    assert EXPERIMENTS.get("text-match").configurations == (
+        "action_hybrid",
+    )  # one: an ablation table

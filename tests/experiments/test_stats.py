@@ -18,10 +18,12 @@ from adaroll.experiments.stats import (
     verdict,
 )
 
-CURVE = [{"total_env_steps": 500, "train_samples": 0, "val_avg": 0.3},
-         {"total_env_steps": 600, "train_samples": 40, "val_avg": 0.5},
-         {"total_env_steps": 700, "train_samples": 90, "val_avg": 0.45},
-         {"total_env_steps": 800, "train_samples": 120, "val_avg": 0.6}]  # fmt: skip
+CURVE = [
+    {"total_env_steps": 500, "train_samples": 0, "val_avg": 0.3},
+    {"total_env_steps": 600, "train_samples": 40, "val_avg": 0.5},
+    {"total_env_steps": 700, "train_samples": 90, "val_avg": 0.45},
+    {"total_env_steps": 800, "train_samples": 120, "val_avg": 0.6},
+]
 
 
 def test_cost_to_reach_is_the_first_evaluation_at_or_above_the_target():
@@ -40,11 +42,18 @@ def test_bootstrap_interval_brackets_the_mean_and_narrows_with_agreement():
     assert bootstrap_ci([]) is None
 
 
-@pytest.mark.parametrize(("interval", "direction", "expected"), [
-    ((2.0, 0.5, 3.0), +1, "held"), ((2.0, 0.5, 3.0), -1, "contradicted"),
-    ((-2.0, -3.0, -0.5), -1, "held"), ((-2.0, -3.0, -0.5), +1, "contradicted"),
-    ((0.5, -1.0, 2.0), +1, "inconclusive"), ((0.0, 0.0, 0.0), +1, "inconclusive"), (None, +1, "inconclusive"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("interval", "direction", "expected"),
+    [
+        ((2.0, 0.5, 3.0), +1, "held"),
+        ((2.0, 0.5, 3.0), -1, "contradicted"),
+        ((-2.0, -3.0, -0.5), -1, "held"),
+        ((-2.0, -3.0, -0.5), +1, "contradicted"),
+        ((0.5, -1.0, 2.0), +1, "inconclusive"),
+        ((0.0, 0.0, 0.0), +1, "inconclusive"),
+        (None, +1, "inconclusive"),
+    ],
+)
 def test_verdicts_follow_the_interval(interval, direction, expected):
     assert verdict(interval, direction) == expected
 
@@ -54,10 +63,19 @@ def test_censored_runs_enter_at_the_larger_budget_and_the_median_respects_them()
     assert paired_cost_difference(reached, never) == 300 - 1200  # ours reached, theirs never did
     assert paired_cost_difference(never, reached) == 1200 - 300
     assert paired_cost_difference(never, Censored(None, 900)) == 0
-    assert censored_median([Censored(100, 5), Censored(200, 5), Censored(None, 900)]) == (200, False)
+    assert censored_median([Censored(100, 5), Censored(200, 5), Censored(None, 900)]) == (
+        200,
+        False,
+    )
     # two of three never reached it: the median is only known to exceed the budget
-    assert censored_median([Censored(100, 5), Censored(None, 800), Censored(None, 900)]) == (900, True)
-    assert fmt_censored([Censored(100, 5), Censored(None, 800), Censored(None, 900)]) == ">= 900 (2/3 censored)"
+    assert censored_median([Censored(100, 5), Censored(None, 800), Censored(None, 900)]) == (
+        900,
+        True,
+    )
+    assert (
+        fmt_censored([Censored(100, 5), Censored(None, 800), Censored(None, 900)])
+        == ">= 900 (2/3 censored)"
+    )
     assert fmt_censored([Censored(100, 5)]) == "100"
     assert censored_median([]) == (None, False)
 

@@ -41,9 +41,13 @@ class ScriptedPolicy(Policy):
             return expert
         return "done()"
 
-    def sample(self, contexts: Sequence[Context], n: int, *, greedy: bool = False) -> list[list[SampledAction]]:
-        return [[SampledAction(parse_action(t), 0.0, t) for t in (self.text(c, k, n) for k in range(n))]
-                for c in contexts]  # fmt: skip
+    def sample(
+        self, contexts: Sequence[Context], n: int, *, greedy: bool = False
+    ) -> list[list[SampledAction]]:
+        return [
+            [SampledAction(parse_action(t), 0.0, t) for t in (self.text(c, k, n) for k in range(n))]
+            for c in contexts
+        ]
 
     def decision_log_probs(self, contexts: Sequence[Context], samples: Sequence[SampledAction]):
         logp = self.weight.expand(len(samples), 1) * 0.0 - 1.0 + self.weight.expand(len(samples), 1)
@@ -68,7 +72,9 @@ class ScriptedPolicy(Policy):
         raise NotImplementedError("the scripted policy is rebuilt, never loaded")
 
 
-def drive_like_grpo_trainer(hub: Any, policy: ScriptedPolicy, *, rows_per_batch: int, iterations: int) -> None:
+def drive_like_grpo_trainer(
+    hub: Any, policy: ScriptedPolicy, *, rows_per_batch: int, iterations: int
+) -> None:
     """Make the calls GRPOTrainer makes - one env per sample, ``reset(**row)`` for each, tool
     calls, the reward function over the batch - with ``policy`` choosing every action, until
     the feed has finished ``iterations`` iterations."""
@@ -101,17 +107,29 @@ ITERATIONS = 4
 
 
 def configs(tau_low: float) -> TrainConfig:
-    sched = SchedulerConfig(tasks_per_iteration=3, tau_low=tau_low, tau_high=0.75, routing_probes=G,
-                            root_probes=G, local_reeval_every=2)  # fmt: skip
-    return TrainConfig(algorithm="hybrid", budget=BudgetConfig(iterations=ITERATIONS),
-                       grpo=GRPOConfig(group_size=G), scheduler=sched,
-                       eval=EvalConfig(k=1, splits=(), final_splits=()))  # fmt: skip
+    sched = SchedulerConfig(
+        tasks_per_iteration=3,
+        tau_low=tau_low,
+        tau_high=0.75,
+        routing_probes=G,
+        root_probes=G,
+        local_reeval_every=2,
+    )
+    return TrainConfig(
+        algorithm="hybrid",
+        budget=BudgetConfig(iterations=ITERATIONS),
+        grpo=GRPOConfig(group_size=G),
+        scheduler=sched,
+        eval=EvalConfig(k=1, splits=(), final_splits=()),
+    )
 
 
 def scheduler(cfg: TrainConfig, store):
     tasks = SUITE.split("train")
     pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
-    return SCHEDULERS.get("hybrid")(tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots, seed=3)
+    return SCHEDULERS.get("hybrid")(
+        tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots, seed=3
+    )
 
 
 def behaviour(store) -> dict[str, str]:

@@ -37,22 +37,42 @@ from tests.real_mobile import HISTORY, MAKE_ENV, SUITE
 
 pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
 
-COMPARED = ("mode", "purpose", "task_id", "iteration", "training_samples", "policy_samples", "env_steps",
-            "restores", "replayed_steps", "invalid_samples", "faults", "restore_fallbacks")  # fmt: skip
+COMPARED = (
+    "mode",
+    "purpose",
+    "task_id",
+    "iteration",
+    "training_samples",
+    "policy_samples",
+    "env_steps",
+    "restores",
+    "replayed_steps",
+    "invalid_samples",
+    "faults",
+    "restore_fallbacks",
+)
 
 
 def billed(ledger: Ledger) -> list[tuple]:
-    return [tuple(getattr(r, k) for k in COMPARED) for r in ledger
-            if r.purpose in ("train", "routing") or (r.purpose == "overhead" and r.replayed_steps)]  # fmt: skip
+    return [
+        tuple(getattr(r, k) for k in COMPARED)
+        for r in ledger
+        if r.purpose in ("train", "routing") or (r.purpose == "overhead" and r.replayed_steps)
+    ]
 
 
 def plan_of(jobs) -> list[tuple]:
     return [(j.kind, j.task.id, j.checkpoint_id, j.purpose, j.group_size) for j in jobs]
 
 
-@pytest.mark.parametrize("tau_low,rows_per_batch", [(0.25, 1), (0.0, 1), (0.0, 3)],
-                         ids=["local-root", "suffix-root", "suffix-root-3-rows"])  # fmt: skip
-def test_trainer_and_trl_integration_schedule_and_bill_alike(tmp_path: Path, mobile_store, tau_low, rows_per_batch):
+@pytest.mark.parametrize(
+    "tau_low,rows_per_batch",
+    [(0.25, 1), (0.0, 1), (0.0, 3)],
+    ids=["local-root", "suffix-root", "suffix-root-3-rows"],
+)
+def test_trainer_and_trl_integration_schedule_and_bill_alike(
+    tmp_path: Path, mobile_store, tau_low, rows_per_batch
+):
     cfg = configs(tau_low)
     tasks = behaviour(mobile_store)
 
@@ -63,16 +83,35 @@ def test_trainer_and_trl_integration_schedule_and_bill_alike(tmp_path: Path, mob
     plan = own.plan
     own.plan = lambda i: plans.append(plan(i)) or plans[-1]  # type: ignore[method-assign]
     collector = Collector(policy, MAKE_ENV, mobile_store, MemorySnapshots(), history_window=HISTORY)
-    trainer = Trainer("hybrid", tmp_path / "own", cfg, policy, own, collector, MAKE_ENV, {}, seed=7,
-                      history_window=HISTORY, progress=False)  # fmt: skip
+    trainer = Trainer(
+        "hybrid",
+        tmp_path / "own",
+        cfg,
+        policy,
+        own,
+        collector,
+        MAKE_ENV,
+        {},
+        seed=7,
+        history_window=HISTORY,
+        progress=False,
+    )
     trainer.train()
 
     # the TRL integration, driven as GRPOTrainer drives it, with the same outputs
     theirs = scheduler(cfg, mobile_store)
-    starts = Starts(MAKE_ENV, mobile_store, MemorySnapshots(), SUITE.split("train"), history_window=HISTORY)
-    hub = AdaRollTRL(theirs, starts, Ledger(tmp_path / "trl.jsonl"), num_generations=G, stage="hybrid")
-    drive_like_grpo_trainer(hub, ScriptedPolicy(mobile_store, tasks), rows_per_batch=rows_per_batch,
-                            iterations=ITERATIONS)  # fmt: skip
+    starts = Starts(
+        MAKE_ENV, mobile_store, MemorySnapshots(), SUITE.split("train"), history_window=HISTORY
+    )
+    hub = AdaRollTRL(
+        theirs, starts, Ledger(tmp_path / "trl.jsonl"), num_generations=G, stage="hybrid"
+    )
+    drive_like_grpo_trainer(
+        hub,
+        ScriptedPolicy(mobile_store, tasks),
+        rows_per_batch=rows_per_batch,
+        iterations=ITERATIONS,
+    )
     hub.close()
 
     assert [plan_of(p) for p in hub.feed.plans[:ITERATIONS]] == [plan_of(p) for p in plans]

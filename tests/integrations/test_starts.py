@@ -38,7 +38,9 @@ def make_starts(store: CheckpointStore, make_env=MAKE_ENV) -> Starts:
 def test_unknown_checkpoint_names_the_row_task_and_the_checkpoint(mobile_store):
     starts = make_starts(mobile_store)
     task = mobile_store.task_ids()[0]
-    with pytest.raises(StartError, match=rf"task '{task}'.*checkpoint '{task}@99'.*known: {task}@0"):
+    with pytest.raises(
+        StartError, match=rf"task '{task}'.*checkpoint '{task}@99'.*known: {task}@0"
+    ):
         starts.open(Start("suffix", task, f"{task}@99"))
     with pytest.raises(StartError, match="start kind 'middle' is not one of onestep, suffix, root"):
         starts.open(Start("middle", task, None))  # type: ignore[arg-type]
@@ -51,7 +53,9 @@ def test_checkpoint_of_another_device_profile_names_both(mobile_store):
     noisy = CheckpointStore(dataclasses.replace(c, device="noisy") for c in mobile_store)
     starts = make_starts(noisy)
     checkpoint = next(iter(noisy))
-    with pytest.raises(StartError, match=rf"{checkpoint.id}.*device profile 'noisy'.*runs device profile 'clean'"):
+    with pytest.raises(
+        StartError, match=rf"{checkpoint.id}.*device profile 'noisy'.*runs device profile 'clean'"
+    ):
         starts.open(Start("suffix", checkpoint.task.id, checkpoint.id))
     starts.close()
 
@@ -71,7 +75,9 @@ def test_sessions_follow_the_start_kind(mobile_store):
     local = starts.open(Start("onestep", checkpoint.task.id, checkpoint.id))
     assert local.steps_left == 1 and local.env is None
     local.act(checkpoint.expert_action.to_text())
-    assert local.done and local.reward() == 1.0 and local.cost.env_steps == 0 and local.steps_left == 0
+    assert (
+        local.done and local.reward() == 1.0 and local.cost.env_steps == 0 and local.steps_left == 0
+    )
     suffix = starts.open(Start("suffix", checkpoint.task.id, checkpoint.id))
     assert suffix.cost.restores == 1 and suffix.history == list(checkpoint.history)
     assert suffix.observation.element_tree_hash() == checkpoint.observation.element_tree_hash()
@@ -99,17 +105,22 @@ class FlakyPhone(MobileEnv):
         return super().step(action)
 
 
-def test_env_fault_in_a_trl_rollout_is_counted_requeued_and_never_trained(tmp_path: Path, mobile_store):
+def test_env_fault_in_a_trl_rollout_is_counted_requeued_and_never_trained(
+    tmp_path: Path, mobile_store
+):
     cfg = configs(0.0)
     G = cfg.grpo.group_size
     starts = make_starts(mobile_store, make_env=FlakyPhone)
-    hub = AdaRollTRL(scheduler(cfg, mobile_store), starts, Ledger(tmp_path / "l.jsonl"), num_generations=G)
+    hub = AdaRollTRL(
+        scheduler(cfg, mobile_store), starts, Ledger(tmp_path / "l.jsonl"), num_generations=G
+    )
     given: list[list[float]] = []
     reward = hub.reward
     hub.reward = lambda c, e, **kw: given.append(reward(c, e, **kw)) or given[-1]  # type: ignore[method-assign]
     FlakyPhone.faults = 1
-    drive_like_grpo_trainer(hub, ScriptedPolicy(mobile_store, behaviour(mobile_store)), rows_per_batch=1,
-                            iterations=1)  # fmt: skip
+    drive_like_grpo_trainer(
+        hub, ScriptedPolicy(mobile_store, behaviour(mobile_store)), rows_per_batch=1, iterations=1
+    )
     assert FlakyPhone.faults == 0 and hub.feed.faults == 1
     first = hub.feed.plans[0][0]
     # the first row (the first task's routing probes) faulted: constant rewards, then re-run
@@ -156,27 +167,47 @@ def test_static_start_rows_are_validated_opened_and_billed(tmp_path: Path, mobil
     starts = make_starts(mobile_store)
     hub = AdaRollTRL(None, starts, Ledger(tmp_path / "l.jsonl"), num_generations=2)
     checkpoint = mobile_store.for_task(mobile_store.task_ids()[0])[-1]
-    row = {"prompt": [], "kind": "suffix", "task_id": checkpoint.task.id, "checkpoint_id": checkpoint.id}
+    row = {
+        "prompt": [],
+        "kind": "suffix",
+        "task_id": checkpoint.task.id,
+        "checkpoint_id": checkpoint.id,
+    }
     envs = [hub.environment_factory() for _ in range(2)]
     assert all("Previous actions" in env.reset(**row) for env in envs)
     envs[0].act(checkpoint.expert_action.to_text())  # the last expert action: success
     envs[1].act("done()")
     assert hub.reward([[{"role": "assistant", "content": ""}]] * 2, envs) == [1.0, 0.0]
     (record,) = list(hub.ledger)
-    assert (record.mode, record.restores, record.env_steps, record.training_samples) == ("suffix", 2, 2, 2)
+    assert (record.mode, record.restores, record.env_steps, record.training_samples) == (
+        "suffix",
+        2,
+        2,
+        2,
+    )
     with pytest.raises(StartError, match="neither 'adaroll_slot' nor a start"):
         envs[0].reset(prompt=[])
     hub.close()
 
 
-def test_without_the_barrier_batches_are_full_and_every_group_is_billed(tmp_path: Path, mobile_store):
+def test_without_the_barrier_batches_are_full_and_every_group_is_billed(
+    tmp_path: Path, mobile_store
+):
     cfg = configs(0.0)
     G = cfg.grpo.group_size
-    hub = AdaRollTRL(scheduler(cfg, mobile_store), make_starts(mobile_store), Ledger(tmp_path / "l.jsonl"),
-                     num_generations=G, barrier=False)  # fmt: skip
-    drive_like_grpo_trainer(hub, ScriptedPolicy(mobile_store, behaviour(mobile_store)), rows_per_batch=4,
-                            iterations=2)  # fmt: skip
-    assert hub.feed.idle_rows == 0 and not [r for r in hub.ledger if r.purpose == "overhead" and r.policy_samples]
+    hub = AdaRollTRL(
+        scheduler(cfg, mobile_store),
+        make_starts(mobile_store),
+        Ledger(tmp_path / "l.jsonl"),
+        num_generations=G,
+        barrier=False,
+    )
+    drive_like_grpo_trainer(
+        hub, ScriptedPolicy(mobile_store, behaviour(mobile_store)), rows_per_batch=4, iterations=2
+    )
+    assert hub.feed.idle_rows == 0 and not [
+        r for r in hub.ledger if r.purpose == "overhead" and r.policy_samples
+    ]
     # iteration 2 was planned before iteration 1 was observed: all its tasks still probe routing
     assert [j.purpose for j in hub.feed.plans[1]] == ["routing"] * len(hub.feed.plans[1])
     billed = [r for r in hub.ledger if r.purpose in ("train", "routing")]

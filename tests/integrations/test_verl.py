@@ -28,8 +28,10 @@ from tests.integrations import verl_setup
 pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
 
 SETUP = "tests.integrations.verl_setup:make_setup"
-TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
-            "{% if add_generation_prompt %}<|assistant|>{% endif %}")  # fmt: skip
+TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 
 
 class FakeServer:
@@ -39,9 +41,13 @@ class FakeServer:
     def __init__(self, tokenizer) -> None:
         self.tokenizer, self.prompts = tokenizer, []
 
-    async def generate(self, request_id, *, prompt_ids, sampling_params, image_data=None, video_data=None):
+    async def generate(
+        self, request_id, *, prompt_ids, sampling_params, image_data=None, video_data=None
+    ):
         self.prompts.append(list(prompt_ids))
-        ids = self.tokenizer.encode("done()", add_special_tokens=False) + [self.tokenizer.eos_token_id]
+        ids = self.tokenizer.encode("done()", add_special_tokens=False) + [
+            self.tokenizer.eos_token_id
+        ]
         return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids))
 
 
@@ -50,9 +56,17 @@ def sampler(tmp_path: Path):
     verl_setup.LEDGER = tmp_path / "ledger.jsonl"
     integration._SETUPS.clear()
     rows = start_rows(integration.load_setup(SETUP))
-    data_config = OmegaConf.create({"adaroll_setup": SETUP, "dataloader_num_workers": 0, "adaroll_rows": 64,
-                                    "sampler": {"class_path": "pkg://adaroll.integrations.verl",
-                                                "class_name": "AdaRollCurriculumSampler"}})  # fmt: skip
+    data_config = OmegaConf.create(
+        {
+            "adaroll_setup": SETUP,
+            "dataloader_num_workers": 0,
+            "adaroll_rows": 64,
+            "sampler": {
+                "class_path": "pkg://adaroll.integrations.verl",
+                "class_name": "AdaRollCurriculumSampler",
+            },
+        }
+    )
     sampler = create_rl_sampler(data_config, rows)  # verl's own loading of data.sampler.class_path
     assert isinstance(sampler, AdaRollCurriculumSampler)
     yield sampler, rows, data_config
@@ -62,23 +76,42 @@ def sampler(tmp_path: Path):
 def run_step(indices, rows, data_config, server, tokenizer):
     """What verl does for one step: G agent loops per row, concurrently; the batch's non-tensor
     fields as verl's postprocessing lays them out (one ``uid`` per row, extra fields)."""
-    config = OmegaConf.create({"actor_rollout_ref": {"rollout": {"prompt_length": 8192, "response_length": 512},
-                                                 "model": {"path": "tiny"}}})
+    config = OmegaConf.create(
+        {
+            "actor_rollout_ref": {
+                "rollout": {"prompt_length": 8192, "response_length": 512},
+                "model": {"path": "tiny"},
+            }
+        }
+    )
 
     def loop(name):
-        return hydra.utils.instantiate(_agent_loop_registry[name], trainer_config=DictConfigWrap(config),
-                                       server_manager=server, tokenizer=tokenizer, processor=None,
-                                       dataset_cls=RLHFDataset, data_config=DictConfigWrap(data_config))  # fmt: skip
+        return hydra.utils.instantiate(
+            _agent_loop_registry[name],
+            trainer_config=DictConfigWrap(config),
+            server_manager=server,
+            tokenizer=tokenizer,
+            processor=None,
+            dataset_cls=RLHFDataset,
+            data_config=DictConfigWrap(data_config),
+        )
 
     async def everything():
-        jobs = [loop(rows[i]["agent_name"]).run({"temperature": 1.0}, **rows[i])
-                for i in indices for _ in range(verl_setup.G)]  # fmt: skip
+        jobs = [
+            loop(rows[i]["agent_name"]).run({"temperature": 1.0}, **rows[i])
+            for i in indices
+            for _ in range(verl_setup.G)
+        ]
         return await asyncio.gather(*jobs)
 
     outputs = asyncio.run(everything())
-    fields = {key: np.array([o.extra_fields[key] for o in outputs], dtype=object)
-              for key in outputs[0].extra_fields}  # fmt: skip
-    fields["uid"] = np.array([f"row-{n // verl_setup.G}" for n in range(len(outputs))], dtype=object)
+    fields = {
+        key: np.array([o.extra_fields[key] for o in outputs], dtype=object)
+        for key in outputs[0].extra_fields
+    }
+    fields["uid"] = np.array(
+        [f"row-{n // verl_setup.G}" for n in range(len(outputs))], dtype=object
+    )
     return outputs, DataProto(non_tensor_batch=fields)
 
 
@@ -96,7 +129,9 @@ def test_sampler_and_agent_loops_route_restore_and_bill(sampler):
     assert {rows[i]["adaroll_purpose"] for i in step1} == {"routing"}
     outputs, batch = run_step(step1, rows, data_config, server, tokenizer)
     assert all(o.reward_score == 0.0 for o in outputs)  # routing probes never train
-    assert all(len(o.response_ids) == len(o.response_mask) and sum(o.response_mask) > 0 for o in outputs)
+    assert all(
+        len(o.response_ids) == len(o.response_mask) and sum(o.response_mask) > 0 for o in outputs
+    )
     sampler.update(batch)
     assert sampler.setup.scheduler.route_counts()["suffix"] == tasks  # p = 0 < tau_high: Suffix
 
@@ -107,12 +142,19 @@ def test_sampler_and_agent_loops_route_restore_and_bill(sampler):
     ledger = sampler.feed.ledger
     routing = [r for r in ledger if r.purpose == "routing"]
     suffix = [r for r in ledger if r.mode == "suffix" and r.purpose == "train"]
-    assert len(routing) == tasks and all(r.env_steps == verl_setup.G and r.restores == 0 for r in routing)
+    assert len(routing) == tasks and all(
+        r.env_steps == verl_setup.G and r.restores == 0 for r in routing
+    )
     assert len(suffix) == tasks
-    assert all(r.restores == verl_setup.G and r.env_steps == verl_setup.G and r.iteration == 2 for r in suffix)
+    assert all(
+        r.restores == verl_setup.G and r.env_steps == verl_setup.G and r.iteration == 2
+        for r in suffix
+    )
     store = sampler.setup.starts.checkpoints
     deepest = {j.task.id: len(store.get(j.checkpoint_id).history) for j in sampler.feed.plans[1]}
-    assert {r.task_id: r.replayed_steps for r in suffix} == deepest  # image built once, billed at first use
+    assert {
+        r.task_id: r.replayed_steps for r in suffix
+    } == deepest  # image built once, billed at first use
     assert [r.replayed_steps for r in ledger if r.purpose == "overhead"] == [sum(deepest.values())]
     # a Suffix prompt shows the restored state: the checkpoint's history is in it
     assert any("1. " in tokenizer.decode(p) for p in server.prompts[-tasks * verl_setup.G :])

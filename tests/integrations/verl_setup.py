@@ -22,7 +22,11 @@ def make_setup() -> VerlSetup:
     store = verified_store()
     tasks = SUITE.split("train")
     pivots = {t.id: [c.id for c in store.for_task(t.id)] for t in tasks}
-    sched = SchedulerConfig(tasks_per_iteration=len(tasks), tau_low=0.0, tau_high=1.0, routing_probes=G, root_probes=G)
-    scheduler = SCHEDULERS.get("hybrid")(tasks=tasks, sched=sched, grpo=GRPOConfig(group_size=G), pivots=pivots)
+    sched = SchedulerConfig(
+        tasks_per_iteration=len(tasks), tau_low=0.0, tau_high=1.0, routing_probes=G, root_probes=G
+    )
+    scheduler = SCHEDULERS.get("hybrid")(
+        tasks=tasks, sched=sched, grpo=GRPOConfig(group_size=G), pivots=pivots
+    )
     starts = Starts(MAKE_ENV, store, MemorySnapshots(), tasks, history_window=HISTORY)
     return VerlSetup(scheduler, starts, LEDGER, G)

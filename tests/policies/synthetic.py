@@ -23,8 +23,27 @@ from adaroll.envs.base import Observation, UIElement
 from adaroll.policies.base import Context
 
 SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
-WORDS = ["hello", "see", "you", "soon", "lunch", "at", "noon", "call", "me", "back", "thanks",
-         "running", "late", "meeting", "moved", "tomorrow", "great", "news", "ok"]  # fmt: skip
+WORDS = [
+    "hello",
+    "see",
+    "you",
+    "soon",
+    "lunch",
+    "at",
+    "noon",
+    "call",
+    "me",
+    "back",
+    "thanks",
+    "running",
+    "late",
+    "meeting",
+    "moved",
+    "tomorrow",
+    "great",
+    "news",
+    "ok",
+]
 TEMPLATES = ("open", "call", "scroll", "message", "phone")
 
 
@@ -50,14 +69,28 @@ def make_example(rng: random.Random, names: list[str], template: str) -> tuple[C
     phones: dict[str, str] = {}
     for j, name in enumerate(shown):
         top = rows_top + j * h
-        els.append(UIElement(len(els), "list_item", name, (0.0, top, 0.7, top + h),
-                             frozenset({"clickable", "enabled"})))  # fmt: skip
+        els.append(
+            UIElement(
+                len(els),
+                "list_item",
+                name,
+                (0.0, top, 0.7, top + h),
+                frozenset({"clickable", "enabled"}),
+            )
+        )
         phone = f"555-{rng.randint(1000, 9999)}"
         phones[name] = phone
         els.append(UIElement(len(els), "text", phone, (0.7, top, 1.0, top + h)))
     for j, label in enumerate(("Add", "Search", "Menu")):
-        els.append(UIElement(len(els), "button", label, (0.33 * j, 0.93, 0.33 * j + 0.3, 0.99),
-                             frozenset({"clickable", "enabled"})))  # fmt: skip
+        els.append(
+            UIElement(
+                len(els),
+                "button",
+                label,
+                (0.33 * j, 0.93, 0.33 * j + 0.3, 0.99),
+                frozenset({"clickable", "enabled"}),
+            )
+        )
     history: tuple[Action, ...] = ()
     if template == "open":
         instruction = f'Open the contact "{target}"'
@@ -70,8 +103,15 @@ def make_example(rng: random.Random, names: list[str], template: str) -> tuple[C
     elif template == "message":
         text = " ".join(rng.sample(WORDS, rng.randint(1, 3)))
         instruction = f'Send "{text}" to {target}'
-        els.append(UIElement(len(els), "text_field", "Message", (0.05, 0.85, 0.95, 0.91),
-                             frozenset({"clickable", "enabled", "editable", "focused"})))  # fmt: skip
+        els.append(
+            UIElement(
+                len(els),
+                "text_field",
+                "Message",
+                (0.05, 0.85, 0.95, 0.91),
+                frozenset({"clickable", "enabled", "editable", "focused"}),
+            )
+        )
         history = (Action.tap(0.35, 0.5), Action.tap(0.5, 0.88))
         return Context(
             instruction, Observation(tuple(els), (1080, 2400)), history
@@ -90,7 +130,8 @@ def make_example(rng: random.Random, names: list[str], template: str) -> tuple[C
     )
 
 
-def make_examples(seed: int, n: int, names: list[str],
-                  templates: tuple[str, ...] = TEMPLATES) -> list[tuple[Context, Action]]:  # fmt: skip
+def make_examples(
+    seed: int, n: int, names: list[str], templates: tuple[str, ...] = TEMPLATES
+) -> list[tuple[Context, Action]]:
     rng = random.Random(seed)
     return [make_example(rng, names, templates[i % len(templates)]) for i in range(n)]

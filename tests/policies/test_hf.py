@@ -27,8 +27,10 @@ MAX_NEW = 10
 
 
 def _obs(n: int = 2) -> Observation:
-    elements = [UIElement(1, "button", "OK", (0.1, 0.1, 0.3, 0.2), frozenset({"clickable"})),
-                UIElement(2, "text", "Hello", (0.1, 0.3, 0.9, 0.4))]  # fmt: skip
+    elements = [
+        UIElement(1, "button", "OK", (0.1, 0.1, 0.3, 0.2), frozenset({"clickable"})),
+        UIElement(2, "text", "Hello", (0.1, 0.3, 0.9, 0.4)),
+    ]
     for i in range(3, n + 1):
         elements.append(UIElement(i, "item", f"row {i}", (0.0, 0.05 * i, 1.0, 0.05 * i + 0.04)))
     return Observation(tuple(elements[:n]), (1080, 1920))
@@ -184,8 +186,13 @@ def test_generation_samples_from_the_scored_distribution(policy: HFPolicy) -> No
     the checkpoint ships top-k / repetition-penalty defaults (the policy neutralises them)."""
     p = HFPolicy(tiny=True, seed=1, temperature=0.7, max_new_tokens=6)
     base = p.model.get_base_model()
-    base.generation_config = GenerationConfig(top_k=3, repetition_penalty=2.0, top_p=0.5,
-                                              eos_token_id=list(p.stop_ids), pad_token_id=p.pad_id)  # fmt: skip
+    base.generation_config = GenerationConfig(
+        top_k=3,
+        repetition_penalty=2.0,
+        top_p=0.5,
+        eos_token_id=list(p.stop_ids),
+        pad_token_id=p.pad_id,
+    )
     prompts = p._prompts([CTX_A, CTX_B])  # different lengths: left padding is exercised
     inputs = p._batch(prompts, [[], []])
     inputs.pop("position_ids")
@@ -267,8 +274,13 @@ def test_invalid_outputs_are_samples_not_crashes(policy: HFPolicy) -> None:
 def _group(
     samples: list[SampledAction], rewards: list[float], ctx: Context = CTX_A, purpose: str = "train"
 ) -> Group:
-    job = Job(kind="onestep", task=TaskSpec("mobile", "t", 0), group_size=len(samples),
-              checkpoint_id="c0", purpose=purpose)  # type: ignore[arg-type]  # fmt: skip
+    job = Job(
+        kind="onestep",
+        task=TaskSpec("mobile", "t", 0),
+        group_size=len(samples),
+        checkpoint_id="c0",
+        purpose=purpose,
+    )  # type: ignore[arg-type]
     return Group(job, [[Decision(ctx, s)] for s in samples], rewards)
 
 
@@ -287,8 +299,11 @@ def test_grpo_update_moves_lora_weights_only_and_raises_rewarded_sample() -> Non
         lp_good_before = float(p.log_prob([CTX_A], [good]))
     optimizer = torch.optim.Adam(p.parameters(), lr=2e-2)
     cfg = GRPOConfig(ppo_epochs=2)
-    groups = [_group(samples, rewards), _group(samples[:2], [1.0, 1.0]),
-              _group(samples[:2], [1.0, 0.0], purpose="routing")]  # fmt: skip
+    groups = [
+        _group(samples, rewards),
+        _group(samples[:2], [1.0, 1.0]),
+        _group(samples[:2], [1.0, 0.0], purpose="routing"),
+    ]
     for _ in range(3):
         result = grpo_update(p, optimizer, groups, cfg)
     assert result.groups_used == 1 and result.groups_skipped == 1
@@ -383,25 +398,45 @@ def _tiny_llava(folder: Path) -> None:
 
     tok = build_tiny_tokenizer()
     tok.add_special_tokens({"additional_special_tokens": ["<image>"]})
-    template = ("{% for m in messages %}<{{ m['role'] }}>{% if m['content'] is string %}"
-                "{{ m['content'] }}{% else %}{% for p in m['content'] %}{% if p['type'] == 'image' %}"
-                "<image>{% else %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}"
-                "</{{ m['role'] }}>{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}")  # fmt: skip
+    template = (
+        "{% for m in messages %}<{{ m['role'] }}>{% if m['content'] is string %}"
+        "{{ m['content'] }}{% else %}{% for p in m['content'] %}{% if p['type'] == 'image' %}"
+        "<image>{% else %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}"
+        "</{{ m['role'] }}>{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}"
+    )
     tok.chat_template = template
     images = tf.CLIPImageProcessorPil(
         size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28}
     )
-    processor = tf.LlavaProcessor(image_processor=images, tokenizer=tok, patch_size=14,
-                                  vision_feature_select_strategy="default", chat_template=template,
-                                  num_additional_image_tokens=1)  # fmt: skip
-    config = tf.LlavaConfig(
-        vision_config=tf.CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                          num_attention_heads=2, image_size=28, patch_size=14),
-        text_config=tf.Qwen2Config(vocab_size=len(tok), hidden_size=64, intermediate_size=128,
-                                   num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2),
-        image_token_id=tok.convert_tokens_to_ids("<image>"), vision_feature_layer=-1,
+    processor = tf.LlavaProcessor(
+        image_processor=images,
+        tokenizer=tok,
+        patch_size=14,
         vision_feature_select_strategy="default",
-    )  # fmt: skip
+        chat_template=template,
+        num_additional_image_tokens=1,
+    )
+    config = tf.LlavaConfig(
+        vision_config=tf.CLIPVisionConfig(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=28,
+            patch_size=14,
+        ),
+        text_config=tf.Qwen2Config(
+            vocab_size=len(tok),
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+        ),
+        image_token_id=tok.convert_tokens_to_ids("<image>"),
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )
     torch.manual_seed(0)
     model = tf.LlavaForConditionalGeneration(config)
     model.generation_config.eos_token_id = tok.eos_token_id
@@ -413,8 +448,11 @@ def test_vlm_gets_screenshots_and_exact_log_probs(tmp_path: Path) -> None:
     import numpy as np
 
     _tiny_llava(tmp_path / "llava")
-    p = HFPolicy(model=str(tmp_path / "llava"), max_new_tokens=4,
-                 lora_target_modules=r".*language_model.*\.(q_proj|v_proj)")  # fmt: skip
+    p = HFPolicy(
+        model=str(tmp_path / "llava"),
+        max_new_tokens=4,
+        lora_target_modules=r".*language_model.*\.(q_proj|v_proj)",
+    )
     assert p.vision and all("language_model" in n for n in p.named_trainable())
     shot = np.random.default_rng(0).integers(0, 255, (112, 84, 3), dtype=np.uint8)
     with_image = Context("Tap OK", Observation(_obs().elements, (84, 112), screenshot=shot))

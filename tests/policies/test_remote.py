@@ -34,13 +34,19 @@ from adaroll.policies.remote import (
 from tests.fakes import LineEnv, LineSuite
 
 KEY = "sk-test-0123456789abcdef"
-CTX = Context("Tap OK", Observation((UIElement(1, "button", "OK", (0.1, 0.1, 0.3, 0.2)),), (100, 100)),
-              (Action.press("back"),))  # fmt: skip
+CTX = Context(
+    "Tap OK",
+    Observation((UIElement(1, "button", "OK", (0.1, 0.1, 0.3, 0.2)),), (100, 100)),
+    (Action.press("back"),),
+)
 
 
 def choice(text: str | None, logprobs: list[float] | None = None) -> dict[str, Any]:
-    c: dict[str, Any] = {"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}  # fmt: skip
+    c: dict[str, Any] = {
+        "index": 0,
+        "finish_reason": "stop",
+        "message": {"role": "assistant", "content": text},
+    }
     if logprobs is not None:
         c["logprobs"] = {"content": [{"token": "t", "logprob": v} for v in logprobs]}
     return c
@@ -53,8 +59,9 @@ class FakeOpenAI:
 
     def __init__(self) -> None:
         self.plan: list[Any] = []
-        self.default: Any = lambda body: {"choices": [choice("tap(0.2, 0.15)", [-0.5, -0.25])]
-                                          * body.get("n", 1)}  # fmt: skip
+        self.default: Any = lambda body: {
+            "choices": [choice("tap(0.2, 0.15)", [-0.5, -0.25])] * body.get("n", 1)
+        }
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.lora: list[tuple[str, dict[str, Any]]] = []
@@ -126,9 +133,14 @@ def make(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> Callable[..., R
     monkeypatch.setenv("ADAROLL_TEST_KEY", KEY)
 
     def build(**options: Any) -> RemotePolicy:
-        opts: dict[str, Any] = {"base_url": server.url, "model": "gui-model",
-                                "api_key_env": "ADAROLL_TEST_KEY", "backoff_s": 0.01,
-                                "backoff_max_s": 0.05, "timeout_s": 5.0}  # fmt: skip
+        opts: dict[str, Any] = {
+            "base_url": server.url,
+            "model": "gui-model",
+            "api_key_env": "ADAROLL_TEST_KEY",
+            "backoff_s": 0.01,
+            "backoff_max_s": 0.05,
+            "timeout_s": 5.0,
+        }
         opts.update(options)
         return RemotePolicy(**opts)
 
@@ -141,9 +153,18 @@ def make(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> Callable[..., R
 def test_samples_parse_choices_and_sum_logprobs(
     server: FakeOpenAI, make: Callable[..., RemotePolicy]
 ) -> None:
-    server.plan = [("json", {"choices": [choice("tap(0.5, 0.5)", [-0.25, -0.5]),
-                                         choice(" swipe(up) ", [-1.0]),
-                                         choice("I would tap OK", [-2.0])]})]  # fmt: skip
+    server.plan = [
+        (
+            "json",
+            {
+                "choices": [
+                    choice("tap(0.5, 0.5)", [-0.25, -0.5]),
+                    choice(" swipe(up) ", [-1.0]),
+                    choice("I would tap OK", [-2.0]),
+                ]
+            },
+        )
+    ]
     p = make(max_tokens=32, temperature=0.8)
     (row,) = p.sample([CTX], 3)
     assert [s.action for s in row] == [Action.tap(0.5, 0.5), Action.swipe("up"), None]
@@ -386,9 +407,19 @@ def test_hf_policy_samples_through_a_server_and_syncs_its_adapter(
     request.addfinalizer(lambda: torch.set_num_threads(threads))
     torch.set_num_threads(1)  # tiny matrices: one thread is faster
     server.default = lambda body: {"choices": [choice("tap(0.2, 0.15)"), choice("oops")]}
-    p = HFPolicy(tiny=True, seed=0, max_new_tokens=8, temperature=0.9, sync_dir=str(tmp_path),
-                 sampler={"base_url": server.url, "model": "base-model", "api_key_env": None,
-                          "backoff_s": 0.0})  # fmt: skip
+    p = HFPolicy(
+        tiny=True,
+        seed=0,
+        max_new_tokens=8,
+        temperature=0.9,
+        sync_dir=str(tmp_path),
+        sampler={
+            "base_url": server.url,
+            "model": "base-model",
+            "api_key_env": None,
+            "backoff_s": 0.0,
+        },
+    )
     (row,) = p.sample([CTX], 2)
     assert [s.action for s in row] == [Action.tap(0.2, 0.15), None]
     ((op, body),) = server.lora
@@ -405,8 +436,11 @@ def test_hf_policy_samples_through_a_server_and_syncs_its_adapter(
     (-p.log_prob([CTX], [row[0]]).sum()).backward()
     optimizer.step()
     p.sample([CTX], 1, greedy=True)
-    assert [op for op, _ in server.lora] == ["load_lora_adapter", "load_lora_adapter",
-                                             "unload_lora_adapter"]  # fmt: skip
+    assert [op for op, _ in server.lora] == [
+        "load_lora_adapter",
+        "load_lora_adapter",
+        "unload_lora_adapter",
+    ]
     new, old = server.lora[1][1]["lora_name"], server.lora[2][1]["lora_name"]
     assert server.requests[-1]["model"] == new and old == body["lora_name"] and new != old
     assert server.requests[-1]["temperature"] == 0.0

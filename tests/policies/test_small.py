@@ -62,8 +62,11 @@ def all_actions(policy: SmallPolicy, ctx: Context) -> list[Action]:
         elif kind is ActionKind.WAIT:
             out.append(Action(kind))
         else:
-            srcs = {ActionKind.TYPE: cfg.type_sources, ActionKind.OPEN_APP: cfg.app_sources,
-                    ActionKind.DONE: cfg.answer_sources}[kind]  # fmt: skip
+            srcs = {
+                ActionKind.TYPE: cfg.type_sources,
+                ActionKind.OPEN_APP: cfg.app_sources,
+                ActionKind.DONE: cfg.answer_sources,
+            }[kind]
             idx = [CANDIDATE_SOURCES.index(s) for s in srcs]
             texts = [t for i, t in enumerate(f.cand_text) if f.cand_sources[i, idx].any()]
             if kind is ActionKind.TYPE:
@@ -131,9 +134,17 @@ def test_tap_rule_prefers_smallest_clickable_then_nearest_centre() -> None:
 def test_featurise_candidates_and_hash_stability() -> None:
     assert quoted_spans('Send "hi there" to "Bob" and ""') == ["hi there", "Bob"]
     assert stable_hash("w:bob", 1000) == stable_hash("w:bob", 1000) and 0 < stable_hash("x", 7) < 7
-    ctx = Context('Send "hi there" to Bob', Observation(
-        (UIElement(0, "row", "Bob", (0, 0.1, 1, 0.2), CLICK), UIElement(1, "row", "Al", (0, 0.2, 1, 0.3), CLICK)),
-        (100, 200)), (Action.type_text("hi there"),))  # fmt: skip
+    ctx = Context(
+        'Send "hi there" to Bob',
+        Observation(
+            (
+                UIElement(0, "row", "Bob", (0, 0.1, 1, 0.2), CLICK),
+                UIElement(1, "row", "Al", (0, 0.2, 1, 0.3), CLICK),
+            ),
+            (100, 200),
+        ),
+        (Action.type_text("hi there"),),
+    )
     f = featurise(ctx, SmallPolicyConfig(type_sources=("quoted", "ngram")).feature_spec())
     hi = f.cand_text.index("hi there")
     assert f.cand_sources[hi].tolist() == [True, False, False, False, False, False]
@@ -209,8 +220,19 @@ def test_gradients_flow_to_all_parts(contexts: list[Context]) -> None:
     names = [
         n for n, p in policy.net.named_parameters() if p.grad is not None and p.grad.abs().sum() > 0
     ]
-    for part in ("bag.", "el_in.", "word_blocks.", "el_cross.", "el_self.", "hist_in.", "state.",
-                 "kind.", "ptr.", "cand_in.", "cand_ptr."):  # fmt: skip
+    for part in (
+        "bag.",
+        "el_in.",
+        "word_blocks.",
+        "el_cross.",
+        "el_self.",
+        "hist_in.",
+        "state.",
+        "kind.",
+        "ptr.",
+        "cand_in.",
+        "cand_ptr.",
+    ):
         assert any(n.startswith(part) for n in names), part
     opt = make_optimizer(policy, 1e-2)
     before = [p.detach().clone() for p in policy.parameters()]
@@ -223,9 +245,11 @@ def test_gradients_flow_to_all_parts(contexts: list[Context]) -> None:
 
 def test_scores_expert_actions_outside_the_sampler_support() -> None:
     policy = small(kinds=("tap", "type", "open_app", "done", "swipe"))
-    els = (UIElement(0, "row", "Bob", (0.0, 0.1, 1.0, 0.2), CLICK),
-           UIElement(1, "label", "Bob", (0.4, 0.12, 0.6, 0.18)),
-           UIElement(2, "button", "OK", (0.45, 0.13, 0.55, 0.17), CLICK))  # fmt: skip
+    els = (
+        UIElement(0, "row", "Bob", (0.0, 0.1, 1.0, 0.2), CLICK),
+        UIElement(1, "label", "Bob", (0.4, 0.12, 0.6, 0.18)),
+        UIElement(2, "button", "OK", (0.45, 0.13, 0.55, 0.17), CLICK),
+    )
     ctx = Context('Reply "on my way" to Bob', Observation(els, (100, 200)))
     actions = [
         Action.tap(0.05, 0.15),  # inside the row, whose centre is covered by OK: unmasked
@@ -312,9 +336,13 @@ def test_a_file_without_a_saved_policy_fails_with_its_name(tmp_path: Path) -> No
     bad = {"empty": b"", "garbage": b"not a torch file " * 8, "torn": good[: len(good) // 2]}
     for name, data in bad.items():
         (tmp_path / f"{name}.pt").write_bytes(data)
-        with pytest.raises(PolicyFileError, match=rf"{name}\.pt is not a small-policy file \(.*\): \w+"):
+        with pytest.raises(
+            PolicyFileError, match=rf"{name}\.pt is not a small-policy file \(.*\): \w+"
+        ):
             SmallPolicy.load(tmp_path / f"{name}.pt")
-    with pytest.raises(PolicyFileError, match=r"foreign\.pt is not a small-policy file \(adaroll-small-policy/1\)$"):
+    with pytest.raises(
+        PolicyFileError, match=r"foreign\.pt is not a small-policy file \(adaroll-small-policy/1\)$"
+    ):
         SmallPolicy.load(foreign)
     with pytest.raises(PolicyFileError, match=r"no_weights\.pt .*: state_dict missing"):
         SmallPolicy.load(no_weights)

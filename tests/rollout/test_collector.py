@@ -23,16 +23,28 @@ def store():
 def jobs_for(store) -> list[Job]:
     tasks = SUITE.split("train")
     ckpt = store.for_task(tasks[0].id)[1]
-    return [Job("onestep", tasks[0], 8, checkpoint_id=ckpt.id),
-            Job("suffix", tasks[0], 4, checkpoint_id=ckpt.id),
-            Job("root", tasks[1], 6), Job("root", tasks[2], 6, purpose="routing", mode="vanilla")]  # fmt: skip
+    return [
+        Job("onestep", tasks[0], 8, checkpoint_id=ckpt.id),
+        Job("suffix", tasks[0], 4, checkpoint_id=ckpt.id),
+        Job("root", tasks[1], 6),
+        Job("root", tasks[2], 6, purpose="routing", mode="vanilla"),
+    ]
 
 
 def outcome(group: Group) -> tuple:
     actions = tuple(tuple(d.sample.action for d in sample) for sample in group.decisions)
     c = group.cost
-    return (group.job, actions, tuple(group.rewards), c.policy_samples, c.env_steps, c.restores,
-            c.replayed_steps, c.invalid_samples, c.faults)  # fmt: skip
+    return (
+        group.job,
+        actions,
+        tuple(group.rewards),
+        c.policy_samples,
+        c.env_steps,
+        c.restores,
+        c.replayed_steps,
+        c.invalid_samples,
+        c.faults,
+    )
 
 
 def collector(store, **kw) -> Collector:
@@ -94,7 +106,9 @@ def test_root_envs_are_reused_across_jobs_and_closed_with_the_collector(store) -
     jobs = [Job("root", t, 6) for t in SUITE.split("train")]
     fresh = Collector(GoPolicy(0.0), LineEnv, store, MemorySnapshots(), history_window=2)
     reused = Collector(GoPolicy(0.0), CountedEnv, store, MemorySnapshots(), history_window=2)
-    assert [outcome(g) for g in reused.collect(jobs, seed=3)] == [outcome(g) for g in fresh.collect(jobs, seed=3)]
+    assert [outcome(g) for g in reused.collect(jobs, seed=3)] == [
+        outcome(g) for g in fresh.collect(jobs, seed=3)
+    ]
     assert len(CountedEnv.made) == 6  # one group's worth, not one env per episode
     assert not any(env.closed for env in CountedEnv.made)
     reused.close()
@@ -117,18 +131,25 @@ def test_episodes_per_env_plays_a_group_in_waves_on_the_same_envs(store) -> None
     reproducible from the seed (and alone equal to in a batch), samples of its own."""
     CountedEnv.made = []
     jobs = [Job("root", t, 6) for t in SUITE.split("train")]
-    waves = Collector(GoPolicy(0.3), CountedEnv, store, MemorySnapshots(), history_window=2,
-                      episodes_per_env=3)  # fmt: skip
+    waves = Collector(
+        GoPolicy(0.3), CountedEnv, store, MemorySnapshots(), history_window=2, episodes_per_env=3
+    )
     groups = waves.collect(jobs, seed=3)
     assert len(CountedEnv.made) == 2
-    assert all(len(g.rewards) == len(g.decisions) == 6 and g.job == job for g, job in zip(groups, jobs, strict=True))
+    assert all(
+        len(g.rewards) == len(g.decisions) == 6 and g.job == job
+        for g, job in zip(groups, jobs, strict=True)
+    )
     assert all(g.cost.env_steps == sum(map(len, g.decisions)) for g in groups)
-    again = Collector(GoPolicy(0.3), LineEnv, store, MemorySnapshots(), history_window=2,
-                      episodes_per_env=3)  # fmt: skip
+    again = Collector(
+        GoPolicy(0.3), LineEnv, store, MemorySnapshots(), history_window=2, episodes_per_env=3
+    )
     assert [outcome(g) for g in again.collect(jobs, seed=3)] == [outcome(g) for g in groups]
     assert outcome(again.collect_job(jobs[1], job_seed(3, 1))) == outcome(groups[1])
     whole = Collector(GoPolicy(0.3), LineEnv, store, MemorySnapshots(), history_window=2)
     assert [outcome(g) for g in whole.collect(jobs, seed=3)] != [outcome(g) for g in groups]
     waves.close()
     with pytest.raises(ValueError, match="episodes_per_env"):
-        Collector(GoPolicy(0.0), LineEnv, store, MemorySnapshots(), history_window=2, episodes_per_env=0)
+        Collector(
+            GoPolicy(0.0), LineEnv, store, MemorySnapshots(), history_window=2, episodes_per_env=0
+        )

@@ -81,9 +81,14 @@ def jobs_for(store) -> list[Job]:
     tasks = SUITE.split("train")
     ckpt = store.for_task(tasks[0].id)[1]
     other = [dataclasses.replace(t, template="other") for t in tasks]
-    return [Job("root", tasks[1], 6), Job("onestep", tasks[0], 4, checkpoint_id=ckpt.id),
-            Job("root", other[2], 5), Job("suffix", tasks[0], 3, checkpoint_id=ckpt.id),
-            Job("root", tasks[0], 6), Job("root", other[3], 4)]  # fmt: skip
+    return [
+        Job("root", tasks[1], 6),
+        Job("onestep", tasks[0], 4, checkpoint_id=ckpt.id),
+        Job("root", other[2], 5),
+        Job("suffix", tasks[0], 3, checkpoint_id=ckpt.id),
+        Job("root", tasks[0], 6),
+        Job("root", other[3], 4),
+    ]
 
 
 def outcome(group: Group) -> tuple:
@@ -93,8 +98,9 @@ def outcome(group: Group) -> tuple:
 
 
 def collect(store, make_env, jobs, **kw) -> tuple[list[Group], Collector]:
-    collector = Collector(StatefulGoPolicy(0.3), make_env, store, MemorySnapshots(),
-                          history_window=2, **kw)  # fmt: skip
+    collector = Collector(
+        StatefulGoPolicy(0.3), make_env, store, MemorySnapshots(), history_window=2, **kw
+    )
     try:
         groups = collector.collect(jobs, seed=21)
         after = torch.rand(3)  # the learner's RNG after collecting is the same everywhere

@@ -89,8 +89,13 @@ def test_faulted_groups_are_rerun_and_equal_a_fault_free_collection(store) -> No
     jobs = jobs_for(store)
     FaultyLineEnv.arm({})
     clean = collector(store).collect(jobs, seed=11)
-    FaultyLineEnv.arm({("step", 3): EnvFault("browser died"), ("step", 40): EnvTimeout("hung"),
-                       ("reset", 6): EnvFault("crashed while resetting")})  # fmt: skip
+    FaultyLineEnv.arm(
+        {
+            ("step", 3): EnvFault("browser died"),
+            ("step", 40): EnvTimeout("hung"),
+            ("reset", 6): EnvFault("crashed while resetting"),
+        }
+    )
     faulty = collector(store)
     groups = faulty.collect(jobs, seed=11)
     assert [outcome(g) for g in groups] == [outcome(g) for g in clean]
@@ -104,9 +109,11 @@ def test_faulted_groups_are_rerun_and_equal_a_fault_free_collection(store) -> No
         assert (
             g.cost.env_steps >= c.cost.env_steps and g.cost.policy_samples >= c.cost.policy_samples
         )
-        assert (g.cost.faults > 0) == (g.cost.env_steps > c.cost.env_steps or
-                                       g.cost.policy_samples > c.cost.policy_samples or
-                                       g.cost.restores > c.cost.restores)  # fmt: skip
+        assert (g.cost.faults > 0) == (
+            g.cost.env_steps > c.cost.env_steps
+            or g.cost.policy_samples > c.cost.policy_samples
+            or g.cost.restores > c.cost.restores
+        )
 
 
 def test_batched_collection_reruns_only_the_faulted_groups(store) -> None:
@@ -161,16 +168,31 @@ def test_replay_backend_mismatch_is_an_error_not_a_loop(store) -> None:
 def test_phase_summary_reports_the_ledgered_faults(tmp_path: Path, store) -> None:
     FaultyLineEnv.arm({("step", 7): EnvFault("browser died"), ("step", 90): EnvTimeout("hung")})
     policy = GoPolicy(-1.0)
-    cfg = TrainConfig(algorithm="vanilla", budget=BudgetConfig(iterations=2),
-                      grpo=GRPOConfig(lr=0.2), eval=EvalConfig(k=1, every=5, final_splits=()),
-                      scheduler=SchedulerConfig(tasks_per_iteration=2))  # fmt: skip
+    cfg = TrainConfig(
+        algorithm="vanilla",
+        budget=BudgetConfig(iterations=2),
+        grpo=GRPOConfig(lr=0.2),
+        eval=EvalConfig(k=1, every=5, final_splits=()),
+        scheduler=SchedulerConfig(tasks_per_iteration=2),
+    )
     tasks = SUITE.split("train")
     scheduler = SCHEDULERS.get("vanilla")(
         tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots={}
     )
     col = Collector(policy, FaultyLineEnv, store, MemorySnapshots(), history_window=2)
-    trainer = Trainer("vanilla", tmp_path, cfg, policy, scheduler, col, LineEnv, {"train": tasks, "val": tasks},
-                      seed=1, history_window=2, progress=False)  # fmt: skip
+    trainer = Trainer(
+        "vanilla",
+        tmp_path,
+        cfg,
+        policy,
+        scheduler,
+        col,
+        LineEnv,
+        {"train": tasks, "val": tasks},
+        seed=1,
+        history_window=2,
+        progress=False,
+    )
     final = trainer.train().final
     ledgered = trainer.ledger.training_cost().faults
     assert ledgered == col.stats["faults"] == 2

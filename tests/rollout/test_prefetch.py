@@ -114,7 +114,9 @@ class ThreadedLineEnv(LineEnv):
         if threading.current_thread().name == "adaroll-prefetch":
             ThreadedLineEnv.prefetched += 1
             n = ThreadedLineEnv.prefetched
-            env.spoil = "break" if n in self.break_branch else "change" if n in self.change_branch else ""
+            env.spoil = (
+                "break" if n in self.break_branch else "change" if n in self.change_branch else ""
+            )
         return env
 
     def observe(self):
@@ -146,7 +148,11 @@ def jobs_for(store) -> list[Job]:
     jobs = []
     for t in SUITE.split("train")[:3]:
         ckpt = store.for_task(t.id)[1].id
-        jobs += [Job("suffix", t, 3, checkpoint_id=ckpt), Job("root", t, 2), Job("suffix", t, 2, checkpoint_id=ckpt)]
+        jobs += [
+            Job("suffix", t, 3, checkpoint_id=ckpt),
+            Job("root", t, 2),
+            Job("suffix", t, 2, checkpoint_id=ckpt),
+        ]
     return jobs
 
 
@@ -157,8 +163,15 @@ def outcome(group: Group) -> tuple:
 
 def collect(store, *, prefetch: int, batch: bool = False, **arm) -> tuple[list[Group], Collector]:
     ThreadedLineEnv.arm(**arm)
-    collector = Collector(GoPolicy(0.3), ThreadedLineEnv, store, MemorySnapshots(), history_window=2,
-                          prefetch_branches=prefetch, batch_across_jobs=batch)  # fmt: skip
+    collector = Collector(
+        GoPolicy(0.3),
+        ThreadedLineEnv,
+        store,
+        MemorySnapshots(),
+        history_window=2,
+        prefetch_branches=prefetch,
+        batch_across_jobs=batch,
+    )
     try:
         return collector.collect(jobs_for(store), seed=7), collector
     finally:
@@ -172,7 +185,9 @@ def test_prefetched_collection_equals_one_without_and_closes_every_branch(store,
     groups, collector = collect(store, prefetch=4, batch=batch)
     assert [outcome(g) for g in groups] == [outcome(g) for g in plain]
     assert ThreadedLineEnv.live == set()  # taken branches closed with their episodes, and the rest
-    assert len(collector.branch_waits) == sum(j.group_size for j in jobs_for(store) if j.kind == "suffix")
+    assert len(collector.branch_waits) == sum(
+        j.group_size for j in jobs_for(store) if j.kind == "suffix"
+    )
     assert sum(g.cost.restores for g in groups) == len(collector.branch_waits)
 
 
@@ -186,7 +201,9 @@ def test_stale_and_dead_prefetched_branches_are_replaced_and_change_no_group(sto
 
 
 def test_no_prefetching_for_envs_that_compute_in_this_process(store) -> None:
-    collector = Collector(GoPolicy(0.3), LineEnv, store, MemorySnapshots(), history_window=2, prefetch_branches=4)
+    collector = Collector(
+        GoPolicy(0.3), LineEnv, store, MemorySnapshots(), history_window=2, prefetch_branches=4
+    )
     assert collector._prefetch_capacity(jobs_for(store)) == 0
     collector.close()
 
@@ -194,7 +211,9 @@ def test_no_prefetching_for_envs_that_compute_in_this_process(store) -> None:
 def test_prefetching_leaves_room_for_a_whole_group_in_the_backends_branch_pool(store) -> None:
     backend = MemorySnapshots()
     backend.max_branches = 5  # type: ignore[attr-defined]
-    collector = Collector(GoPolicy(0.3), ThreadedLineEnv, store, backend, history_window=2, prefetch_branches=8)
+    collector = Collector(
+        GoPolicy(0.3), ThreadedLineEnv, store, backend, history_window=2, prefetch_branches=8
+    )
     try:
         assert collector._prefetch_capacity(jobs_for(store)) == 5 - 3  # the largest group is 3
         assert collector._prefetch_capacity([j for j in jobs_for(store) if j.kind == "root"]) == 0

@@ -44,16 +44,35 @@ def outcome(group: Group) -> tuple:
     """Everything a group holds: job, actions, rewards and cost counters (not seconds)."""
     actions = tuple(tuple(d.sample.action for d in sample) for sample in group.decisions)
     c = group.cost
-    return (group.job, actions, tuple(group.rewards), c.policy_samples, c.env_steps, c.restores,
-            c.replayed_steps, c.invalid_samples, c.faults, c.restore_fallbacks)  # fmt: skip
+    return (
+        group.job,
+        actions,
+        tuple(group.rewards),
+        c.policy_samples,
+        c.env_steps,
+        c.restores,
+        c.replayed_steps,
+        c.invalid_samples,
+        c.faults,
+        c.restore_fallbacks,
+    )
 
 
-def on_two_workers(policy: Policy, env: str, store: CheckpointStore, backend: str, jobs: list[Job],
-                   seed: int) -> tuple[list[Group], set[int], int]:  # fmt: skip
+def on_two_workers(
+    policy: Policy, env: str, store: CheckpointStore, backend: str, jobs: list[Job], seed: int
+) -> tuple[list[Group], set[int], int]:
     """The groups of ``jobs`` collected by two Ray workers (every job remote), the worker slots
     that ran jobs, and the snapshot-building replay steps the workers paid."""
-    remote = RayCollector(policy, EnvFactory(env), store, backend, history_window=HISTORY, workers=2,
-                          local_onestep=False, inflight_per_worker=1)  # fmt: skip
+    remote = RayCollector(
+        policy,
+        EnvFactory(env),
+        store,
+        backend,
+        history_window=HISTORY,
+        workers=2,
+        local_onestep=False,
+        inflight_per_worker=1,
+    )
     slots: set[int] = set()
     remote.on_submit = lambda slot, job: slots.add(slot)
     try:
@@ -66,12 +85,17 @@ def on_two_workers(policy: Policy, env: str, store: CheckpointStore, backend: st
     return groups, slots, remote.builds.overhead_steps
 
 
-def test_ray_groups_and_the_update_after_them_equal_the_local_ones_on_mobile(mobile_store, mobile_base) -> None:
+def test_ray_groups_and_the_update_after_them_equal_the_local_ones_on_mobile(
+    mobile_store, mobile_base
+) -> None:
     jobs = []
     for task in SUITE.split("train"):
         checkpoints = mobile_store.for_task(task.id)
-        jobs += [Job("onestep", task, 8, checkpoint_id=checkpoints[0].id), Job("root", task, 4),
-                 Job("suffix", task, 4, checkpoint_id=checkpoints[len(checkpoints) // 2].id)]  # fmt: skip
+        jobs += [
+            Job("onestep", task, 8, checkpoint_id=checkpoints[0].id),
+            Job("root", task, 4),
+            Job("suffix", task, 4, checkpoint_id=checkpoints[len(checkpoints) // 2].id),
+        ]
     learner, reference = SmallPolicy.load(mobile_base), SmallPolicy.load(mobile_base)
     local = Collector(reference, MAKE_ENV, mobile_store, MemorySnapshots(), history_window=HISTORY)
     want = local.collect(jobs, seed=13)
@@ -81,8 +105,10 @@ def test_ray_groups_and_the_update_after_them_equal_the_local_ones_on_mobile(mob
     assert sum(g.cost.env_steps for g in got) > 0 and sum(g.cost.restores for g in got) == 3 * 4
     # the update that follows: the same groups give the same new weights
     cfg = GRPOConfig(lr=3e-3)
-    updates = [grpo_update(p, torch.optim.Adam(p.parameters(), lr=cfg.lr), groups, cfg)
-               for p, groups in ((learner, got), (reference, want))]  # fmt: skip
+    updates = [
+        grpo_update(p, torch.optim.Adam(p.parameters(), lr=cfg.lr), groups, cfg)
+        for p, groups in ((learner, got), (reference, want))
+    ]
     assert updates[0].training_samples == updates[1].training_samples and updates[0].groups_used > 0
     assert_equal_weights(learner.state_dict(), reference.state_dict())
     start = SmallPolicy.load(mobile_base).state_dict()
@@ -98,7 +124,9 @@ def test_two_ray_workers_run_web_root_groups_in_their_own_browsers() -> None:
     reference = make_policy(PolicyConfig(history=HISTORY), seed=0)
     store = CheckpointStore()  # Root groups start at a reset: no checkpoint, no snapshot
     factory = EnvFactory("web")
-    local = Collector(reference, factory, store, ReplaySnapshots(make_env=factory), history_window=HISTORY)
+    local = Collector(
+        reference, factory, store, ReplaySnapshots(make_env=factory), history_window=HISTORY
+    )
     try:
         want = local.collect(jobs, seed=4)
     finally:

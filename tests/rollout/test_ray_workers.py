@@ -34,8 +34,16 @@ from adaroll.training.trainer import Trainer
 from tests.fakes import GoPolicy, LineEnv, LineSuite
 
 SUITE = LineSuite()
-COUNTERS = ("records", "training_samples", "policy_samples", "env_steps", "restores",
-            "replayed_steps", "invalid_samples", "faults")  # fmt: skip
+COUNTERS = (
+    "records",
+    "training_samples",
+    "policy_samples",
+    "env_steps",
+    "restores",
+    "replayed_steps",
+    "invalid_samples",
+    "faults",
+)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -77,8 +85,16 @@ class CrashOnceEnv(LineEnv):
 def outcome(group: Group) -> tuple:
     actions = tuple(tuple(d.sample.action for d in sample) for sample in group.decisions)
     c = group.cost
-    return (group.job, actions, tuple(group.rewards), c.policy_samples, c.env_steps, c.restores,
-            c.replayed_steps, c.invalid_samples)  # fmt: skip
+    return (
+        group.job,
+        actions,
+        tuple(group.rewards),
+        c.policy_samples,
+        c.env_steps,
+        c.restores,
+        c.replayed_steps,
+        c.invalid_samples,
+    )
 
 
 def mixed_jobs(store) -> list[Job]:
@@ -86,25 +102,47 @@ def mixed_jobs(store) -> list[Job]:
     jobs = []
     for t in tasks:
         ckpts = store.for_task(t.id)
-        jobs += [Job("suffix", t, 4, checkpoint_id=ckpts[1].id), Job("root", t, 4),
-                 Job("onestep", t, 8, checkpoint_id=ckpts[0].id)]  # fmt: skip
+        jobs += [
+            Job("suffix", t, 4, checkpoint_id=ckpts[1].id),
+            Job("root", t, 4),
+            Job("onestep", t, 8, checkpoint_id=ckpts[0].id),
+        ]
     return jobs
 
 
 def make_trainer(tmp: Path, store, collector_kind: str, iterations: int = 6, **ray_kw):
     policy = GoPolicy(-1.0)
-    cfg = TrainConfig(algorithm="hybrid", budget=BudgetConfig(iterations=iterations),
-                      grpo=GRPOConfig(lr=0.2), eval=EvalConfig(k=2, every=3, final_splits=("train",)),
-                      scheduler=SchedulerConfig(routing="thresholds", tasks_per_iteration=4))  # fmt: skip
+    cfg = TrainConfig(
+        algorithm="hybrid",
+        budget=BudgetConfig(iterations=iterations),
+        grpo=GRPOConfig(lr=0.2),
+        eval=EvalConfig(k=2, every=3, final_splits=("train",)),
+        scheduler=SchedulerConfig(routing="thresholds", tasks_per_iteration=4),
+    )
     tasks = SUITE.split("train")
     pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
-    scheduler = SCHEDULERS.get("hybrid")(tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots)
+    scheduler = SCHEDULERS.get("hybrid")(
+        tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots
+    )
     if collector_kind == "local":
         collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
     else:
-        collector = RayCollector(policy, LineEnv, store, "memory", history_window=2, workers=2, **ray_kw)
-    trainer = Trainer("hybrid", tmp, cfg, policy, scheduler, collector, LineEnv, {"train": tasks, "val": tasks},
-                      seed=7, history_window=2, progress=False)  # fmt: skip
+        collector = RayCollector(
+            policy, LineEnv, store, "memory", history_window=2, workers=2, **ray_kw
+        )
+    trainer = Trainer(
+        "hybrid",
+        tmp,
+        cfg,
+        policy,
+        scheduler,
+        collector,
+        LineEnv,
+        {"train": tasks, "val": tasks},
+        seed=7,
+        history_window=2,
+        progress=False,
+    )
     return trainer, collector
 
 
@@ -123,8 +161,9 @@ def set_theta(*collectors, value: float) -> None:
 def remote(store):
     """Two workers shared by the tests of one class (actor start-up is the slow part), closed
     before the other tests start their own: the instance has 2 CPUs, one per worker."""
-    collector = RayCollector(GoPolicy(0.3), LineEnv, store, "memory", history_window=2,
-                             workers=2, local_onestep=False)  # fmt: skip
+    collector = RayCollector(
+        GoPolicy(0.3), LineEnv, store, "memory", history_window=2, workers=2, local_onestep=False
+    )
     yield collector
     collector.close()
 
@@ -137,7 +176,9 @@ class TestSharedWorkers:
         want = [outcome(g) for g in local.collect(jobs, seed=21)]
         got = remote.collect(jobs, seed=21)
         assert [outcome(g) for g in got] == want
-        assert all(g.job is j for g, j in zip(got, jobs, strict=True))  # the learner's own Job objects
+        assert all(
+            g.job is j for g, j in zip(got, jobs, strict=True)
+        )  # the learner's own Job objects
         assert remote.builds.overhead_steps == local.builds.overhead_steps > 0
         assert remote.stats["remote_jobs"] == len(jobs) and remote.stats["faults"] == 0
         # Both workers own checkpoints: each suffix job ran where its snapshot lives.
@@ -145,8 +186,9 @@ class TestSharedWorkers:
         # New weights go out with the next collection and the workers sample with them.
         version = remote.version
         set_theta(local, remote, value=-2.0)
-        assert [outcome(g) for g in remote.collect(jobs, seed=22)] == \
-            [outcome(g) for g in local.collect(jobs, seed=22)]  # fmt: skip
+        assert [outcome(g) for g in remote.collect(jobs, seed=22)] == [
+            outcome(g) for g in local.collect(jobs, seed=22)
+        ]
         assert remote.version == version + 1
         assert remote.builds.overhead_steps == local.builds.overhead_steps  # built once each
 
@@ -243,14 +285,25 @@ class _OnceFactory:
         return self.env(self.marker)
 
 
-@pytest.mark.parametrize(("env", "limits"), [(CrashOnceEnv, {}), (HangOnceEnv, {"job_timeout_s": 5})],
-                         ids=["env-crash", "hang-outside-env-limits"])  # fmt: skip
-def test_a_dead_or_hung_worker_is_replaced_and_its_jobs_retried(tmp_path: Path, store, env,
-                                                                 limits) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("env", "limits"),
+    [(CrashOnceEnv, {}), (HangOnceEnv, {"job_timeout_s": 5})],
+    ids=["env-crash", "hang-outside-env-limits"],
+)
+def test_a_dead_or_hung_worker_is_replaced_and_its_jobs_retried(
+    tmp_path: Path, store, env, limits
+) -> None:
     marker = tmp_path / "once"
     jobs = [Job("root", t, 4) for t in SUITE.split("train")]
-    remote = RayCollector(GoPolicy(0.0), _OnceFactory(env, str(marker)), store, "memory",
-                          history_window=2, workers=2, **limits)  # fmt: skip
+    remote = RayCollector(
+        GoPolicy(0.0),
+        _OnceFactory(env, str(marker)),
+        store,
+        "memory",
+        history_window=2,
+        workers=2,
+        **limits,
+    )
     local = Collector(GoPolicy(0.0), LineEnv, store, MemorySnapshots(), history_window=2)
     try:
         remote.collect(jobs[:2], seed=1)  # workers up
@@ -265,8 +318,9 @@ def test_a_dead_or_hung_worker_is_replaced_and_its_jobs_retried(tmp_path: Path, 
 
 def test_a_job_that_always_fails_raises_after_its_retries(store) -> None:
     task = SUITE.split("train")[0]
-    remote = RayCollector(GoPolicy(0.0), LineEnv, store, "memory", history_window=2, workers=1,
-                          max_retries=0)  # fmt: skip
+    remote = RayCollector(
+        GoPolicy(0.0), LineEnv, store, "memory", history_window=2, workers=1, max_retries=0
+    )
     try:
         with pytest.raises(RolloutFailed, match="failed on 1 attempt"):
             remote.collect([Job("suffix", task, 2, checkpoint_id="no-such-checkpoint")], seed=0)
@@ -288,7 +342,6 @@ def test_pipeline_picks_the_collector_from_the_config(tmp_path: Path, store) -> 
     assert isinstance(local.collector(GoPolicy(0.0)), Collector)
 
 
-
 def test_process_snapshot_backend_inside_a_worker(store) -> None:
     """A worker builds its own backend by name: the fork-server backend (processes forked from
     the actor) restores the same branches there as in the learner's process."""
@@ -296,8 +349,13 @@ def test_process_snapshot_backend_inside_a_worker(store) -> None:
 
     tasks = SUITE.split("train")
     jobs = [Job("suffix", t, 4, checkpoint_id=store.for_task(t.id)[1].id) for t in tasks[:2]]
-    local = Collector(GoPolicy(0.2), LineEnv, store, SNAPSHOT_BACKENDS.get("forkserver")(make_env=LineEnv),
-                      history_window=2)  # fmt: skip
+    local = Collector(
+        GoPolicy(0.2),
+        LineEnv,
+        store,
+        SNAPSHOT_BACKENDS.get("forkserver")(make_env=LineEnv),
+        history_window=2,
+    )
     remote = RayCollector(GoPolicy(0.2), LineEnv, store, "forkserver", history_window=2, workers=1)
     try:
         want = [outcome(g) for g in local.collect(jobs, seed=3)]

@@ -23,7 +23,13 @@ pytestmark = [pytest.mark.web, pytest.mark.usefixtures("module_one_torch_thread"
 
 def outcome(group: Group) -> tuple:
     actions = tuple(tuple(d.sample.action for d in sample) for sample in group.decisions)
-    return group.job, actions, tuple(group.rewards), group.cost.env_steps, group.cost.invalid_samples
+    return (
+        group.job,
+        actions,
+        tuple(group.rewards),
+        group.cost.env_steps,
+        group.cost.invalid_samples,
+    )
 
 
 def test_fast_collection_equals_one_call_at_a_time() -> None:
@@ -35,13 +41,17 @@ def test_fast_collection_equals_one_call_at_a_time() -> None:
 
     cfg = PolicyConfig()
     policy = make_policy(cfg, seed=0)
-    tasks = [TaskSpec("web", "click-button", 0), TaskSpec("web", "click-button", 1),
-             TaskSpec("web", "click-checkboxes", 0)]  # fmt: skip
+    tasks = [
+        TaskSpec("web", "click-button", 0),
+        TaskSpec("web", "click-button", 1),
+        TaskSpec("web", "click-checkboxes", 0),
+    ]
     jobs = [Job("root", task, 3) for task in tasks]
 
     def collector(make_env, **kw) -> Collector:
-        return Collector(policy, make_env, CheckpointStore(), MemorySnapshots(),
-                         history_window=cfg.history, **kw)  # fmt: skip
+        return Collector(
+            policy, make_env, CheckpointStore(), MemorySnapshots(), history_window=cfg.history, **kw
+        )
 
     slow = collector(lambda: OneAtATimeWebEnv(reuse_page=False))
     try:
@@ -67,11 +77,21 @@ def test_waves_reuse_each_page_and_equal_waves_with_reloads() -> None:
 
     cfg = PolicyConfig()
     policy = make_policy(cfg, seed=0)
-    jobs = [Job("root", TaskSpec("web", "click-button", 2), 4), Job("root", TaskSpec("web", "click-checkboxes", 1), 4)]
+    jobs = [
+        Job("root", TaskSpec("web", "click-button", 2), 4),
+        Job("root", TaskSpec("web", "click-checkboxes", 1), 4),
+    ]
 
     def collect(make_env) -> tuple[list[tuple], list]:
-        collector = Collector(policy, make_env, CheckpointStore(), MemorySnapshots(), history_window=cfg.history,
-                              parallel_jobs=2, episodes_per_env=4)  # fmt: skip
+        collector = Collector(
+            policy,
+            make_env,
+            CheckpointStore(),
+            MemorySnapshots(),
+            history_window=cfg.history,
+            parallel_jobs=2,
+            episodes_per_env=4,
+        )
         try:
             groups = [outcome(g) for g in collector.collect(jobs, seed=7)]
             return groups, [dict(env.reset_counts) for env in collector.pool._idle]  # type: ignore[attr-defined]

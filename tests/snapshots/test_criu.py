@@ -369,8 +369,9 @@ def test_controller_crash_leaves_nothing_behind():
     import sys
     import time
 
-    run = subprocess.run([sys.executable, "-c", _CRASHING_CONTROLLER], capture_output=True,
-                         text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", _CRASHING_CONTROLLER], capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == -9, run.stderr[-2000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])
     deadline = time.monotonic() + 30
@@ -404,8 +405,10 @@ def test_old_criu_is_rejected(tmp_path):
 def test_failing_criu_check_is_reported(tmp_path):
     require(os.geteuid() == 0, "needs root")
     fake = tmp_path / "criu"
-    fake.write_text('#!/bin/sh\nif [ "$1" = check ]; then echo "Error: no vdso" >&2; exit 1; fi\n'
-                    "echo 'Version: 4.2'\n")  # fmt: skip
+    fake.write_text(
+        '#!/bin/sh\nif [ "$1" = check ]; then echo "Error: no vdso" >&2; exit 1; fi\n'
+        "echo 'Version: 4.2'\n"
+    )
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     with pytest.raises(CriuUnavailableError, match="(?s)check` failed.*no vdso"):
         check_criu(str(fake))

@@ -80,8 +80,9 @@ def test_an_image_damaged_in_place_is_named_and_replaced_by_replay(rig, caplog):
     damaged: list[Path] = []
 
     def damage(_, ref):
-        pages = max(Path(ref.meta["image_dir"], "img").glob("pages-*.img"),
-                    key=lambda p: p.stat().st_size)  # fmt: skip
+        pages = max(
+            Path(ref.meta["image_dir"], "img").glob("pages-*.img"), key=lambda p: p.stat().st_size
+        )
         with open(pages, "r+b") as f:  # same size, different bytes
             f.seek(pages.stat().st_size // 2)
             f.write(b"\xa5" * 4096)

@@ -26,7 +26,13 @@ TASK = TaskSpec("web", "login-user", 3)
 
 def outcome(group: Group) -> tuple:
     actions = tuple(tuple(d.sample.action for d in sample) for sample in group.decisions)
-    return group.job, actions, tuple(group.rewards), group.cost.restores, group.cost.restore_fallbacks
+    return (
+        group.job,
+        actions,
+        tuple(group.rewards),
+        group.cost.restores,
+        group.cost.restore_fallbacks,
+    )
 
 
 def test_prefetched_branches_equal_restores_at_each_start_and_none_is_left_running() -> None:
@@ -39,8 +45,11 @@ def test_prefetched_branches_equal_restores_at_each_start_and_none_is_left_runni
     before = live_processes()
     store = collect_experts(WebEnv, SUITES.get("web")(), [TASK], progress=False).store
     ckpts = store.for_task(TASK.id)
-    jobs = [Job("suffix", TASK, 2, checkpoint_id=ckpts[2].id), Job("root", TASK, 2),
-            Job("suffix", TASK, 2, checkpoint_id=ckpts[1].id)]  # fmt: skip
+    jobs = [
+        Job("suffix", TASK, 2, checkpoint_id=ckpts[2].id),
+        Job("root", TASK, 2),
+        Job("suffix", TASK, 2, checkpoint_id=ckpts[1].id),
+    ]
     backend = CriuSnapshots(max_branches=4)
     try:
         plain = Collector(TapPolicy(), WebEnv, store, backend, history_window=2)

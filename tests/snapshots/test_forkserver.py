@@ -236,8 +236,14 @@ def test_nothing_survives_a_crashed_parent(tmp_path: Path) -> None:
         print(snaps.process_group, *snaps.pids(), flush=True)
         os.kill(os.getpid(), 9)
     """)
-    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     pgid, *pids = (int(v) for v in proc.stdout.split())
     assert len(pids) == 5  # server, worker, zygote, 2 branches

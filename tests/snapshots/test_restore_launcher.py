@@ -27,8 +27,10 @@ pytestmark = pytest.mark.criu
 
 # What the stand-in for criu reports: the lower layer's file through the overlay, a write to
 # it, the cache directory at /run, lo's flags and descriptor 3's namespace.
-REPORT = ('cat "$0/lower.txt"; echo written > "$0/new.txt"; ls /run; '
-          "cat /sys/class/net/lo/flags; readlink /proc/self/fd/3")  # fmt: skip
+REPORT = (
+    'cat "$0/lower.txt"; echo written > "$0/new.txt"; ls /run; '
+    "cat /sys/class/net/lo/flags; readlink /proc/self/fd/3"
+)
 
 
 @pytest.fixture
@@ -50,17 +52,28 @@ def dirs(tmp_path: Path) -> dict[str, Path]:
     return paths
 
 
-def request(dirs: dict[str, Path], argv: tuple[str, ...], tmp_path: Path, **changes: object) -> Request:
-    fields: dict[str, object] = dict(state_dir=str(dirs["state"]), lower=str(dirs["lower"]), tmpfs_mb=8,
-                                     kdat_dir=str(dirs["kdat"]), new_netns=True, argv=argv,
-                                     output=str(tmp_path / "out"))  # fmt: skip
+def request(
+    dirs: dict[str, Path], argv: tuple[str, ...], tmp_path: Path, **changes: object
+) -> Request:
+    fields: dict[str, object] = dict(
+        state_dir=str(dirs["state"]),
+        lower=str(dirs["lower"]),
+        tmpfs_mb=8,
+        kdat_dir=str(dirs["kdat"]),
+        new_netns=True,
+        argv=argv,
+        output=str(tmp_path / "out"),
+    )
     fields.update(changes)
     return Request(**fields)  # type: ignore[arg-type]
 
 
 def test_the_command_runs_in_the_branch_namespaces_and_the_host_sees_none_of_them(
-        launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path) -> None:  # fmt: skip
-    rc = launcher.run(request(dirs, ("/bin/sh", "-c", REPORT, str(dirs["state"])), tmp_path), timeout=30)
+    launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    rc = launcher.run(
+        request(dirs, ("/bin/sh", "-c", REPORT, str(dirs["state"])), tmp_path), timeout=30
+    )
     out = (tmp_path / "out").read_text().splitlines()
     assert rc == 0, out
     assert out[0] == "from the lower layer"
@@ -73,22 +86,35 @@ def test_the_command_runs_in_the_branch_namespaces_and_the_host_sees_none_of_the
     assert str(dirs["state"]) not in mounts and "adaroll-branch" not in mounts
 
 
-def test_the_exit_status_is_the_commands(launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path) -> None:
-    assert launcher.run(request(dirs, ("/bin/sh", "-c", "echo no >&2; exit 3"), tmp_path), timeout=30) == 3
+def test_the_exit_status_is_the_commands(
+    launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    assert (
+        launcher.run(request(dirs, ("/bin/sh", "-c", "echo no >&2; exit 3"), tmp_path), timeout=30)
+        == 3
+    )
     assert (tmp_path / "out").read_text() == "no\n"
 
 
 def test_without_cache_or_new_network_the_command_sees_neither(
-        launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path) -> None:  # fmt: skip
-    argv = ("/bin/sh", "-c", "ls /run; readlink /proc/self/ns/net; test -e /proc/self/fd/3 && echo fd3; true")
-    assert launcher.run(request(dirs, argv, tmp_path, kdat_dir="", new_netns=False), timeout=30) == 0
+    launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    argv = (
+        "/bin/sh",
+        "-c",
+        "ls /run; readlink /proc/self/ns/net; test -e /proc/self/fd/3 && echo fd3; true",
+    )
+    assert (
+        launcher.run(request(dirs, argv, tmp_path, kdat_dir="", new_netns=False), timeout=30) == 0
+    )
     out = (tmp_path / "out").read_text().splitlines()
     assert "criu.kdat" not in out
     assert os.readlink("/proc/self/ns/net") in out and "fd3" not in out
 
 
 def test_a_restore_that_cannot_start_is_an_error_and_the_next_one_runs(
-        launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path) -> None:  # fmt: skip
+    launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path
+) -> None:
     bad = request(dirs, ("/bin/true",), tmp_path, lower=str(tmp_path / "missing"))
     with pytest.raises(LauncherError, match="mount overlay at"):
         launcher.run(bad, timeout=30)
@@ -99,31 +125,47 @@ def test_a_restore_that_cannot_start_is_an_error_and_the_next_one_runs(
     assert launcher.run(request(dirs, ("/bin/true",), tmp_path), timeout=30) == 0
 
 
-def test_a_hung_command_is_killed_on_timeout(launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path) -> None:
+def test_a_hung_command_is_killed_on_timeout(
+    launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path
+) -> None:
     marker = f"adaroll-launcher-test-{os.getpid()}"
     with pytest.raises(subprocess.TimeoutExpired):
-        launcher.run(request(dirs, ("/bin/bash", "-c", f"exec -a {marker} sleep 60"), tmp_path), timeout=1)
+        launcher.run(
+            request(dirs, ("/bin/bash", "-c", f"exec -a {marker} sleep 60"), tmp_path), timeout=1
+        )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and _running(marker):
         time.sleep(0.05)
     assert not _running(marker)
 
 
-def test_restores_run_concurrently(launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path) -> None:
+def test_restores_run_concurrently(
+    launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path
+) -> None:
     """The first command can only finish once the second has run: the launcher must not wait
     for one criu before starting the next."""
     signal_file = tmp_path / "second-ran"
-    first = request(dirs, ("/bin/sh", "-c", f"while [ ! -e {signal_file} ]; do sleep 0.01; done"),
-                    tmp_path, output=str(tmp_path / "first.out"))  # fmt: skip
-    second = request(dirs, ("/bin/sh", "-c", f"touch {signal_file}"), tmp_path,
-                     output=str(tmp_path / "second.out"))  # fmt: skip
+    first = request(
+        dirs,
+        ("/bin/sh", "-c", f"while [ ! -e {signal_file} ]; do sleep 0.01; done"),
+        tmp_path,
+        output=str(tmp_path / "first.out"),
+    )
+    second = request(
+        dirs,
+        ("/bin/sh", "-c", f"touch {signal_file}"),
+        tmp_path,
+        output=str(tmp_path / "second.out"),
+    )
     with ThreadPoolExecutor(2) as pool:
         waiting = pool.submit(launcher.run, first, 30)
         assert launcher.run(second, timeout=30) == 0
         assert waiting.result(timeout=30) == 0
 
 
-def test_a_launcher_that_died_is_started_again(launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path) -> None:
+def test_a_launcher_that_died_is_started_again(
+    launcher: RestoreLauncher, dirs: dict[str, Path], tmp_path: Path
+) -> None:
     assert launcher.run(request(dirs, ("/bin/true",), tmp_path), timeout=30) == 0
     first = launcher._proc
     assert first is not None

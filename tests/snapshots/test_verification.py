@@ -29,7 +29,9 @@ class _Branch:
     """What verification reads of a branch: its browser, observation and screenshots. The page
     draws a caret (one pixel) unless the hiding style rule is in place."""
 
-    def __init__(self, text: str = "OK", pixel: int = 0, alive: bool = True, silent: bool = False) -> None:
+    def __init__(
+        self, text: str = "OK", pixel: int = 0, alive: bool = True, silent: bool = False
+    ) -> None:
         self.browser = _Browser(alive)
         self.text, self.pixel, self.silent = text, pixel, silent
         self.caret_hidden = False
@@ -52,7 +54,9 @@ class _Branch:
 
 def _ref(branch: _Branch, screenshot: bool = True) -> SnapshotRef:
     shot = stable_screenshot_hash(branch) if screenshot else ""
-    return SnapshotRef("s1", "criu", TASK, (), branch.observe().element_tree_hash(), {"screenshot_hash": shot})
+    return SnapshotRef(
+        "s1", "criu", TASK, (), branch.observe().element_tree_hash(), {"screenshot_hash": shot}
+    )
 
 
 def test_a_branch_in_the_saved_state_passes() -> None:

@@ -27,16 +27,33 @@ def store():
 
 
 def run(tmp: Path, store, algorithm: str, iterations: int = 8):
-    cfg = TrainConfig(algorithm=algorithm, budget=BudgetConfig(iterations=iterations),
-                      grpo=GRPOConfig(lr=0.3), eval=EvalConfig(k=1, every=None, final_splits=("train",)),
-                      scheduler=SchedulerConfig(tasks_per_iteration=2))  # fmt: skip
+    cfg = TrainConfig(
+        algorithm=algorithm,
+        budget=BudgetConfig(iterations=iterations),
+        grpo=GRPOConfig(lr=0.3),
+        eval=EvalConfig(k=1, every=None, final_splits=("train",)),
+        scheduler=SchedulerConfig(tasks_per_iteration=2),
+    )
     tasks = SUITE.split("train")
     pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
     policy = GoPolicy(0.0)
-    scheduler = SCHEDULERS.get(algorithm)(tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots)
+    scheduler = SCHEDULERS.get(algorithm)(
+        tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots
+    )
     collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
-    trainer = Trainer(algorithm, tmp, cfg, policy, scheduler, collector, LineEnv,
-                      {"train": tasks, "val": SUITE.split("val")}, seed=7, history_window=2, progress=False)  # fmt: skip
+    trainer = Trainer(
+        algorithm,
+        tmp,
+        cfg,
+        policy,
+        scheduler,
+        collector,
+        LineEnv,
+        {"train": tasks, "val": SUITE.split("val")},
+        seed=7,
+        history_window=2,
+        progress=False,
+    )
     trainer.train()
     return trainer, cfg, len(tasks)
 
@@ -51,11 +68,15 @@ def test_vanilla_prediction_equals_the_ledger(tmp_path: Path, store) -> None:
     assert costs["optimizer_steps"] == trainer.optimizer_steps
 
 
-def test_hybrid_prediction_is_within_tolerance_and_the_routing_pass_is_exact(tmp_path: Path, store) -> None:
+def test_hybrid_prediction_is_within_tolerance_and_the_routing_pass_is_exact(
+    tmp_path: Path, store
+) -> None:
     trainer, cfg, n = run(tmp_path, store, "hybrid", iterations=10)
     costs = phase_costs(list(trainer.metrics), "hybrid", cfg, n)
     assert costs["routing_iterations"] == -(-n // cfg.scheduler.tasks_per_iteration)
-    first = [m for m in trainer.metrics if m["kind"] == "iteration"][costs["routing_iterations"] - 1]
+    first = [m for m in trainer.metrics if m["kind"] == "iteration"][
+        costs["routing_iterations"] - 1
+    ]
     assert costs["routing_pass_measured"] == first["env_steps"]
     assert costs["routing_pass_predicted"] == pytest.approx(costs["routing_pass_measured"])
     measured, predicted = costs["measured_per_iteration"], costs["predicted_per_iteration"]
@@ -64,10 +85,14 @@ def test_hybrid_prediction_is_within_tolerance_and_the_routing_pass_is_exact(tmp
 
 
 def test_savings_pair_hybrid_with_its_vanilla() -> None:
-    phases = {"base_vanilla": {"predicted_per_iteration": 100.0, "updating_iterations": 20},
-              "base_hybrid": {"predicted_per_iteration": 40.0, "routing_pass_predicted": 300.0}}
-    rows = {"base_vanilla": {"demo_env_steps": 50, "reached_target": True, "steps_to_target": 1000},
-            "base_hybrid": {"demo_env_steps": 150, "reached_target": True, "steps_to_target": 600}}
+    phases = {
+        "base_vanilla": {"predicted_per_iteration": 100.0, "updating_iterations": 20},
+        "base_hybrid": {"predicted_per_iteration": 40.0, "routing_pass_predicted": 300.0},
+    }
+    rows = {
+        "base_vanilla": {"demo_env_steps": 50, "reached_target": True, "steps_to_target": 1000},
+        "base_hybrid": {"demo_env_steps": 150, "reached_target": True, "steps_to_target": 600},
+    }
     curves = {"base_vanilla": [{"iteration": 0, "val_avg": 0.1}, {"iteration": 10, "val_avg": 0.5}]}
     s = predicted_savings(phases, rows, curves, target=0.4)["base_hybrid"]
     # N = 10 updates to the target; fixed = routing pass 300 + 100 extra demonstration steps

@@ -18,20 +18,67 @@ from adaroll.training.ledger import (
 )
 
 RECORDS = [
-    CostRecord("onestep", "train", training_samples=8, policy_samples=8, wall_seconds=0.25,
-               task_id="t1", iteration=0, stage="stage1"),
-    CostRecord("root", "routing", policy_samples=40, env_steps=40, wall_seconds=1.5,
-               task_id="t1", iteration=1, stage="hybrid"),
-    CostRecord("suffix", "train", training_samples=30, policy_samples=30, env_steps=30, restores=8,
-               restore_seconds=0.8, replayed_steps=0, wall_seconds=2.0, invalid_samples=2,
-               task_id="t2", iteration=1, stage="hybrid"),
-    CostRecord("suffix", "train", policy_samples=24, env_steps=24, restores=8,
-               restore_seconds=0.7, wall_seconds=1.25, faults=1, task_id="t1", iteration=2,
-               stage="hybrid"),  # a zero-variance group: drawn, never trained on
+    CostRecord(
+        "onestep",
+        "train",
+        training_samples=8,
+        policy_samples=8,
+        wall_seconds=0.25,
+        task_id="t1",
+        iteration=0,
+        stage="stage1",
+    ),
+    CostRecord(
+        "root",
+        "routing",
+        policy_samples=40,
+        env_steps=40,
+        wall_seconds=1.5,
+        task_id="t1",
+        iteration=1,
+        stage="hybrid",
+    ),
+    CostRecord(
+        "suffix",
+        "train",
+        training_samples=30,
+        policy_samples=30,
+        env_steps=30,
+        restores=8,
+        restore_seconds=0.8,
+        replayed_steps=0,
+        wall_seconds=2.0,
+        invalid_samples=2,
+        task_id="t2",
+        iteration=1,
+        stage="hybrid",
+    ),
+    CostRecord(
+        "suffix",
+        "train",
+        policy_samples=24,
+        env_steps=24,
+        restores=8,
+        restore_seconds=0.7,
+        wall_seconds=1.25,
+        faults=1,
+        task_id="t1",
+        iteration=2,
+        stage="hybrid",
+    ),  # a zero-variance group: drawn, never trained on
     CostRecord("eval", "eval", policy_samples=100, env_steps=100, wall_seconds=3.0, stage="eval"),
-    CostRecord("vanilla", "train", training_samples=64, policy_samples=64, env_steps=64,
-               wall_seconds=4.0, task_id="t2", iteration=3, stage="vanilla"),
-]  # fmt: skip
+    CostRecord(
+        "vanilla",
+        "train",
+        training_samples=64,
+        policy_samples=64,
+        env_steps=64,
+        wall_seconds=4.0,
+        task_id="t2",
+        iteration=3,
+        stage="vanilla",
+    ),
+]
 
 
 def _fill(ledger: Ledger) -> Ledger:
@@ -49,24 +96,55 @@ def _fill(ledger: Ledger) -> Ledger:
         ({"mode": "warmup", "purpose": "train"}, "mode 'warmup' not in"),
         ({"mode": "root", "purpose": "play"}, "purpose 'play' not in"),
         # evaluation work is never training cost
-        ({"mode": "eval", "purpose": "train"}, "mode 'eval' needs purpose 'selection' or 'eval', got 'train'"),
-        ({"mode": "root", "purpose": "eval", "training_samples": 1},
-         "evaluation never trains: training_samples must be 0 for purpose eval"),
-        ({"mode": "root", "purpose": "train", "env_steps": -1}, "env_steps must be a non-negative int, got -1"),
-        ({"mode": "root", "purpose": "train", "env_steps": 1.5}, "env_steps must be a non-negative int"),
-        ({"mode": "root", "purpose": "train", "faults": True}, "faults must be a non-negative int, got True"),
-        ({"mode": "root", "purpose": "train", "wall_seconds": float("nan")},
-         "wall_seconds must be finite and non-negative, got nan"),
-        ({"mode": "root", "purpose": "train", "restore_seconds": -0.1}, "restore_seconds must be finite"),
-        ({"mode": "root", "purpose": "train", "restore_seconds": True}, "restore_seconds must be a number, got True"),
-        ({"mode": "root", "purpose": "train", "wall_seconds": "1.5"}, "wall_seconds must be a number"),
+        (
+            {"mode": "eval", "purpose": "train"},
+            "mode 'eval' needs purpose 'selection' or 'eval', got 'train'",
+        ),
+        (
+            {"mode": "root", "purpose": "eval", "training_samples": 1},
+            "evaluation never trains: training_samples must be 0 for purpose eval",
+        ),
+        (
+            {"mode": "root", "purpose": "train", "env_steps": -1},
+            "env_steps must be a non-negative int, got -1",
+        ),
+        (
+            {"mode": "root", "purpose": "train", "env_steps": 1.5},
+            "env_steps must be a non-negative int",
+        ),
+        (
+            {"mode": "root", "purpose": "train", "faults": True},
+            "faults must be a non-negative int, got True",
+        ),
+        (
+            {"mode": "root", "purpose": "train", "wall_seconds": float("nan")},
+            "wall_seconds must be finite and non-negative, got nan",
+        ),
+        (
+            {"mode": "root", "purpose": "train", "restore_seconds": -0.1},
+            "restore_seconds must be finite",
+        ),
+        (
+            {"mode": "root", "purpose": "train", "restore_seconds": True},
+            "restore_seconds must be a number, got True",
+        ),
+        (
+            {"mode": "root", "purpose": "train", "wall_seconds": "1.5"},
+            "wall_seconds must be a number",
+        ),
         # an int too large for a float is rejected as infinite, not by an OverflowError
-        ({"mode": "root", "purpose": "train", "wall_seconds": 2**1030}, "wall_seconds must be finite"),
-        ({"mode": "root", "purpose": "train", "iteration": "3"}, "iteration must be an int, got '3'"),
+        (
+            {"mode": "root", "purpose": "train", "wall_seconds": 2**1030},
+            "wall_seconds must be finite",
+        ),
+        (
+            {"mode": "root", "purpose": "train", "iteration": "3"},
+            "iteration must be an int, got '3'",
+        ),
         ({"mode": "root", "purpose": "train", "task_id": 3}, "task_id must be a string, got 3"),
         ({"mode": "root", "purpose": "train", "stage": 1}, "stage must be a string, got 1"),
     ],
-)  # fmt: skip
+)
 def test_invalid_records(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(LedgerError, match=message):
         CostRecord(**kwargs)  # type: ignore[arg-type]
@@ -80,9 +158,16 @@ def test_int_seconds_are_kept_as_floats() -> None:
 def test_record_dict_round_trip() -> None:
     for r in RECORDS:
         assert CostRecord.from_dict(r.to_dict()) == r
-    assert RECORDS[0].to_dict() == {"mode": "onestep", "purpose": "train", "training_samples": 8,
-                                    "policy_samples": 8, "wall_seconds": 0.25, "task_id": "t1",
-                                    "iteration": 0, "stage": "stage1"}  # fmt: skip
+    assert RECORDS[0].to_dict() == {
+        "mode": "onestep",
+        "purpose": "train",
+        "training_samples": 8,
+        "policy_samples": 8,
+        "wall_seconds": 0.25,
+        "task_id": "t1",
+        "iteration": 0,
+        "stage": "stage1",
+    }
     with pytest.raises(LedgerError, match="unknown"):
         CostRecord.from_dict({"mode": "root", "purpose": "train", "steps": 3})
     with pytest.raises(LedgerError, match="purpose"):  # the missing field is named
@@ -103,9 +188,17 @@ def test_totals_by_tag() -> None:
     assert everything.env_steps == 40 + 30 + 24 + 100 + 64
 
     suffix = ledger.totals(mode="suffix")
-    assert suffix == CostTotals(records=2, training_samples=30, policy_samples=54, env_steps=54,
-                                restores=16, restore_seconds=1.5, wall_seconds=3.25,
-                                invalid_samples=2, faults=1)  # fmt: skip
+    assert suffix == CostTotals(
+        records=2,
+        training_samples=30,
+        policy_samples=54,
+        env_steps=54,
+        restores=16,
+        restore_seconds=1.5,
+        wall_seconds=3.25,
+        invalid_samples=2,
+        faults=1,
+    )
     assert ledger.totals(mode="suffix", task_id="t1").policy_samples == 24
     assert ledger.totals(purpose=("train", "routing")).records == 5
     assert ledger.totals(iteration=1).env_steps == 70
@@ -113,13 +206,20 @@ def test_totals_by_tag() -> None:
     assert ledger.totals(mode="sft").records == 0
 
     by = ledger.totals_by("mode", "purpose")
-    assert list(by) == [("onestep", "train"), ("root", "routing"), ("suffix", "train"),
-                        ("eval", "eval"), ("vanilla", "train")]  # fmt: skip
+    assert list(by) == [
+        ("onestep", "train"),
+        ("root", "routing"),
+        ("suffix", "train"),
+        ("eval", "eval"),
+        ("vanilla", "train"),
+    ]
     assert by[("suffix", "train")] == suffix
     assert sum(by.values(), CostTotals()) == everything
     by_stage = ledger.totals_by("stage", purpose="train")
     assert {k: v.training_samples for k, v in by_stage.items()} == {
-        ("stage1",): 8, ("hybrid",): 30, ("vanilla",): 64
+        ("stage1",): 8,
+        ("hybrid",): 30,
+        ("vanilla",): 64,
     }
     with pytest.raises(LedgerError, match="valid tags: mode, purpose, task_id, iteration, stage"):
         ledger.totals(kind="root")
@@ -130,10 +230,18 @@ def test_totals_by_tag() -> None:
 def test_totals_as_a_dict_name_every_counter() -> None:
     totals = _fill(Ledger()).totals(mode="suffix")
     assert totals.to_dict() == {
-        "records": 2, "training_samples": 30, "policy_samples": 54, "env_steps": 54, "restores": 16,
-        "restore_seconds": 1.5, "replayed_steps": 0, "wall_seconds": 3.25, "invalid_samples": 2,
-        "faults": 1, "restore_fallbacks": 0,
-    }  # fmt: skip
+        "records": 2,
+        "training_samples": 30,
+        "policy_samples": 54,
+        "env_steps": 54,
+        "restores": 16,
+        "restore_seconds": 1.5,
+        "replayed_steps": 0,
+        "wall_seconds": 3.25,
+        "invalid_samples": 2,
+        "faults": 1,
+        "restore_fallbacks": 0,
+    }
 
 
 def test_evaluation_is_never_training_cost() -> None:
@@ -142,15 +250,18 @@ def test_evaluation_is_never_training_cost() -> None:
     assert train.records == 5
     assert train.env_steps == 40 + 30 + 24 + 64
     assert train.training_samples == 8 + 30 + 64
-    assert ledger.eval_cost() == CostTotals(records=1, policy_samples=100, env_steps=100, wall_seconds=3.0)
+    assert ledger.eval_cost() == CostTotals(
+        records=1, policy_samples=100, env_steps=100, wall_seconds=3.0
+    )
     assert train + ledger.eval_cost() == ledger.totals()
     assert ledger.training_cost(mode="suffix") == ledger.totals(mode="suffix")
     # an evaluation pass done with root rollouts is still evaluation
     ledger.add("root", "eval", policy_samples=7, env_steps=7)
     assert ledger.training_cost() == train
     # the evaluation cost filters by tags like the other totals
-    assert ledger.eval_cost(stage="eval") == CostTotals(records=1, policy_samples=100, env_steps=100,
-                                                        wall_seconds=3.0)  # fmt: skip
+    assert ledger.eval_cost(stage="eval") == CostTotals(
+        records=1, policy_samples=100, env_steps=100, wall_seconds=3.0
+    )
     assert ledger.eval_cost(mode="root").env_steps == 7
 
 
@@ -178,8 +289,12 @@ def test_round_trip_gives_identical_totals(tmp_path: Path) -> None:
     with Ledger(path) as ledger:
         _fill(ledger)
         ledger.add("sft", "train", training_samples=5, wall_seconds=0.1 + 0.2)
-        before = (ledger.records, ledger.totals(), ledger.totals_by("mode", "purpose", "task_id"),
-                  ledger.training_cost())  # fmt: skip
+        before = (
+            ledger.records,
+            ledger.totals(),
+            ledger.totals_by("mode", "purpose", "task_id"),
+            ledger.training_cost(),
+        )
     # one compact JSON object per line (the documented on-disk format)
     assert path.read_text().splitlines()[0] == (
         '{"mode":"onestep","purpose":"train","training_samples":8,"policy_samples":8,'
@@ -187,13 +302,19 @@ def test_round_trip_gives_identical_totals(tmp_path: Path) -> None:
     )
     again = Ledger(path)
     assert again.torn_tail is None
-    assert (again.records, again.totals(), again.totals_by("mode", "purpose", "task_id"),
-            again.training_cost()) == before  # fmt: skip
+    assert (
+        again.records,
+        again.totals(),
+        again.totals_by("mode", "purpose", "task_id"),
+        again.training_cost(),
+    ) == before
     assert again.records[-1].ts is not None  # add() stamps the time
     assert len(path.read_text().splitlines()) == 7
 
 
-def test_each_record_is_on_disk_when_append_returns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_record_is_on_disk_when_append_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     synced: list[int] = []
     real_fsync = os.fsync
     monkeypatch.setattr(ledger_mod.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
@@ -243,7 +364,10 @@ def test_torn_last_line_is_reported_and_cut_before_appending(
     with caplog.at_level(logging.WARNING, logger="adaroll.training.ledger"):
         ledger = Ledger(path)
     assert "torn" in caplog.text and str(path) in caplog.text  # which file, and what is dropped
-    assert "(40 bytes)" in caplog.text and repr(b'{"mode":"root","purpose":"train","env_st') in caplog.text
+    assert (
+        "(40 bytes)" in caplog.text
+        and repr(b'{"mode":"root","purpose":"train","env_st') in caplog.text
+    )
     assert ledger.torn_tail is not None and len(ledger) == len(RECORDS)
     assert path.read_bytes() == good  # cut back to the last committed record
     ledger.add("root", "train", env_steps=3)
@@ -255,7 +379,9 @@ def test_torn_last_line_is_reported_and_cut_before_appending(
 
 def test_a_complete_record_without_its_newline_is_not_committed(tmp_path: Path) -> None:
     path = tmp_path / "ledger.jsonl"
-    path.write_bytes(b'{"mode":"root","purpose":"train","env_steps":3}\n{"mode":"root","purpose":"train"}')
+    path.write_bytes(
+        b'{"mode":"root","purpose":"train","env_steps":3}\n{"mode":"root","purpose":"train"}'
+    )
     loaded = read_ledger(path)
     assert [r.env_steps for r in loaded.records] == [3]
     assert loaded.torn_tail == b'{"mode":"root","purpose":"train"}'
@@ -277,7 +403,9 @@ def test_corruption_before_the_last_line_raises(tmp_path: Path, middle: bytes) -
     path = tmp_path / "ledger.jsonl"
     ok = b'{"mode":"root","purpose":"train","env_steps":3}\n'
     path.write_bytes(ok + middle + b"\n" + ok)
-    with pytest.raises(LedgerError, match="line 2 is not a valid record: " + ("empty line$" if not middle else "")):
+    with pytest.raises(
+        LedgerError, match="line 2 is not a valid record: " + ("empty line$" if not middle else "")
+    ):
         Ledger(path)
 
 

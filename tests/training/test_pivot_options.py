@@ -140,8 +140,9 @@ def _route_local(sched: HybridScheduler, task: TaskSpec, it: int = 1) -> None:
 
 
 def test_local_visits_redraw_their_pivots_by_weight() -> None:
-    sched = HybridScheduler([A, B], SCHED, GRPO, pivots={A.id: ["a2"], B.id: ["b0"]},
-                            pivot_weights=WEIGHTS, seed=1)  # fmt: skip
+    sched = HybridScheduler(
+        [A, B], SCHED, GRPO, pivots={A.id: ["a2"], B.id: ["b0"]}, pivot_weights=WEIGHTS, seed=1
+    )
     sched.plan(0)
     _route_local(sched, A)
     assert sched.routes[A.id].mode == "local"
@@ -169,8 +170,9 @@ def test_local_visits_redraw_their_pivots_by_weight() -> None:
 # -- self-generated pivots ---------------------------------------------------------------------------
 
 
-def _successful_root_groups(policy: GoPolicy, collector: Collector, task: TaskSpec,
-                            purpose: str = "train") -> list[Group]:  # fmt: skip
+def _successful_root_groups(
+    policy: GoPolicy, collector: Collector, task: TaskSpec, purpose: str = "train"
+) -> list[Group]:
     groups = collector.collect([Job("root", task, 8, purpose=purpose)], seed=7)  # type: ignore[arg-type]
     group = groups[0]
     assert 0 < sum(group.rewards) < 8, "the seed should give a mix of successes and failures"
@@ -182,16 +184,23 @@ def _successful_root_groups(policy: GoPolicy, collector: Collector, task: TaskSp
 
 def _successful_paths(groups: list[Group], task: TaskSpec) -> list[tuple[Action, ...]]:
     """The action paths of ``task``'s successful samples."""
-    return [tuple(d.sample.action for d in decisions if d.sample.action is not None)
-            for group in groups if group.job.task == task
-            for decisions, reward in zip(group.decisions, group.rewards, strict=True) if reward > 0]  # fmt: skip
+    return [
+        tuple(d.sample.action for d in decisions if d.sample.action is not None)
+        for group in groups
+        if group.job.task == task
+        for decisions, reward in zip(group.decisions, group.rewards, strict=True)
+        if reward > 0
+    ]
 
 
 def _tapped(obs: Observation, action: Action) -> str:
     """The text of the element ``action`` taps."""
     assert action.x is not None and action.y is not None
-    return next(e.text for e in obs.elements
-                if e.bounds[0] <= action.x <= e.bounds[2] and e.bounds[1] <= action.y <= e.bounds[3])  # fmt: skip
+    return next(
+        e.text
+        for e in obs.elements
+        if e.bounds[0] <= action.x <= e.bounds[2] and e.bounds[1] <= action.y <= e.bounds[3]
+    )
 
 
 def test_harvest_dedups_by_state_and_ignores_failures_and_expert_tasks(
@@ -218,8 +227,10 @@ def test_harvest_dedups_by_state_and_ignores_failures_and_expert_tasks(
     paths = _successful_paths(groups, B)
     for c in made:
         assert _tapped(c.observation, c.expert_action) == "go"
-        assert any(p[: c.step + 1] == (*c.history, c.expert_action) and len(p) == c.trajectory_length
-                   for p in paths)  # fmt: skip
+        assert any(
+            p[: c.step + 1] == (*c.history, c.expert_action) and len(p) == c.trajectory_length
+            for p in paths
+        )
     assert pool.harvest(groups) == []  # the same states again: nothing new
     # Each checkpoint's prefix replays to its state, so any snapshot backend can restore it.
     env = _env()
@@ -293,16 +304,33 @@ def test_trainer_grows_the_pool_and_ledgers_its_scoring(
 ) -> None:
     store = _fresh(expert_store)
     policy = GoPolicy(-0.5)
-    cfg = TrainConfig(algorithm="hybrid", budget=BudgetConfig(iterations=2), grpo=GRPOConfig(lr=0.1),
-                      pivots=PivotConfig(self_pool=True), scheduler=SCHED,
-                      eval=EvalConfig(k=1, every=5, splits=(), final_splits=()))  # fmt: skip
+    cfg = TrainConfig(
+        algorithm="hybrid",
+        budget=BudgetConfig(iterations=2),
+        grpo=GRPOConfig(lr=0.1),
+        pivots=PivotConfig(self_pool=True),
+        scheduler=SCHED,
+        eval=EvalConfig(k=1, every=5, splits=(), final_splits=()),
+    )
     sched = HybridScheduler(
         [A, B], SCHED, cfg.grpo, pivots={A.id: [c.id for c in store.for_task(A.id)]}
     )
     collector = Collector(policy, _env, store, MemorySnapshots(), history_window=2)
     pool = SelfPivotPool(store, [B.id], cfg.pivots, PAPER_MATCHER)
-    trainer = Trainer("hybrid", tmp_path, cfg, policy, sched, collector, _env, {}, seed=5,
-                      history_window=2, progress=False, self_pool=pool)  # fmt: skip
+    trainer = Trainer(
+        "hybrid",
+        tmp_path,
+        cfg,
+        policy,
+        sched,
+        collector,
+        _env,
+        {},
+        seed=5,
+        history_window=2,
+        progress=False,
+        self_pool=pool,
+    )
     trainer.train()
     assert sched.routes[B.id].pivots and all("~self-" in c for c in sched.routes[B.id].pivots)
     scoring = [r for r in trainer.ledger if r.mode == "onestep" and r.purpose == "routing"]

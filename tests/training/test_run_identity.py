@@ -18,10 +18,23 @@ def test_bandit_settings_are_no_change_while_the_thresholds_route() -> None:
 
 
 def test_env_settings_changes_name_each_setting_and_the_flags_a_command_line_gained() -> None:
-    then = {"screenshot": False, "browser": {"window_size": [800, 600]}, "command": ["c", "--a", "--b"]}
+    then = {
+        "screenshot": False,
+        "browser": {"window_size": [800, 600]},
+        "command": ["c", "--a", "--b"],
+    }
     assert settings_changes(then, then) == []
-    now = {"screenshot": True, "browser": {"window_size": [800, 600]}, "command": ["c", "--b", "--x"],
-           "reuse_page": True}  # fmt: skip
-    assert settings_changes(then, now) == ["command: ---a +--x", "reuse_page: None -> True",
-                                           "screenshot: False -> True"]  # fmt: skip
-    assert settings_changes({"command": ["a", "b"]}, {"command": ["b", "a"]}) == ["command: reordered"]
+    now = {
+        "screenshot": True,
+        "browser": {"window_size": [800, 600]},
+        "command": ["c", "--b", "--x"],
+        "reuse_page": True,
+    }
+    assert settings_changes(then, now) == [
+        "command: ---a +--x",
+        "reuse_page: None -> True",
+        "screenshot: False -> True",
+    ]
+    assert settings_changes({"command": ["a", "b"]}, {"command": ["b", "a"]}) == [
+        "command: reordered"
+    ]

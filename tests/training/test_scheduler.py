@@ -24,7 +24,9 @@ def outcome(job: Job, successes: int) -> Group:
 
 
 def make(tau_suffix: float = 0.75, pivots=PIVOTS, **sched) -> HybridScheduler:
-    cfg = SchedulerConfig(routing="thresholds", tau_suffix=tau_suffix, tasks_per_iteration=1, **sched)
+    cfg = SchedulerConfig(
+        routing="thresholds", tau_suffix=tau_suffix, tasks_per_iteration=1, **sched
+    )
     return HybridScheduler([TASK], cfg, GRPOConfig(), pivots)
 
 
@@ -36,14 +38,25 @@ def route_with(p_successes: int, probes: int = 4) -> HybridScheduler:
     return s
 
 
-@pytest.mark.parametrize(("p", "mode"), [(0.0, "local"), (0.2499, "local"), (0.25, "suffix"),
-                                         (0.5, "suffix"), (0.75, "suffix"), (0.7501, "root"),
-                                         (1.0, "root")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("p", "mode"),
+    [
+        (0.0, "local"),
+        (0.2499, "local"),
+        (0.25, "suffix"),
+        (0.5, "suffix"),
+        (0.75, "suffix"),
+        (0.7501, "root"),
+        (1.0, "root"),
+    ],
+)
 def test_route_boundaries_are_inclusive_for_suffix(p: float, mode: str) -> None:
     assert route_for(p, 0.25, 0.75) == mode
 
 
-@pytest.mark.parametrize(("successes", "mode"), [(0, "local"), (1, "suffix"), (3, "suffix"), (4, "root")])
+@pytest.mark.parametrize(
+    ("successes", "mode"), [(0, "local"), (1, "suffix"), (3, "suffix"), (4, "root")]
+)
 def test_initial_routing_from_four_probes(successes: int, mode: str) -> None:
     assert route_with(successes).routes[TASK.id].mode == mode
 
@@ -126,9 +139,13 @@ def test_vanilla_and_stage1_plans() -> None:
     tasks = [TaskSpec("line", "walk", i) for i in range(3)]
     v = VanillaScheduler(tasks, SchedulerConfig(tasks_per_iteration=2), GRPOConfig())
     assert [(j.task.seed, j.kind, j.group_size, j.mode) for j in v.plan(1)] == [
-        (0, "root", 8, "vanilla"), (1, "root", 8, "vanilla")]
+        (0, "root", 8, "vanilla"),
+        (1, "root", 8, "vanilla"),
+    ]
     assert [j.task.seed for j in v.plan(2)] == [2, 0]
     pivots = {t.id: [f"{t.id}@0"] for t in tasks}
     s1 = Stage1Scheduler(tasks, SchedulerConfig(pivots_per_iteration=2), GRPOConfig(), pivots)
-    assert [(j.kind, j.checkpoint_id) for j in s1.plan(1)] == [("onestep", f"{tasks[0].id}@0"),
-                                                               ("onestep", f"{tasks[1].id}@0")]
+    assert [(j.kind, j.checkpoint_id) for j in s1.plan(1)] == [
+        ("onestep", f"{tasks[0].id}@0"),
+        ("onestep", f"{tasks[1].id}@0"),
+    ]

@@ -126,8 +126,10 @@ def test_replay_trains_onestep_on_root_tasks_round_robin() -> None:
                 assert [j.checkpoint_id for j in replay] == pivots[replay[0].task.id]
             replayed.append(replay[0].task.seed if replay else None)
             # Root probes of tasks 0-2 succeed (so they reach and stay at Root); task 3 fails.
-            s.observe([outcome(j, j.group_size * (j.task.seed < 3) * (j.kind == "root"))
-                       for j in jobs], it)  # fmt: skip
+            s.observe(
+                [outcome(j, j.group_size * (j.task.seed < 3) * (j.kind == "root")) for j in jobs],
+                it,
+            )
         return replayed
 
     s = make(replay_share=0.5)  # one replayed task per iteration
@@ -201,8 +203,13 @@ def bandit(pivots=PIVOTS, **sched) -> BanditScheduler:
 
 
 # arm -> (successes per group of 8 or of the 2 root rollouts, env steps, policy samples) per group
-ARMS = {"local": (4, 0, 8), "suffix:2": (4, 8, 8), "suffix:1": (4, 16, 16),
-        "suffix:0": (4, 48, 48), "root": (1, 12, 12)}  # fmt: skip
+ARMS = {
+    "local": (4, 0, 8),
+    "suffix:2": (4, 8, 8),
+    "suffix:1": (4, 16, 16),
+    "suffix:0": (4, 48, 48),
+    "root": (1, 12, 12),
+}
 
 
 def visit(s: BanditScheduler, it: int, success_from_start) -> str:
@@ -281,7 +288,9 @@ def test_bandit_state_round_trip() -> None:
     t = json_round_trip(s, bandit())
     t.history = list(s.history)  # type: ignore[attr-defined]
     assert t.stats == s.stats and t.pending == s.pending and t.success == s.success
-    assert [visit(t, it, len) for it in range(10, 20)] == [visit(s, it, len) for it in range(10, 20)]
+    assert [visit(t, it, len) for it in range(10, 20)] == [
+        visit(s, it, len) for it in range(10, 20)
+    ]
 
 
 def test_unknown_routing_is_rejected() -> None:
@@ -290,15 +299,24 @@ def test_unknown_routing_is_rejected() -> None:
 
 
 def test_the_paper_thresholds_are_the_default_stage2_router() -> None:
-    s = SCHEDULERS.get("hybrid")(tasks=[TASK], sched=SchedulerConfig(), grpo=GRPOConfig(),
-                                 pivots=PIVOTS)  # fmt: skip
+    s = SCHEDULERS.get("hybrid")(
+        tasks=[TASK], sched=SchedulerConfig(), grpo=GRPOConfig(), pivots=PIVOTS
+    )
     assert isinstance(s, HybridScheduler)
     assert isinstance(bandit(), BanditScheduler)
 
 
-@pytest.mark.parametrize("setting", [{"tau_low": 0.3}, {"tau_suffix": 0.5}, {"local_reeval_every": 8},
-                                     {"demotion": True}, {"replay_share": 0.125},
-                                     {"frontier": "progress"}])  # fmt: skip
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"tau_low": 0.3},
+        {"tau_suffix": 0.5},
+        {"local_reeval_every": 8},
+        {"demotion": True},
+        {"replay_share": 0.125},
+        {"frontier": "progress"},
+    ],
+)
 def test_threshold_settings_under_the_bandit_are_an_error(setting: dict) -> None:
     (name,) = setting
     with pytest.raises(ValueError, match=f"never reads {name}.*routing=thresholds"):

@@ -30,8 +30,9 @@ def test_sft_learns_and_generalises_to_held_out_names() -> None:
     assert not {c.instruction for c, _ in train} & {c.instruction for c, _ in heldout}
     p = policy()
     before = step_accuracy(p, heldout)
-    stats = train_sft(p, train, epochs=3, batch_size=32, lr=3e-3, seed=0, progress=False,
-                      eval_examples=heldout)  # fmt: skip
+    stats = train_sft(
+        p, train, epochs=3, batch_size=32, lr=3e-3, seed=0, progress=False, eval_examples=heldout
+    )
     assert stats["examples"] == 600 and stats["skipped"] == 0
     assert stats["steps"] == 3 * math.ceil(600 / 32)
     assert stats["loss_last"] < 0.5 * stats["loss_first"]
@@ -66,8 +67,16 @@ def test_sft_skips_unrepresentable_examples_and_validates_arguments() -> None:
     assert stats["skipped"] == 1 and stats["examples"] == 11  # back is a configured key
     assert 0.0 <= stats["train_accuracy"] <= 1.0
     seen: list[int] = []
-    train_sft(p, data, epochs=2, batch_size=8, lr=1e-3, seed=0, progress=False,
-              on_epoch=lambda epoch, stats: seen.append(len(stats["epoch_loss"]) * 10 + epoch))  # fmt: skip
+    train_sft(
+        p,
+        data,
+        epochs=2,
+        batch_size=8,
+        lr=1e-3,
+        seed=0,
+        progress=False,
+        on_epoch=lambda epoch, stats: seen.append(len(stats["epoch_loss"]) * 10 + epoch),
+    )
     assert seen == [11, 22]
     zero = train_sft(p, data, epochs=0, batch_size=4, lr=1e-3, seed=0, progress=False)
     assert zero["steps"] == 0 and math.isnan(zero["loss_last"])

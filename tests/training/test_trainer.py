@@ -30,15 +30,32 @@ def store():
 
 def make_trainer(tmp: Path, store, algorithm: str, iterations: int, theta: float = -1.0):
     policy = GoPolicy(theta)
-    cfg = TrainConfig(algorithm=algorithm, budget=BudgetConfig(iterations=iterations),
-                      grpo=GRPOConfig(lr=0.2), eval=EvalConfig(k=2, every=2, final_splits=("train",)),
-                      scheduler=SchedulerConfig(tasks_per_iteration=2))
+    cfg = TrainConfig(
+        algorithm=algorithm,
+        budget=BudgetConfig(iterations=iterations),
+        grpo=GRPOConfig(lr=0.2),
+        eval=EvalConfig(k=2, every=2, final_splits=("train",)),
+        scheduler=SchedulerConfig(tasks_per_iteration=2),
+    )
     tasks = SUITE.split("train")
     pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
-    scheduler = SCHEDULERS.get(algorithm)(tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots)
+    scheduler = SCHEDULERS.get(algorithm)(
+        tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots
+    )
     collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
-    return Trainer(algorithm, tmp, cfg, policy, scheduler, collector, LineEnv,
-                   {"train": tasks, "val": SUITE.split("val")}, seed=3, history_window=2, progress=False)
+    return Trainer(
+        algorithm,
+        tmp,
+        cfg,
+        policy,
+        scheduler,
+        collector,
+        LineEnv,
+        {"train": tasks, "val": SUITE.split("val")},
+        seed=3,
+        history_window=2,
+        progress=False,
+    )
 
 
 def test_onestep_costs_no_env_steps_and_rollouts_count_every_step(store) -> None:
@@ -46,13 +63,19 @@ def test_onestep_costs_no_env_steps_and_rollouts_count_every_step(store) -> None
     collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
     task = SUITE.split("train")[0]
     ckpt = store.for_task(task.id)[1]
-    one, suffix, root = collector.collect([Job("onestep", task, 8, checkpoint_id=ckpt.id),
-                                           Job("suffix", task, 4, checkpoint_id=ckpt.id),
-                                           Job("root", task, 3)])
+    one, suffix, root = collector.collect(
+        [
+            Job("onestep", task, 8, checkpoint_id=ckpt.id),
+            Job("suffix", task, 4, checkpoint_id=ckpt.id),
+            Job("root", task, 3),
+        ]
+    )
     assert one.cost.env_steps == 0 and one.cost.policy_samples == 8 and one.cost.restores == 0
     assert all(len(d) == 1 for d in one.decisions)
     assert suffix.cost.restores == 4 and suffix.cost.replayed_steps == 0
-    assert suffix.cost.env_steps == sum(len(d) for d in suffix.decisions) == suffix.cost.policy_samples
+    assert (
+        suffix.cost.env_steps == sum(len(d) for d in suffix.decisions) == suffix.cost.policy_samples
+    )
     assert root.cost.env_steps == sum(len(d) for d in root.decisions) and root.cost.restores == 0
     # Suffix episodes start at the checkpoint: at most max_steps - step decisions remain.
     assert all(len(d) <= 6 - ckpt.step for d in suffix.decisions)
@@ -89,7 +112,9 @@ def test_ledger_matches_collected_groups(tmp_path: Path, store) -> None:
 def test_resume_equals_uninterrupted(tmp_path: Path, store) -> None:
     straight = make_trainer(tmp_path / "a", store, "hybrid", iterations=6)
     straight.train()
-    killed_at(make_trainer(tmp_path / "b", store, "hybrid", iterations=6), 4)  # after iteration 3's save
+    killed_at(
+        make_trainer(tmp_path / "b", store, "hybrid", iterations=6), 4
+    )  # after iteration 3's save
     resumed = make_trainer(tmp_path / "b", store, "hybrid", iterations=6, theta=5.0)
     resumed.train(resume=True)
     assert torch.equal(resumed.policy.theta, straight.policy.theta)
@@ -97,9 +122,14 @@ def test_resume_equals_uninterrupted(tmp_path: Path, store) -> None:
     # which is overhead of the execution (recorded apart, never billed).
     counts = [n for n in vars(straight.ledger.training_cost()) if not n.endswith("seconds")]
     for name in counts:
-        assert getattr(resumed.ledger.training_cost(), name) == getattr(straight.ledger.training_cost(), name)
-    overhead = [r.replayed_steps for r in (straight.ledger, resumed.ledger)
-                for r in [r.totals(purpose="overhead")]]  # fmt: skip
+        assert getattr(resumed.ledger.training_cost(), name) == getattr(
+            straight.ledger.training_cost(), name
+        )
+    overhead = [
+        r.replayed_steps
+        for r in (straight.ledger, resumed.ledger)
+        for r in [r.totals(purpose="overhead")]
+    ]
     assert overhead[1] > overhead[0] > 0
     assert list(resumed.metrics) == list(straight.metrics)
 
@@ -107,20 +137,42 @@ def test_resume_equals_uninterrupted(tmp_path: Path, store) -> None:
 # -- what each phase is billed -----------------------------------------------------------------
 def fixed_trainer(tmp: Path, store, jobs: list[Job], budget: BudgetConfig, **eval_) -> Trainer:
     policy = GoPolicy(0.0)
-    cfg = TrainConfig(algorithm="hybrid", budget=budget, grpo=GRPOConfig(lr=0.2),
-                      eval=EvalConfig(k=1, final_splits=("val",), **eval_))  # fmt: skip
+    cfg = TrainConfig(
+        algorithm="hybrid",
+        budget=budget,
+        grpo=GRPOConfig(lr=0.2),
+        eval=EvalConfig(k=1, final_splits=("val",), **eval_),
+    )
     collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
-    return Trainer("fixed", tmp, cfg, policy, FixedJobs(jobs), collector, LineEnv,
-                   {"val": SUITE.split("val")}, seed=3, history_window=2, progress=False)  # fmt: skip
+    return Trainer(
+        "fixed",
+        tmp,
+        cfg,
+        policy,
+        FixedJobs(jobs),
+        collector,
+        LineEnv,
+        {"val": SUITE.split("val")},
+        seed=3,
+        history_window=2,
+        progress=False,
+    )
 
 
 def test_a_snapshot_image_is_billed_once_per_checkpoint_and_phase(tmp_path: Path, store) -> None:
     task = SUITE.split("train")[0]
     shallow, deep = store.for_task(task.id)[1:3]
-    jobs = [Job("suffix", task, 2, checkpoint_id=deep.id), Job("suffix", task, 2, checkpoint_id=shallow.id)]
+    jobs = [
+        Job("suffix", task, 2, checkpoint_id=deep.id),
+        Job("suffix", task, 2, checkpoint_id=shallow.id),
+    ]
     trainer = fixed_trainer(tmp_path, store, jobs, BudgetConfig(iterations=3))
     final = trainer.train().final
-    assert trainer.ledger.training_cost().replayed_steps == deep.step + shallow.step == final["replay_steps"]
+    assert (
+        trainer.ledger.training_cost().replayed_steps
+        == deep.step + shallow.step
+        == final["replay_steps"]
+    )
     assert final["phase_env_steps"] == final["env_steps"] + final["replay_steps"]
     assert trainer.ledger.totals(purpose="overhead").replayed_steps == deep.step + shallow.step
 
@@ -134,7 +186,10 @@ def test_only_evaluations_that_select_are_billed(tmp_path: Path, store) -> None:
     assert stage1.ledger.eval_cost().records == 1
     assert final["selection_env_steps"] == selection.env_steps
     assert final["phase_env_steps"] == selection.env_steps  # one-step groups: no env steps
-    assert final["policy_samples"] == stage1.ledger.training_cost().policy_samples + selection.policy_samples
+    assert (
+        final["policy_samples"]
+        == stage1.ledger.training_cost().policy_samples + selection.policy_samples
+    )
     assert final["best"]["split"] == "val"
     vanilla = make_trainer(tmp_path / "v", store, "vanilla", iterations=4)
     final = vanilla.train().final
@@ -142,24 +197,40 @@ def test_only_evaluations_that_select_are_billed(tmp_path: Path, store) -> None:
     assert final["selection_env_steps"] == 0 and final["phase_env_steps"] == final["env_steps"]
 
 
-@pytest.mark.parametrize(("budget", "limit"), [(BudgetConfig(env_steps=40, policy_samples=10_000), "env_steps"),
-                                               (BudgetConfig(env_steps=10_000, policy_samples=40), "policy_samples"),
-                                               (BudgetConfig(iterations=2, env_steps=10_000), "iterations")])  # fmt: skip
-def test_a_phase_ends_on_the_first_limit_spent_and_says_which(tmp_path: Path, store, budget, limit) -> None:
+@pytest.mark.parametrize(
+    ("budget", "limit"),
+    [
+        (BudgetConfig(env_steps=40, policy_samples=10_000), "env_steps"),
+        (BudgetConfig(env_steps=10_000, policy_samples=40), "policy_samples"),
+        (BudgetConfig(iterations=2, env_steps=10_000), "iterations"),
+    ],
+)
+def test_a_phase_ends_on_the_first_limit_spent_and_says_which(
+    tmp_path: Path, store, budget, limit
+) -> None:
     task = SUITE.split("train")[0]
     trainer = fixed_trainer(tmp_path, store, [Job("root", task, 8)], budget)
     final = trainer.train().final
     assert final["stopped_by"] == limit
-    spent = {"env_steps": final["phase_env_steps"], "policy_samples": final["policy_samples"],
-             "iterations": final["iteration"]}  # fmt: skip
+    spent = {
+        "env_steps": final["phase_env_steps"],
+        "policy_samples": final["policy_samples"],
+        "iterations": final["iteration"],
+    }
     assert spent[limit] >= (getattr(budget, limit))
     assert final["iteration"] >= 1
 
 
 def test_evaluations_fall_on_the_first_iteration_past_each_cost_mark(tmp_path: Path, store) -> None:
     task = SUITE.split("train")[0]
-    trainer = fixed_trainer(tmp_path, store, [Job("root", task, 4)], BudgetConfig(iterations=6),
-                            every=None, every_env_steps=30)  # fmt: skip
+    trainer = fixed_trainer(
+        tmp_path,
+        store,
+        [Job("root", task, 4)],
+        BudgetConfig(iterations=6),
+        every=None,
+        every_env_steps=30,
+    )
     trainer.train()
     rows = [m for m in trainer.metrics if m["kind"] == "iteration"]
     spent = {0: 0, **{r["iteration"]: r["phase_env_steps"] for r in rows}}

@@ -46,7 +46,9 @@ def groups_of(store, *, purpose: str = "train", n_tasks: int = 4):
 def update(groups, theta: float = 0.0, **grpo):
     policy = GoPolicy(theta)
     cfg = GRPOConfig(lr=0.5, **grpo)
-    return policy, grpo_update(policy, torch.optim.Adam(policy.parameters(), lr=cfg.lr), groups, cfg)
+    return policy, grpo_update(
+        policy, torch.optim.Adam(policy.parameters(), lr=cfg.lr), groups, cfg
+    )
 
 
 def test_one_pass_one_step_keeps_the_ratio_at_one(store) -> None:
@@ -90,8 +92,9 @@ def test_kl_needs_the_reference_and_pulls_towards_it(store) -> None:
     free, _ = update(groups, ppo_epochs=4)
     held = GoPolicy(0.0)
     cfg = GRPOConfig(lr=0.5, ppo_epochs=4, kl_coef=5.0)
-    result = grpo_update(held, torch.optim.Adam(held.parameters(), lr=cfg.lr), groups, cfg,
-                         reference=GoPolicy(0.0))
+    result = grpo_update(
+        held, torch.optim.Adam(held.parameters(), lr=cfg.lr), groups, cfg, reference=GoPolicy(0.0)
+    )
     assert result.stats["kl_loss"] > 0.0
     assert abs(float(held.theta.detach())) < abs(float(free.theta.detach()))
 
@@ -100,11 +103,20 @@ def test_routing_probes_train_only_when_asked(store) -> None:
     probes = groups_of(store, purpose="routing")
     assert any(len(set(g.rewards)) > 1 for g in probes)
     policy, ignored = update(probes)
-    assert ignored.groups_used == 0 and ignored.optimizer_steps == 0 and float(policy.theta.detach()) == 0.0
+    assert (
+        ignored.groups_used == 0
+        and ignored.optimizer_steps == 0
+        and float(policy.theta.detach()) == 0.0
+    )
     policy = GoPolicy(0.0)
     cfg = GRPOConfig(lr=0.5)
-    trained = grpo_update(policy, torch.optim.Adam(policy.parameters(), lr=cfg.lr), probes, cfg,
-                          train_purposes=("train", "routing"))
+    trained = grpo_update(
+        policy,
+        torch.optim.Adam(policy.parameters(), lr=cfg.lr),
+        probes,
+        cfg,
+        train_purposes=("train", "routing"),
+    )
     differing = [g for g, group in enumerate(probes) if len(set(group.rewards)) > 1]
     assert trained.groups_used == len(differing) and float(policy.theta.detach()) != 0.0
     assert all(trained.training_samples[g] > 0 for g in differing)
@@ -112,19 +124,38 @@ def test_routing_probes_train_only_when_asked(store) -> None:
 
 def hybrid_trainer(tmp: Path, store, *, train_probes: bool) -> Trainer:
     policy = GoPolicy(0.0)
-    cfg = TrainConfig(algorithm="hybrid", budget=BudgetConfig(iterations=3),
-                      grpo=GRPOConfig(lr=0.2), eval=EvalConfig(k=2, every=None, final_splits=("train",)),
-                      scheduler=SchedulerConfig(tasks_per_iteration=4, train_probes=train_probes))  # fmt: skip
+    cfg = TrainConfig(
+        algorithm="hybrid",
+        budget=BudgetConfig(iterations=3),
+        grpo=GRPOConfig(lr=0.2),
+        eval=EvalConfig(k=2, every=None, final_splits=("train",)),
+        scheduler=SchedulerConfig(tasks_per_iteration=4, train_probes=train_probes),
+    )
     tasks = SUITE.split("train")
     pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
-    scheduler = SCHEDULERS.get("hybrid")(tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots)
+    scheduler = SCHEDULERS.get("hybrid")(
+        tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots
+    )
     collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
-    return Trainer("hybrid", tmp, cfg, policy, scheduler, collector, LineEnv,
-                   {"train": tasks, "val": SUITE.split("val")}, seed=3, history_window=2, progress=False)  # fmt: skip
+    return Trainer(
+        "hybrid",
+        tmp,
+        cfg,
+        policy,
+        scheduler,
+        collector,
+        LineEnv,
+        {"train": tasks, "val": SUITE.split("val")},
+        seed=3,
+        history_window=2,
+        progress=False,
+    )
 
 
 @pytest.mark.parametrize("train_probes", [False, True])
-def test_routing_probes_are_billed_and_train_only_with_the_option(tmp_path: Path, store, train_probes: bool) -> None:
+def test_routing_probes_are_billed_and_train_only_with_the_option(
+    tmp_path: Path, store, train_probes: bool
+) -> None:
     trainer = hybrid_trainer(tmp_path, store, train_probes=train_probes)
     trainer.train()
     routing = trainer.ledger.totals(purpose="routing")
@@ -144,16 +175,29 @@ def test_routing_probes_are_billed_and_train_only_with_the_option(tmp_path: Path
 
 def test_kl_phase_keeps_its_start_policy_as_reference(tmp_path: Path, store) -> None:
     policy = GoPolicy(-1.0)
-    cfg = TrainConfig(algorithm="vanilla", budget=BudgetConfig(iterations=2),
-                      grpo=GRPOConfig(lr=0.2, kl_coef=0.1, ppo_epochs=2),
-                      eval=EvalConfig(k=1, every=None, final_splits=("train",)),
-                      scheduler=SchedulerConfig(tasks_per_iteration=4))  # fmt: skip
+    cfg = TrainConfig(
+        algorithm="vanilla",
+        budget=BudgetConfig(iterations=2),
+        grpo=GRPOConfig(lr=0.2, kl_coef=0.1, ppo_epochs=2),
+        eval=EvalConfig(k=1, every=None, final_splits=("train",)),
+        scheduler=SchedulerConfig(tasks_per_iteration=4),
+    )
     tasks = SUITE.split("train")
     scheduler = SCHEDULERS.get("vanilla")(tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo)
     collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
-    trainer = Trainer("vanilla", tmp_path, cfg, policy, scheduler, collector, LineEnv,
-                      {"train": tasks, "val": SUITE.split("val")}, seed=1, history_window=2,
-                      progress=False)  # fmt: skip
+    trainer = Trainer(
+        "vanilla",
+        tmp_path,
+        cfg,
+        policy,
+        scheduler,
+        collector,
+        LineEnv,
+        {"train": tasks, "val": SUITE.split("val")},
+        seed=1,
+        history_window=2,
+        progress=False,
+    )
     result = trainer.train()
     assert float(trainer.reference.theta.detach()) == -1.0  # frozen
     assert result.final["optimizer_steps"] == trainer.optimizer_steps > 0
@@ -161,12 +205,15 @@ def test_kl_phase_keeps_its_start_policy_as_reference(tmp_path: Path, store) -> 
     assert rows and any(m["kl_loss"] > 0 for m in rows)
 
 
-@pytest.mark.parametrize("override, field", [
-    ("rl.grpo.ppo_epochs=0", "rl.grpo.ppo_epochs"),
-    ("rl.grpo.mini_batches=0", "rl.grpo.mini_batches"),
-    ("rl.grpo.mini_batches=9", "grpo.mini_batches"),
-    ("stage1.grpo.mini_batches=65", "grpo.mini_batches"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "override, field",
+    [
+        ("rl.grpo.ppo_epochs=0", "rl.grpo.ppo_epochs"),
+        ("rl.grpo.mini_batches=0", "rl.grpo.mini_batches"),
+        ("rl.grpo.mini_batches=9", "grpo.mini_batches"),
+        ("stage1.grpo.mini_batches=65", "grpo.mini_batches"),
+    ],
+)
 def test_recipe_out_of_range_is_a_config_error_naming_the_field(override: str, field: str) -> None:
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
         load_config(None, [override])

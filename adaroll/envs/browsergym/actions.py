@@ -48,10 +48,19 @@ ACTION_SUBSETS = ("coord", "bid", "chat", "infeas", "nav", "tab")
 is in ``coord`` or ``chat``; the others let callers send raw BrowserGym actions too)."""
 
 PLAYWRIGHT_KEYS = {
-    "enter": "Enter", "tab": "Tab", "escape": "Escape", "backspace": "Backspace",
-    "delete": "Delete", "space": " ", "up": "ArrowUp", "down": "ArrowDown",
-    "left": "ArrowLeft", "right": "ArrowRight", "page_up": "PageUp", "page_down": "PageDown",
-}  # fmt: skip
+    "enter": "Enter",
+    "tab": "Tab",
+    "escape": "Escape",
+    "backspace": "Backspace",
+    "delete": "Delete",
+    "space": " ",
+    "up": "ArrowUp",
+    "down": "ArrowDown",
+    "left": "ArrowLeft",
+    "right": "ArrowRight",
+    "page_up": "PageUp",
+    "page_down": "PageDown",
+}
 PLAYWRIGHT_MODIFIERS = {"ctrl": "Control", "alt": "Alt", "shift": "Shift", "meta": "Meta"}
 
 
@@ -89,8 +98,10 @@ def playwright_key(key: str) -> str:
     elif mods and len(last) == 1 and last.isalnum():
         names.append(last)
     else:
-        raise InvalidActionError(f"key {key!r} has no meaning in a web page; valid: "
-                                 f"{', '.join(PLAYWRIGHT_KEYS)}, or a chord such as ctrl+a")  # fmt: skip
+        raise InvalidActionError(
+            f"key {key!r} has no meaning in a web page; valid: "
+            f"{', '.join(PLAYWRIGHT_KEYS)}, or a chord such as ctrl+a"
+        )
     return "+".join(names)
 
 
@@ -108,8 +119,10 @@ def to_browsergym(action: Action, geometry: ActionGeometry) -> str:
         return f"mouse_move({g.point(action.x, action.y)})"
     if kind is ActionKind.SWIPE:
         if action.direction is None:
-            return (f"mouse_drag_and_drop({g.point(action.x, action.y)}, "
-                    f"{g.point(action.x2, action.y2)})")  # fmt: skip
+            return (
+                f"mouse_drag_and_drop({g.point(action.x, action.y)}, "
+                f"{g.point(action.x2, action.y2)})"
+            )
         w, h = g.screen
         dy = {"up": 1, "down": -1}.get(action.direction, 0) * g.scroll_fraction * h * g.scale
         dx = {"left": 1, "right": -1}.get(action.direction, 0) * g.scroll_fraction * w * g.scale

@@ -177,13 +177,19 @@ class BrowserGymEnv(EpisodeEnv):
         config = replace(BrowserGymEnvConfig(), **options)
         for name in ("max_steps", "slow_mo", "timeout_ms"):
             value = getattr(config, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
                 raise ValueError(f"{name} must be a non-negative int or null, got {value!r}")
         if not isinstance(config.task_kwargs, dict):
             raise ValueError(f"task_kwargs must be a mapping, got {config.task_kwargs!r}")
         if config.allowed_hosts is not None:
-            if isinstance(config.allowed_hosts, str) or not all(isinstance(h, str) for h in config.allowed_hosts):
-                raise ValueError(f"allowed_hosts must be a list of host names or null, got {config.allowed_hosts!r}")
+            if isinstance(config.allowed_hosts, str) or not all(
+                isinstance(h, str) for h in config.allowed_hosts
+            ):
+                raise ValueError(
+                    f"allowed_hosts must be a list of host names or null, got {config.allowed_hosts!r}"
+                )
             launch.network_args(tuple(config.allowed_hosts))
         browser_credentials(config.user)
 
@@ -230,9 +236,12 @@ class BrowserGymEnv(EpisodeEnv):
         self._done = False
         self._max_steps = step_limit(task.template, self.config)
         self.last_reset_seconds = time.perf_counter() - t0
-        return obs, {"instruction": self._instruction, "task": task.id,
-                           "max_steps": self._max_steps,
-                           "task_info": info.get("task_info", {})}  # fmt: skip
+        return obs, {
+            "instruction": self._instruction,
+            "task": task.id,
+            "max_steps": self._max_steps,
+            "task_info": info.get("task_info", {}),
+        }
 
     def step(self, action: Action) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         if self._task is None:
@@ -255,11 +264,15 @@ class BrowserGymEnv(EpisodeEnv):
         self._done = terminated or truncated
         self.last_step_seconds = time.perf_counter() - t0
         task_info = info.get("task_info", {}) or {}
-        out: dict[str, Any] = {"instruction": self._instruction, "steps": self._steps,
-                               "browsergym_action": command, "browsergym_reward": float(reward),
-                               "action_error": raw.get("last_action_error") or "",
-                               "raw_reward": task_info.get("RAW_REWARD_GLOBAL"),
-                               "reason": task_info.get("REWARD_REASON")}  # fmt: skip
+        out: dict[str, Any] = {
+            "instruction": self._instruction,
+            "steps": self._steps,
+            "browsergym_action": command,
+            "browsergym_reward": float(reward),
+            "action_error": raw.get("last_action_error") or "",
+            "raw_reward": task_info.get("RAW_REWARD_GLOBAL"),
+            "reason": task_info.get("REWARD_REASON"),
+        }
         if self._done:
             out["success"] = success
         return obs, (1.0 if success else 0.0), terminated, truncated, out
@@ -302,22 +315,31 @@ class BrowserGymEnv(EpisodeEnv):
         from browsergym.core.action.highlevel import HighLevelActionSet
 
         actions = HighLevelActionSet(subsets=list(ACTION_SUBSETS), strict=True, multiaction=True)
-        kwargs: dict[str, Any] = {"pre_observation_delay": self.config.pre_observation_delay,
-                                  "action_mapping": actions.to_python_code,
-                                  "slow_mo": self.config.slow_mo, "timeout": self.config.timeout_ms}  # fmt: skip
+        kwargs: dict[str, Any] = {
+            "pre_observation_delay": self.config.pre_observation_delay,
+            "action_mapping": actions.to_python_code,
+            "slow_mo": self.config.slow_mo,
+            "timeout": self.config.timeout_ms,
+        }
         if self.config.task_kwargs:
             kwargs["task_kwargs"] = dict(self.config.task_kwargs)
         return gymnasium.make(gym_id, disable_env_checker=True, **kwargs)
 
     def _geometry(self) -> ActionGeometry:
         c = self.config
-        return ActionGeometry(self.screen, self.scale, c.scroll_fraction,
-                              int(c.wait_seconds * 1000), int(c.long_press_seconds * 1000))  # fmt: skip
+        return ActionGeometry(
+            self.screen,
+            self.scale,
+            c.scroll_fraction,
+            int(c.wait_seconds * 1000),
+            int(c.long_press_seconds * 1000),
+        )
 
     def _observation(self, raw: dict[str, Any]) -> Observation:
         screen = self.screen
-        elements = axtree_elements(raw, screen, scale=self.scale,
-                                   max_elements=self.config.max_elements)  # fmt: skip
+        elements = axtree_elements(
+            raw, screen, scale=self.scale, max_elements=self.config.max_elements
+        )
         shot = self._screenshot(raw, screen) if self.config.screenshot else None
         return Observation(elements, screen, shot)
 
@@ -334,8 +356,10 @@ class BrowserGymEnv(EpisodeEnv):
 
     def _check_usable(self, what: str, task: TaskSpec) -> None:
         if self._fault is not None:
-            raise EnvFault(f"{ENV_NAME} env unusable after an earlier fault ({what} of "
-                           f"{task.id}): {self._fault}")  # fmt: skip
+            raise EnvFault(
+                f"{ENV_NAME} env unusable after an earlier fault ({what} of "
+                f"{task.id}): {self._fault}"
+            )
 
     @contextlib.contextmanager
     def _faults(self, what: str, task: TaskSpec) -> Iterator[None]:
@@ -346,8 +370,9 @@ class BrowserGymEnv(EpisodeEnv):
         except EnvFault:
             raise
         except Exception as exc:
-            self._fault = EnvFault(f"{ENV_NAME} env {what} of {task.id} failed: "
-                                   f"{type(exc).__name__}: {exc}")  # fmt: skip
+            self._fault = EnvFault(
+                f"{ENV_NAME} env {what} of {task.id} failed: {type(exc).__name__}: {exc}"
+            )
             raise self._fault from exc
 
     def _close_gym(self) -> None:

@@ -73,11 +73,17 @@ def network_args(allowed_hosts: Sequence[str] | None) -> list[str]:
     rules = ", ".join(["MAP * ~NOTFOUND", *(f"EXCLUDE {h}" for h in allowed_hosts)])
     # loopback is proxied too unless allowed (first: Chromium drops rules listed before it)
     bypass = ";".join(["<-loopback>", *allowed_hosts])
-    return [f"--host-resolver-rules={rules}", f"--proxy-server={NO_PROXY}", f"--proxy-bypass-list={bypass}"]
+    return [
+        f"--host-resolver-rules={rules}",
+        f"--proxy-server={NO_PROXY}",
+        f"--proxy-bypass-list={bypass}",
+    ]
 
 
 @contextlib.contextmanager
-def launch_options(ids: tuple[int, int] | None, args: Sequence[str], sandbox: bool = False) -> Iterator[None]:
+def launch_options(
+    ids: tuple[int, int] | None, args: Sequence[str], sandbox: bool = False
+) -> Iterator[None]:
     """Browsers this thread launches inside the block run as ``ids`` (uid, gid; None: as this
     process) with ``args`` added, and with Chromium's own sandbox when ``sandbox`` (only as
     another account: Chromium refuses its sandbox as root)."""
@@ -109,11 +115,15 @@ class _ChromiumAt:
             kwargs["args"] = [*(kwargs.get("args") or []), *args]
         if ids is not None:
             if not os.access(RUN_AS_USER, os.X_OK):
-                raise BrowserGymUnavailableError(f"{RUN_AS_USER} is not executable (chmod +x it), or "
-                                                 "set env.options.user: null")  # fmt: skip
+                raise BrowserGymUnavailableError(
+                    f"{RUN_AS_USER} is not executable (chmod +x it), or set env.options.user: null"
+                )
             env = dict(kwargs.get("env") or os.environ)
-            env.update(ADAROLL_BROWSER_UID=str(ids[0]), ADAROLL_BROWSER_GID=str(ids[1]),
-                       ADAROLL_CHROMIUM=kwargs["executable_path"])  # fmt: skip
+            env.update(
+                ADAROLL_BROWSER_UID=str(ids[0]),
+                ADAROLL_BROWSER_GID=str(ids[1]),
+                ADAROLL_CHROMIUM=kwargs["executable_path"],
+            )
             kwargs["env"], kwargs["executable_path"] = env, str(RUN_AS_USER)
         return self._real.launch(**kwargs)
 
@@ -187,8 +197,10 @@ def install_playwright(executable: str | None = None) -> str:
     with _lock:
         if _installed is not None:
             if _installed.chromium.executable != path:
-                raise ValueError(f"BrowserGym already launches {_installed.chromium.executable} "
-                                 f"in this process; cannot switch to {path}")  # fmt: skip
+                raise ValueError(
+                    f"BrowserGym already launches {_installed.chromium.executable} "
+                    f"in this process; cannot switch to {path}"
+                )
             return path
         core = import_browsergym_core()
         import playwright.sync_api
@@ -228,7 +240,7 @@ def normalise_task_name(name: str) -> str:
     """``browsergym/miniwob.click-test-2`` or ``miniwob.click-test-2`` -> ``miniwob.click-test-2``."""
     name = name.strip()
     if name.startswith(GYM_PREFIX):
-        name = name[len(GYM_PREFIX):]
+        name = name[len(GYM_PREFIX) :]
     return name
 
 
@@ -237,7 +249,7 @@ def registered_tasks(benchmark: str) -> list[str]:
     import gymnasium
 
     prefix = f"{GYM_PREFIX}{benchmark}."
-    return sorted(k[len(GYM_PREFIX):] for k in gymnasium.registry if k.startswith(prefix))
+    return sorted(k[len(GYM_PREFIX) :] for k in gymnasium.registry if k.startswith(prefix))
 
 
 def resolve_task(name: str) -> str:
@@ -246,8 +258,10 @@ def resolve_task(name: str) -> str:
     name = normalise_task_name(name)
     bench = benchmark_of(name)
     if "." not in name or bench not in BENCHMARK_PACKAGES:
-        raise ValueError(f"browsergym environment: task {name!r} is not BENCHMARK.TASK with a "
-                         f"benchmark of {', '.join(BENCHMARK_PACKAGES)}")  # fmt: skip
+        raise ValueError(
+            f"browsergym environment: task {name!r} is not BENCHMARK.TASK with a "
+            f"benchmark of {', '.join(BENCHMARK_PACKAGES)}"
+        )
     import_browsergym_core()
     module = BENCHMARK_PACKAGES[bench]
     if bench == "miniwob":
@@ -263,6 +277,8 @@ def resolve_task(name: str) -> str:
     if name not in known:
         close = difflib.get_close_matches(name, known, n=3)
         hint = f"did you mean {', '.join(close)}?" if close else f"e.g. {', '.join(known[:6])}"
-        raise ValueError(f"browsergym environment: unknown task {name!r}; {module} registers "
-                         f"{len(known)} tasks, {hint}")  # fmt: skip
+        raise ValueError(
+            f"browsergym environment: unknown task {name!r}; {module} registers "
+            f"{len(known)} tasks, {hint}"
+        )
     return GYM_PREFIX + name

@@ -47,20 +47,57 @@ from typing import Any
 from adaroll.envs.base import UIElement
 from adaroll.envs.web.dom import MAX_ELEMENTS, MAX_TEXT
 
-WIDGET_ROLES = frozenset({
-    "button", "link", "checkbox", "radio", "tab", "menuitem", "option", "treeitem", "slider",
-    "spinbutton", "textbox", "combobox", "listbox", "switch", "searchbox", "menuitemcheckbox",
-    "menuitemradio", "PopUpButton", "ToggleButton",
-})  # fmt: skip
+WIDGET_ROLES = frozenset(
+    {
+        "button",
+        "link",
+        "checkbox",
+        "radio",
+        "tab",
+        "menuitem",
+        "option",
+        "treeitem",
+        "slider",
+        "spinbutton",
+        "textbox",
+        "combobox",
+        "listbox",
+        "switch",
+        "searchbox",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "PopUpButton",
+        "ToggleButton",
+    }
+)
 TEXT_FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})
 ROLE_NAMES = {
-    "StaticText": "text", "paragraph": "text", "generic": "text", "Section": "text",
-    "LabelText": "label", "image": "icon", "img": "icon", "gridcell": "cell",
-    "columnheader": "cell", "rowheader": "cell", "PopUpButton": "combobox",
-    "ToggleButton": "button", "Canvas": "canvas", "SvgRoot": "graphic",
-}  # fmt: skip
-SKIPPED_ROLES = frozenset({"InlineTextBox", "LineBreak", "none", "RootWebArea", "WebArea",
-                           "Iframe", "IframePresentational"})  # fmt: skip
+    "StaticText": "text",
+    "paragraph": "text",
+    "generic": "text",
+    "Section": "text",
+    "LabelText": "label",
+    "image": "icon",
+    "img": "icon",
+    "gridcell": "cell",
+    "columnheader": "cell",
+    "rowheader": "cell",
+    "PopUpButton": "combobox",
+    "ToggleButton": "button",
+    "Canvas": "canvas",
+    "SvgRoot": "graphic",
+}
+SKIPPED_ROLES = frozenset(
+    {
+        "InlineTextBox",
+        "LineBreak",
+        "none",
+        "RootWebArea",
+        "WebArea",
+        "Iframe",
+        "IframePresentational",
+    }
+)
 _SPACE = re.compile(r"\s+")
 
 
@@ -112,8 +149,11 @@ def _tree(axtree: dict[str, Any]) -> _Node | None:
         raw = by_id[node_id]
         node = _Node(raw, [])
         built[node_id] = node
-        node.children = [build(str(c)) for c in raw.get("childIds", ())
-                         if str(c) in by_id and str(c) not in built]  # fmt: skip
+        node.children = [
+            build(str(c))
+            for c in raw.get("childIds", ())
+            if str(c) in by_id and str(c) not in built
+        ]
         return node
 
     root = next((n for n in nodes if not n.get("parentId")), nodes[0])
@@ -121,8 +161,14 @@ def _tree(axtree: dict[str, Any]) -> _Node | None:
 
 
 class _Extractor:
-    def __init__(self, props: dict[str, Any], focused: str | None, screen: tuple[int, int],
-                 scale: float, max_text: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        props: dict[str, Any],
+        focused: str | None,
+        screen: tuple[int, int],
+        scale: float,
+        max_text: int,
+    ) -> None:
         self.props = props
         self.focused = focused
         self.width, self.height = screen
@@ -141,8 +187,9 @@ class _Extractor:
 
     def has_interactive(self, node: _Node, *, labels: bool = True) -> bool:
         for child in node.children:
-            if (self.interactive(child) if labels else child.role in WIDGET_ROLES) \
-                    or self.has_interactive(child, labels=labels):  # fmt: skip
+            if (
+                self.interactive(child) if labels else child.role in WIDGET_ROLES
+            ) or self.has_interactive(child, labels=labels):
                 return True
         return False
 
@@ -169,8 +216,12 @@ class _Extractor:
         right, bottom = min(x + w, float(self.width)), min(y + h, float(self.height))
         if right - left < 1 or bottom - top < 1:
             return None
-        return (round(left / self.width, 4), round(top / self.height, 4),
-                round(right / self.width, 4), round(bottom / self.height, 4))  # fmt: skip
+        return (
+            round(left / self.width, 4),
+            round(top / self.height, 4),
+            round(right / self.width, 4),
+            round(bottom / self.height, 4),
+        )
 
     def text_of(self, node: _Node, interactive: bool) -> str:
         if node.role in TEXT_FIELD_ROLES:
@@ -202,16 +253,28 @@ class _Extractor:
             flags.add("editable")
         return frozenset(flags)
 
-    def walk(self, node: _Node, in_interactive: bool, in_control: bool = False,
-             ) -> Iterator[tuple[bool, UIElement]]:  # fmt: skip
+    def walk(
+        self,
+        node: _Node,
+        in_interactive: bool,
+        in_control: bool = False,
+    ) -> Iterator[tuple[bool, UIElement]]:
         # inside a widget (button, link, ...) everything folds into it, as in the web env
         interactive = not in_control and self.interactive(node)
         wraps_control = node.role == "LabelText" and self.has_interactive(node, labels=False)
-        if not node.ignored and node.bid is not None and node.role not in SKIPPED_ROLES \
-                and not wraps_control:  # fmt: skip
+        if (
+            not node.ignored
+            and node.bid is not None
+            and node.role not in SKIPPED_ROLES
+            and not wraps_control
+        ):
             text = self.text_of(node, interactive)
-            wrapper = interactive and node.role not in WIDGET_ROLES and not text \
-                and self.has_interactive(node)  # fmt: skip
+            wrapper = (
+                interactive
+                and node.role not in WIDGET_ROLES
+                and not text
+                and self.has_interactive(node)
+            )
             icon = node.role in ("image", "img")
             listed = (interactive and not wrapper) or (not in_interactive and (bool(text) or icon))
             box = self.box(node) if listed else None
@@ -219,8 +282,16 @@ class _Extractor:
                 role = ROLE_NAMES.get(node.role, node.role)
                 if interactive and node.role not in WIDGET_ROLES and role == "text":
                     role = "generic"
-                yield interactive, UIElement(-1, role, text or (node.name if icon else ""), box,
-                                             self.flags(node, interactive))  # fmt: skip
+                yield (
+                    interactive,
+                    UIElement(
+                        -1,
+                        role,
+                        text or (node.name if icon else ""),
+                        box,
+                        self.flags(node, interactive),
+                    ),
+                )
         control = in_control or (interactive and node.role in WIDGET_ROLES)
         for child in node.children:
             yield from self.walk(child, in_interactive or interactive, control)
@@ -239,8 +310,13 @@ def axtree_elements(
     root = _tree(obs.get("axtree_object") or {})
     if root is None:
         return ()
-    extractor = _Extractor(obs.get("extra_element_properties") or {},
-                           obs.get("focused_element_bid") or None, screen, scale, max_text)  # fmt: skip
+    extractor = _Extractor(
+        obs.get("extra_element_properties") or {},
+        obs.get("focused_element_bid") or None,
+        screen,
+        scale,
+        max_text,
+    )
     found = list(extractor.walk(root, False))
     if len(found) > max_elements:
         keep = {i for i, (inter, _) in enumerate(found) if inter}

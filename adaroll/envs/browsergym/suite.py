@@ -21,8 +21,13 @@ from adaroll.envs.base import SUITES, GUIEnv, TaskSpec, TaskSuite
 from adaroll.envs.browsergym import launch
 from adaroll.envs.web.suite import HELDOUT_SEED_BASE, PRETRAIN_SEED_BASE, SPLITS, VAL_SEED_BASE
 
-DEFAULT_TEMPLATES = ("miniwob.click-test-2", "miniwob.click-button", "miniwob.click-link",
-                     "miniwob.enter-text", "miniwob.click-checkboxes")  # fmt: skip
+DEFAULT_TEMPLATES = (
+    "miniwob.click-test-2",
+    "miniwob.click-button",
+    "miniwob.click-link",
+    "miniwob.enter-text",
+    "miniwob.click-checkboxes",
+)
 """MiniWoB++ tasks through BrowserGym with a web expert that solves them there."""
 
 
@@ -30,14 +35,24 @@ DEFAULT_TEMPLATES = ("miniwob.click-test-2", "miniwob.click-button", "miniwob.cl
 class BrowserGymSuite(TaskSuite):
     """BrowserGym tasks, seeded splits and (for MiniWoB++) the web env's scripted experts."""
 
-    def __init__(self, templates: list[str] | None = None, heldout_templates: list[str] | None = None,
-                 train_seeds: int = 8, eval_seeds: int = 4, pretrain_seeds: int = 16,
-                 val_seeds: int | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        templates: list[str] | None = None,
+        heldout_templates: list[str] | None = None,
+        train_seeds: int = 8,
+        eval_seeds: int = 4,
+        pretrain_seeds: int = 16,
+        val_seeds: int | None = None,
+    ) -> None:
         """``templates``: BrowserGym task names to train on (default :data:`DEFAULT_TEMPLATES`);
         ``heldout_templates``: tasks kept out of training (``heldout-templates`` split)."""
         val_seeds = eval_seeds if val_seeds is None else val_seeds
-        for name, n in (("train_seeds", train_seeds), ("eval_seeds", eval_seeds),
-                        ("pretrain_seeds", pretrain_seeds), ("val_seeds", val_seeds)):  # fmt: skip
+        for name, n in (
+            ("train_seeds", train_seeds),
+            ("eval_seeds", eval_seeds),
+            ("pretrain_seeds", pretrain_seeds),
+            ("val_seeds", val_seeds),
+        ):
             if isinstance(n, bool) or not isinstance(n, int) or n < 0:
                 raise ConfigError(f"{name} must be a non-negative int, got {n!r}")
         self.train_seeds, self.eval_seeds = train_seeds, eval_seeds
@@ -48,8 +63,9 @@ class BrowserGymSuite(TaskSuite):
     @staticmethod
     def _checked(option: str, names: list[str]) -> list[str]:
         if isinstance(names, str) or not isinstance(names, list):
-            raise ConfigError(f"browsergym task suite: {option} must be a list of task names, "
-                              f"got {names!r}")  # fmt: skip
+            raise ConfigError(
+                f"browsergym task suite: {option} must be a list of task names, got {names!r}"
+            )
         out = []
         for name in names:
             try:
@@ -90,6 +106,8 @@ class BrowserGymSuite(TaskSuite):
         template = env.task.template
         bench, _, page = template.partition(".")
         if bench != "miniwob" or page not in EXPERTS:
-            raise KeyError(f"no scripted expert for BrowserGym task {template!r} (the web "
-                           "env's MiniWoB++ experts cover miniwob.* tasks only)")  # fmt: skip
+            raise KeyError(
+                f"no scripted expert for BrowserGym task {template!r} (the web "
+                "env's MiniWoB++ experts cover miniwob.* tasks only)"
+            )
         return EXPERTS[page](Page(env))  # type: ignore[arg-type]

@@ -9,5 +9,14 @@ from adaroll.envs.gymnasium.env import GymnasiumEnv, GymnasiumEnvConfig, Statefu
 from adaroll.envs.gymnasium.examples import FrozenLakeAdapter
 from adaroll.envs.gymnasium.suite import GymnasiumSuite
 
-__all__ = ["ADAPTERS", "AdapterError", "FrozenLakeAdapter", "GymAdapter", "GymnasiumEnv",
-           "GymnasiumEnvConfig", "GymnasiumSuite", "StatefulGymnasiumEnv", "resolve_adapter"]  # fmt: skip
+__all__ = [
+    "ADAPTERS",
+    "AdapterError",
+    "FrozenLakeAdapter",
+    "GymAdapter",
+    "GymnasiumEnv",
+    "GymnasiumEnvConfig",
+    "GymnasiumSuite",
+    "StatefulGymnasiumEnv",
+    "resolve_adapter",
+]

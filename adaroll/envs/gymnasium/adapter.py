@@ -78,7 +78,9 @@ class GymAdapter(ABC):
 
     def expert_action(self, env: Any, task: TaskSpec) -> Action:
         """The scripted expert's next action from the env's current state (optional)."""
-        raise NotImplementedError(f"{type(self).__name__} has no scripted expert; use expert.kind=remote")
+        raise NotImplementedError(
+            f"{type(self).__name__} has no scripted expert; use expert.kind=remote"
+        )
 
     def policy_hints(self) -> dict[str, Any]:
         """Public facts a policy may build its action space from (e.g. the small policy's
@@ -98,7 +100,9 @@ class GymAdapter(ABC):
     def copies_state(self) -> bool:
         """Whether this adapter overrides both state methods (then ``memory`` snapshots work)."""
         cls = type(self)
-        return cls.get_state is not GymAdapter.get_state and cls.set_state is not GymAdapter.set_state
+        return (
+            cls.get_state is not GymAdapter.get_state and cls.set_state is not GymAdapter.set_state
+        )
 
 
 ADAPTERS: Registry[type[GymAdapter]] = Registry("gymnasium adapter")
@@ -126,7 +130,9 @@ def resolve_adapter(spec: Any, options: dict[str, Any] | None = None) -> GymAdap
     elif isinstance(spec, type):
         cls = spec
     else:
-        raise ValueError(f"adapter must be a registered name or 'package.module:Class', got {spec!r}")
+        raise ValueError(
+            f"adapter must be a registered name or 'package.module:Class', got {spec!r}"
+        )
     if not (isinstance(cls, type) and issubclass(cls, GymAdapter)):
         raise ValueError(f"adapter {spec!r} is not a GymAdapter subclass")
     try:
@@ -154,8 +160,11 @@ def check_observation(obs: Any, where: str) -> Observation:
     if not isinstance(obs.elements, tuple):
         raise bad(f"elements must be a tuple, got {type(obs.elements).__name__}")
     size = obs.screen_size
-    if not (isinstance(size, tuple) and len(size) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)):  # fmt: skip
+    if not (
+        isinstance(size, tuple)
+        and len(size) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)
+    ):
         raise bad(f"screen_size must be two positive ints, got {size!r}")
     seen: set[int] = set()
     for i, e in enumerate(obs.elements):
@@ -168,10 +177,18 @@ def check_observation(obs: Any, where: str) -> Observation:
             if not isinstance(getattr(e, name), str):
                 raise bad(f"elements[{i}].{name} must be a str, got {getattr(e, name)!r}")
         b = e.bounds
-        if not (isinstance(b, tuple) and len(b) == 4
-                and all(isinstance(v, (int, float)) and math.isfinite(v) and 0 <= v <= 1 for v in b)
-                and b[0] <= b[2] and b[1] <= b[3]):  # fmt: skip
-            raise bad(f"elements[{i}].bounds must be (left, top, right, bottom) in [0, 1], got {b!r}")
+        if not (
+            isinstance(b, tuple)
+            and len(b) == 4
+            and all(isinstance(v, (int, float)) and math.isfinite(v) and 0 <= v <= 1 for v in b)
+            and b[0] <= b[2]
+            and b[1] <= b[3]
+        ):
+            raise bad(
+                f"elements[{i}].bounds must be (left, top, right, bottom) in [0, 1], got {b!r}"
+            )
         if not (isinstance(e.flags, frozenset) and e.flags <= set(ELEMENT_FLAGS)):
-            raise bad(f"elements[{i}].flags must be a frozenset of {ELEMENT_FLAGS}, got {e.flags!r}")
+            raise bad(
+                f"elements[{i}].flags must be a frozenset of {ELEMENT_FLAGS}, got {e.flags!r}"
+            )
     return obs

@@ -110,8 +110,9 @@ class GymnasiumEnv(EpisodeEnv):
     def max_steps(self) -> int:
         return self.adapter.step_limit(self.task)
 
-    def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:  # fmt: skip
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Observation, dict[str, Any]]:
         """Start ``options["task"]`` (a TaskSpec or task id); the env is seeded with the task's
         seed (``seed`` is not used: the task fixes everything)."""
         self._raise_fault()
@@ -119,9 +120,15 @@ class GymnasiumEnv(EpisodeEnv):
         env = self._env_for(task)
         self._task, self._steps, self._ended = task, 0, (False, False, False)
         raw, _ = self._guard("reset", lambda: env.reset(seed=task.seed))
-        self._instruction = str(self._adapter_call("instruction", lambda: self.adapter.instruction(env, task)))
+        self._instruction = str(
+            self._adapter_call("instruction", lambda: self.adapter.instruction(env, task))
+        )
         self._set_observation(raw)
-        return self.observe(), {"instruction": self._instruction, "task": task.id, "max_steps": self.max_steps}
+        return self.observe(), {
+            "instruction": self._instruction,
+            "task": task.id,
+            "max_steps": self.max_steps,
+        }
 
     def step(self, action: Action) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         self._raise_fault()
@@ -129,25 +136,37 @@ class GymnasiumEnv(EpisodeEnv):
         if any(self._ended[:2]):
             raise RuntimeError(f"episode of {task.id} has ended; call reset() or restore")
         if not isinstance(action, Action):
-            raise InvalidActionError(f"gymnasium env {self.config.id} expects an adaroll Action, "
-                                     f"got {type(action).__name__} (parse text with parse_action)")  # fmt: skip
+            raise InvalidActionError(
+                f"gymnasium env {self.config.id} expects an adaroll Action, "
+                f"got {type(action).__name__} (parse text with parse_action)"
+            )
         env = self.gym_env
         reward = 0.0
         if action.kind is ActionKind.DONE:
             terminated, truncated = True, False
-            success = bool(self._adapter_call("answer_is_correct",
-                                              lambda: self.adapter.answer_is_correct(env, action.text)))  # fmt: skip
+            success = bool(
+                self._adapter_call(
+                    "answer_is_correct", lambda: self.adapter.answer_is_correct(env, action.text)
+                )
+            )
         else:
             try:
                 env_action = self.adapter.action(env, action)
             except InvalidActionError:
                 raise
             except Exception as exc:
-                raise self._broken(AdapterError, f"the adapter's action() raised {type(exc).__name__}: {exc}") from exc
-            raw, reward, terminated, truncated, info = self._guard("step", lambda: env.step(env_action))
+                raise self._broken(
+                    AdapterError, f"the adapter's action() raised {type(exc).__name__}: {exc}"
+                ) from exc
+            raw, reward, terminated, truncated, info = self._guard(
+                "step", lambda: env.step(env_action)
+            )
             terminated = bool(terminated)
-            success = terminated and bool(self._adapter_call(
-                "success", lambda: self.adapter.success(env, float(reward), terminated, info)))  # fmt: skip
+            success = terminated and bool(
+                self._adapter_call(
+                    "success", lambda: self.adapter.success(env, float(reward), terminated, info)
+                )
+            )
             self._set_observation(raw)
         self._steps += 1
         truncated = not terminated and (bool(truncated) or self._steps >= self.max_steps)
@@ -175,12 +194,16 @@ class GymnasiumEnv(EpisodeEnv):
         if isinstance(task, str):
             task = TaskSpec.from_id(task)
         if not isinstance(task, TaskSpec):
-            raise ValueError(f"gymnasium env {self.config.id}: reset needs options={{'task': "
-                             f"TaskSpec('gymnasium', TEMPLATE, SEED)}}, got {task!r}")  # fmt: skip
+            raise ValueError(
+                f"gymnasium env {self.config.id}: reset needs options={{'task': "
+                f"TaskSpec('gymnasium', TEMPLATE, SEED)}}, got {task!r}"
+            )
         templates = self.adapter.templates()
         if task.env != self.name or task.template not in templates:
-            raise ValueError(f"gymnasium env {self.config.id} has no task {task.id}; templates: "
-                             f"{', '.join(templates)}")  # fmt: skip
+            raise ValueError(
+                f"gymnasium env {self.config.id} has no task {task.id}; templates: "
+                f"{', '.join(templates)}"
+            )
         return task
 
     def _where(self) -> str:
@@ -190,7 +213,10 @@ class GymnasiumEnv(EpisodeEnv):
     def _env_for(self, task: TaskSpec) -> Any:
         """The env for ``task``: the current one, unless its ``make`` arguments differ."""
         self._task = task  # errors from here on name it
-        kwargs = {**self.config.make_options, **self._adapter_call("make_kwargs", lambda: self.adapter.make_kwargs(task))}
+        kwargs = {
+            **self.config.make_options,
+            **self._adapter_call("make_kwargs", lambda: self.adapter.make_kwargs(task)),
+        }
         if self._env is None or not _equal(kwargs, self._made_with):
             self.close()
             self._env = self._guard("make", lambda: gymnasium.make(self.config.id, **kwargs))
@@ -208,7 +234,9 @@ class GymnasiumEnv(EpisodeEnv):
         try:
             return call()
         except Exception as exc:
-            raise self._broken(AdapterError, f"the adapter's {what}() raised {type(exc).__name__}: {exc}") from exc
+            raise self._broken(
+                AdapterError, f"the adapter's {what}() raised {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _broken(self, kind: type[EnvFault], message: str) -> EnvFault:
         self._fault = kind(f"{self._where()}: {message}")
@@ -247,8 +275,14 @@ class StatefulGymnasiumEnv(GymnasiumEnv):
     def get_state(self) -> GymEpisodeState:
         env = self.gym_env
         env_state = self._adapter_call("get_state", lambda: self.adapter.get_state(env))
-        return GymEpisodeState(self.task, self._instruction, self._steps, self._ended,
-                               copy.deepcopy(self._raw), env_state)  # fmt: skip
+        return GymEpisodeState(
+            self.task,
+            self._instruction,
+            self._steps,
+            self._ended,
+            copy.deepcopy(self._raw),
+            env_state,
+        )
 
     def branch(self, state: GymEpisodeState) -> StatefulGymnasiumEnv:
         """A new env in ``state``; its observation is recomputed from the restored env, so the
@@ -267,7 +301,9 @@ class StatefulGymnasiumEnv(GymnasiumEnv):
         self._raise_fault()
         env = self._env_for(state.task)
         self._guard("reset", lambda: env.reset(seed=state.task.seed))
-        self._adapter_call("set_state", lambda: self.adapter.set_state(env, copy.deepcopy(state.env_state)))
+        self._adapter_call(
+            "set_state", lambda: self.adapter.set_state(env, copy.deepcopy(state.env_state))
+        )
         _sync_time_limits(env, state.steps)
         self._instruction, self._steps, self._ended = state.instruction, state.steps, state.ended
         self._set_observation(copy.deepcopy(state.raw))
@@ -293,9 +329,17 @@ def _sync_time_limits(env: Any, steps: int) -> None:
 class GymnasiumEnvFactory:
     """``ENVS["gymnasium"]``: builds the env from ``env.options`` and checks them up front."""
 
-    def __call__(self, *, id: str, adapter: str, adapter_options: dict[str, Any] | None = None,  # noqa: A002
-                 make_options: dict[str, Any] | None = None) -> GymnasiumEnv:  # fmt: skip
-        config = GymnasiumEnvConfig(id, adapter, dict(adapter_options or {}), dict(make_options or {}))
+    def __call__(
+        self,
+        *,
+        id: str,
+        adapter: str,
+        adapter_options: dict[str, Any] | None = None,  # noqa: A002
+        make_options: dict[str, Any] | None = None,
+    ) -> GymnasiumEnv:
+        config = GymnasiumEnvConfig(
+            id, adapter, dict(adapter_options or {}), dict(make_options or {})
+        )
         built = config.build_adapter()
         cls = StatefulGymnasiumEnv if built.copies_state else GymnasiumEnv
         return cls(config, built)

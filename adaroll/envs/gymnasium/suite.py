@@ -18,8 +18,13 @@ from adaroll.envs.base import SUITES, GUIEnv, TaskSpec, TaskSuite
 from adaroll.envs.gymnasium.env import GymnasiumEnv, GymnasiumEnvConfig
 
 SPLITS = ("pretrain", "train", "val", "heldout", "heldout-templates")
-SEED_BASE = {"train": 0, "heldout": 1_000_000, "heldout-templates": 2_000_000, "pretrain": 3_000_000,
-             "val": 4_000_000}  # fmt: skip
+SEED_BASE = {
+    "train": 0,
+    "heldout": 1_000_000,
+    "heldout-templates": 2_000_000,
+    "pretrain": 3_000_000,
+    "val": 4_000_000,
+}
 
 
 @SUITES.register("gymnasium")
@@ -29,16 +34,32 @@ class GymnasiumSuite(TaskSuite):
     takes_env_options = True
     """:func:`adaroll.envs.get_suite` passes ``env.options`` first: the adapter lives there."""
 
-    def __init__(self, env_options: dict[str, Any], /, seed: int = 0, n_train: int = 40, n_heldout: int = 40,
-                 n_heldout_templates: int = 20, n_pretrain: int = 200, n_val: int | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        env_options: dict[str, Any],
+        /,
+        seed: int = 0,
+        n_train: int = 40,
+        n_heldout: int = 40,
+        n_heldout_templates: int = 20,
+        n_pretrain: int = 200,
+        n_val: int | None = None,
+    ) -> None:
         """``n_val`` defaults to ``n_heldout``."""
         if "adapter" not in env_options or "id" not in env_options:
-            raise ValueError("the gymnasium env needs env.options.id and env.options.adapter "
-                             "(a registered adapter such as frozen_lake, or 'package.module:Class'; "
-                             "see docs/envs.md)")  # fmt: skip
+            raise ValueError(
+                "the gymnasium env needs env.options.id and env.options.adapter "
+                "(a registered adapter such as frozen_lake, or 'package.module:Class'; "
+                "see docs/envs.md)"
+            )
         n_val = n_heldout if n_val is None else n_val
-        self.sizes = {"train": n_train, "val": n_val, "heldout": n_heldout,
-                      "heldout-templates": n_heldout_templates, "pretrain": n_pretrain}  # fmt: skip
+        self.sizes = {
+            "train": n_train,
+            "val": n_val,
+            "heldout": n_heldout,
+            "heldout-templates": n_heldout_templates,
+            "pretrain": n_pretrain,
+        }
         for name, n in self.sizes.items():
             if isinstance(n, bool) or not isinstance(n, int) or n < 0:
                 raise ValueError(f"the size of split {name} must be a non-negative int, got {n!r}")
@@ -46,7 +67,9 @@ class GymnasiumSuite(TaskSuite):
         held = self.adapter.heldout_templates()
         unknown = sorted(set(held) - set(self.adapter.templates()))
         if unknown:
-            raise ValueError(f"adapter {env_options['adapter']}: held-out templates {unknown} are not templates")
+            raise ValueError(
+                f"adapter {env_options['adapter']}: held-out templates {unknown} are not templates"
+            )
         self._heldout = sorted(held)
         trainable = sorted(set(self.adapter.templates()) - set(held))
         Random(f"gymnasium-suite/{seed}/order").shuffle(trainable)
@@ -73,7 +96,10 @@ class GymnasiumSuite(TaskSuite):
         n = self.sizes[name]
         if n and not pool:
             raise ValueError(f"split {name!r} has no templates to draw from")
-        return [TaskSpec("gymnasium", pool[i % len(pool)], SEED_BASE[name] + i // len(pool)) for i in range(n)]
+        return [
+            TaskSpec("gymnasium", pool[i % len(pool)], SEED_BASE[name] + i // len(pool))
+            for i in range(n)
+        ]
 
     def expert_action(self, env: GUIEnv) -> Action:
         """The adapter's scripted expert, from the env's current state."""

@@ -12,5 +12,13 @@ from adaroll.envs.mobile.env import EpisodeState, MobileEnv, MobileEnvConfig
 from adaroll.envs.mobile.suite import SPLITS, MobileTaskSuite, difficulty
 from adaroll.envs.mobile.tasks import LONG_TEMPLATES, TEMPLATES
 
-__all__ = ["LONG_TEMPLATES", "SPLITS", "TEMPLATES", "EpisodeState", "MobileEnv", "MobileEnvConfig",
-           "MobileTaskSuite", "difficulty"]  # fmt: skip
+__all__ = [
+    "LONG_TEMPLATES",
+    "SPLITS",
+    "TEMPLATES",
+    "EpisodeState",
+    "MobileEnv",
+    "MobileEnvConfig",
+    "MobileTaskSuite",
+    "difficulty",
+]

@@ -20,21 +20,30 @@ import zlib
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-KINDS = ("system_dialog", "ad", "banner", "loading", "session_expiry", "list_order",
-         "scroll_offset", "control_variant", "keyboard")  # fmt: skip
+KINDS = (
+    "system_dialog",
+    "ad",
+    "banner",
+    "loading",
+    "session_expiry",
+    "list_order",
+    "scroll_offset",
+    "control_variant",
+    "keyboard",
+)
 """Perturbation kinds, in the order of :attr:`DeviceState.counts`."""
 
 RATE_DOCS = {
     "system_dialog": "per step: permission request, low battery, software update or rate-this-app "
-                     "dialog; modal until a button (or back) dismisses it",
+    "dialog; modal until a button (or back) dismisses it",
     "ad": "per screen opened in an ad-supported app (Notes, Calendar, Shop, Files): a full-screen "
-          "interstitial; its close control varies in place and size, and half have a 2-3 step "
-          "countdown before it works",
+    "interstitial; its close control varies in place and size, and half have a 2-3 step "
+    "countdown before it works",
     "banner": "per step: a notification banner over the app bar for 2-4 steps; a tap on it "
-              "dismisses it (and does nothing else)",
+    "dismisses it (and does nothing else)",
     "loading": "per screen opened: a loading screen for 1-3 steps that ignores taps",
     "session_expiry": "per launch of an app with an account (Messages, Shop, Mail): a sign-in "
-                      "screen before the app answers",
+    "screen before the app answers",
     "list_order": "per episode: the launcher's icons in another order",
     "scroll_offset": "per list screen opened: the list starts scrolled (a restored position)",
     "control_variant": "per episode: the B variant of button labels (Save -> Done, ...)",
@@ -84,9 +93,18 @@ class DeviceProfile:
 
 PROFILES = {
     "clean": DeviceProfile("clean", extra_steps=0),
-    "noisy": DeviceProfile("noisy", system_dialog=0.02, ad=0.06, banner=0.03, loading=0.08,
-                           session_expiry=0.15, list_order=0.15, scroll_offset=0.15,
-                           control_variant=0.25, keyboard=0.15),  # fmt: skip
+    "noisy": DeviceProfile(
+        "noisy",
+        system_dialog=0.02,
+        ad=0.06,
+        banner=0.03,
+        loading=0.08,
+        session_expiry=0.15,
+        list_order=0.15,
+        scroll_offset=0.15,
+        control_variant=0.25,
+        keyboard=0.15,
+    ),
 }
 """Named profiles. The noisy rates are a phone in daily use: about one interruption in every
 third episode, and a third of the episodes in a drifted layout."""
@@ -107,10 +125,14 @@ def resolve_profile(spec: Any) -> DeviceProfile:
         known = {f.name for f in fields(DeviceProfile)}
         unknown = sorted(set(spec) - known)
         if unknown:
-            raise ValueError(f"device: unknown field(s) {unknown}; fields: base, {', '.join(sorted(known))}")
+            raise ValueError(
+                f"device: unknown field(s) {unknown}; fields: base, {', '.join(sorted(known))}"
+            )
         spec.setdefault("name", f"{base.name}+custom")
         return replace(base, **spec)
-    raise ValueError(f"device must be a profile name ({', '.join(PROFILES)}) or a mapping, got {spec!r}")
+    raise ValueError(
+        f"device must be a profile name ({', '.join(PROFILES)}) or a mapping, got {spec!r}"
+    )
 
 
 # -- deterministic draws ------------------------------------------------------------------------
@@ -159,11 +181,23 @@ def happens(rate: float, value: int) -> bool:
 
 TALL_KEYBOARD_TOP = 1260
 """Top edge of the taller keyboard variant (a suggestion strip and a number row)."""
-LABEL_VARIANTS = {"Save": "Done", "Delete": "Remove", "Send": "Submit", "Edit": "Modify",
-                  "Archive": "Move to archive", "Compose": "New email", "New note": "Add note",
-                  "Add contact": "New contact", "Start chat": "New message", "Add alarm": "New alarm",
-                  "New event": "Add event", "Add city": "New city", "New folder": "Create folder",
-                  "OK": "Confirm", "Cancel": "Dismiss"}  # fmt: skip
+LABEL_VARIANTS = {
+    "Save": "Done",
+    "Delete": "Remove",
+    "Send": "Submit",
+    "Edit": "Modify",
+    "Archive": "Move to archive",
+    "Compose": "New email",
+    "New note": "Add note",
+    "Add contact": "New contact",
+    "Start chat": "New message",
+    "Add alarm": "New alarm",
+    "New event": "Add event",
+    "Add city": "New city",
+    "New folder": "Create folder",
+    "OK": "Confirm",
+    "Cancel": "Dismiss",
+}
 """The B variant of button labels (an A/B test the app runs on some sessions); the B variant
 also moves the floating action button to the bottom left."""
 

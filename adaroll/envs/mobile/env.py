@@ -39,8 +39,10 @@ class MobileEnvConfig:
         object.__setattr__(self, "device", resolve_profile(self.device))
         w, h = self.screenshot_size
         if not (isinstance(w, int) and isinstance(h, int) and 54 <= w <= 4320 and 120 <= h <= 9600):
-            raise ValueError(f"screenshot_size must be two ints (width 54..4320, height 120..9600), "
-                             f"got {self.screenshot_size!r}")  # fmt: skip
+            raise ValueError(
+                f"screenshot_size must be two ints (width 54..4320, height 120..9600), "
+                f"got {self.screenshot_size!r}"
+            )
         object.__setattr__(self, "screenshot_size", (w, h))
 
 
@@ -69,7 +71,9 @@ def _resolve_task(task: Any, seed: int | None, rng: random.Random | None) -> Tas
         if ":" in task:
             return TaskSpec.from_id(task)
         return TaskSpec("mobile", task, 0 if seed is None else seed)
-    raise TypeError(f"options['task'] must be a TaskSpec, a task id or a template name, got {task!r}")
+    raise TypeError(
+        f"options['task'] must be a TaskSpec, a task id or a template name, got {task!r}"
+    )
 
 
 @ENVS.register("mobile")
@@ -82,8 +86,13 @@ class MobileEnv(GUIEnv):
 
     name = "mobile"
 
-    def __init__(self, *, screenshot: bool = False, screenshot_size: tuple[int, int] = (540, 1200),
-                 device: Any = "clean") -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        screenshot: bool = False,
+        screenshot_size: tuple[int, int] = (540, 1200),
+        device: Any = "clean",
+    ) -> None:
         self.config = MobileEnvConfig(screenshot, tuple(screenshot_size), device)  # type: ignore[arg-type]
         self._state: EpisodeState | None = None
         self._composed: tuple[Any, ...] = (None, None, None)
@@ -102,8 +111,9 @@ class MobileEnv(GUIEnv):
         return asdict(MobileEnvConfig(**options))
 
     # -- Gymnasium API ------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:  # fmt: skip
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Observation, dict[str, Any]]:
         if seed is not None:
             self._rng = random.Random(seed)
         task = (options or {}).get("task")
@@ -118,8 +128,12 @@ class MobileEnv(GUIEnv):
             phone, device = start(profile, spec.id, inst.phone)
             self._state = EpisodeState(inst, phone, device=device)
         self._checked = (None, False)
-        info = {"instruction": inst.instruction, "task": spec.id, "max_steps": self.max_steps,
-                "expert_steps": inst.expert_steps}  # fmt: skip
+        info = {
+            "instruction": inst.instruction,
+            "task": spec.id,
+            "max_steps": self.max_steps,
+            "expert_steps": inst.expert_steps,
+        }
         return self.observe(), info
 
     def step(self, action: Action) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
@@ -131,7 +145,8 @@ class MobileEnv(GUIEnv):
         if not isinstance(action, Action):
             raise InvalidActionError(
                 f"MobileEnv.step expects an adaroll.actions.Action, got {type(action).__name__}"
-                " (parse text with adaroll.actions.parse_action)")  # fmt: skip
+                " (parse text with adaroll.actions.parse_action)"
+            )
         steps = st.steps + 1
         device = st.device
         if device is None:
@@ -272,6 +287,10 @@ class MobileEnv(GUIEnv):
     def _check_device(self, state: EpisodeState) -> None:
         made_on = "clean" if state.device is None else state.device.profile.name
         profile = self.config.device
-        if (state.device is None) != profile.clean or (state.device is not None and state.device.profile != profile):
-            raise ValueError(f"this snapshot of {state.task.spec.id} was made on device profile {made_on!r}; "
-                             f"this env runs {profile.name!r}: states do not move between devices")
+        if (state.device is None) != profile.clean or (
+            state.device is not None and state.device.profile != profile
+        ):
+            raise ValueError(
+                f"this snapshot of {state.task.spec.id} was made on device profile {made_on!r}; "
+                f"this env runs {profile.name!r}: states do not move between devices"
+            )

@@ -107,7 +107,7 @@ class Expert:
             return self.press(f"field:{name}")
         if not value.startswith(current):
             return self.press(f"clear:{name}")
-        return Action.type_text(value[len(current):])
+        return Action.type_text(value[len(current) :])
 
     # -- navigation ---------------------------------------------------------------------------
     def goto(self, app: str, path: Sequence[Hop]) -> Action | None:

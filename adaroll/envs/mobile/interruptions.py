@@ -30,18 +30,35 @@ ACCOUNT_APPS = frozenset({"Messages", "Shop", "Mail"})
 
 # (title, message, decline label, accept label); the decline button comes first.
 SYSTEM_DIALOGS = (
-    ("Allow {app} to access this device's location?", "Only while using the app", "Don't allow", "Allow"),
+    (
+        "Allow {app} to access this device's location?",
+        "Only while using the app",
+        "Don't allow",
+        "Allow",
+    ),
     ("Battery low", "15% battery remaining", "Dismiss", "Battery settings"),
     ("Software update", "A system update is ready to install", "Later", "Install tonight"),
     ("Enjoying {app}?", "Tap a star to rate it on the store", "Not now", "Rate"),
-)  # fmt: skip
-ADS = ("Sponsored: Summer sale, 50% off", "Sponsored: Try Premium free for 30 days",
-       "Sponsored: New game - play now", "Sponsored: Fast delivery near you")  # fmt: skip
+)
+ADS = (
+    "Sponsored: Summer sale, 50% off",
+    "Sponsored: Try Premium free for 30 days",
+    "Sponsored: New game - play now",
+    "Sponsored: Fast delivery near you",
+)
 # Close control (box, label): small and large, in three places (adverts move it around).
-AD_CLOSE = (((968, 96, 1064, 192), "X"), ((16, 96, 112, 192), "X"),
-            ((880, 88, 1072, 248), "Close"), ((340, 2160, 740, 2320), "Close ad"))  # fmt: skip
-BANNERS = ("Messages - Ana: are we still on for lunch?", "Mail - Your receipt from Shop",
-           "Calendar - Stand-up in 10 minutes", "Files - Backup complete")  # fmt: skip
+AD_CLOSE = (
+    ((968, 96, 1064, 192), "X"),
+    ((16, 96, 112, 192), "X"),
+    ((880, 88, 1072, 248), "Close"),
+    ((340, 2160, 740, 2320), "Close ad"),
+)
+BANNERS = (
+    "Messages - Ana: are we still on for lunch?",
+    "Mail - Your receipt from Shop",
+    "Calendar - Stand-up in 10 minutes",
+    "Files - Backup complete",
+)
 BANNER_BOX = (24, 80, 1056, 300)
 DIALOG_BOX = (90, 820, 990, 1380)
 
@@ -74,23 +91,35 @@ def widgets(intr: Interruption) -> tuple[Widget, ...]:
         title, message, decline, accept = SYSTEM_DIALOGS[v]
         left, top, right, bottom = DIALOG_BOX
         mid = (left + right) // 2
-        return (("dialog", title.format(app=intr.app or "This app"), DIALOG_BOX, None, True),
-                ("text", message, (left, top + 160, right, top + 300), None, True),
-                ("button", decline, (left, bottom - 160, mid, bottom), "dismiss", True),
-                ("button", accept, (mid, bottom - 160, right, bottom), "dismiss", True))  # fmt: skip
+        return (
+            ("dialog", title.format(app=intr.app or "This app"), DIALOG_BOX, None, True),
+            ("text", message, (left, top + 160, right, top + 300), None, True),
+            ("button", decline, (left, bottom - 160, mid, bottom), "dismiss", True),
+            ("button", accept, (mid, bottom - 160, right, bottom), "dismiss", True),
+        )
     if kind == "ad":
         box, label = AD_CLOSE[v % len(AD_CLOSE)]
         text, ready = (label, True) if intr.timer == 0 else (f"Close in {intr.timer}", False)
-        return (("image", ADS[v // len(AD_CLOSE) % len(ADS)], (0, 72, W, H), None, True),
-                ("button", text, box, "dismiss", ready))  # fmt: skip
+        return (
+            ("image", ADS[v // len(AD_CLOSE) % len(ADS)], (0, 72, W, H), None, True),
+            ("button", text, box, "dismiss", ready),
+        )
     if kind == "banner":
         return (("notification", BANNERS[v % len(BANNERS)], BANNER_BOX, "dismiss", True),)
     if kind == "loading":
         return (("progress", "Loading...", (390, 1100, 690, 1300), None, True),)
     if kind == "session_expiry":
-        return (("text", "Session expired", (60, 400, 1020, 560), None, True),
-                ("text", f"Signed in as you@{intr.app.casefold()}.example", (60, 600, 1020, 720), None, True),
-                ("button", "Sign in", (240, 900, 840, 1060), "dismiss", True))  # fmt: skip
+        return (
+            ("text", "Session expired", (60, 400, 1020, 560), None, True),
+            (
+                "text",
+                f"Signed in as you@{intr.app.casefold()}.example",
+                (60, 600, 1020, 720),
+                None,
+                True,
+            ),
+            ("button", "Sign in", (240, 900, 840, 1060), "dismiss", True),
+        )
     raise ValueError(f"unknown interruption kind {kind!r}")
 
 
@@ -110,8 +139,18 @@ def compose(base: View, intr: Interruption) -> View:
     hits.reverse()
     n = len(elements)
     none = (None,) * n
-    return View(Observation(tuple(elements), SCREEN_SIZE), none, none, tuple(hits), {}, {}, None,
-                None, None, base.keyboard and kind_overlays_app(intr.kind))  # fmt: skip
+    return View(
+        Observation(tuple(elements), SCREEN_SIZE),
+        none,
+        none,
+        tuple(hits),
+        {},
+        {},
+        None,
+        None,
+        None,
+        base.keyboard and kind_overlays_app(intr.kind),
+    )
 
 
 def kind_overlays_app(kind: str) -> bool:
@@ -150,7 +189,11 @@ def react(intr: Interruption, action: Action) -> tuple[bool, bool]:
 def tick(intr: Interruption) -> Interruption | None:
     """``intr`` one step later: banners and loading screens time out, ad countdowns run down."""
     if intr.kind in ("banner", "loading"):
-        return None if intr.timer <= 1 else Interruption(intr.kind, intr.variant, intr.timer - 1, intr.app)
+        return (
+            None
+            if intr.timer <= 1
+            else Interruption(intr.kind, intr.variant, intr.timer - 1, intr.app)
+        )
     if intr.kind == "ad" and intr.timer > 0:
         return Interruption("ad", intr.variant, intr.timer - 1, intr.app)
     return intr

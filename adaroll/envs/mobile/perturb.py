@@ -82,7 +82,9 @@ def start(profile: DeviceProfile, task_id: str, phone: Phone) -> tuple[Phone, De
     return phone, _arrive(device, phone, phone, 0, opened=False)
 
 
-def advance(device: DeviceState, phone: Phone, action: Action, steps: int) -> tuple[Phone, DeviceState]:
+def advance(
+    device: DeviceState, phone: Phone, action: Action, steps: int
+) -> tuple[Phone, DeviceState]:
     """Step ``steps`` (1-based): ``action`` through the interruption on screen, if any."""
     intr = device.interruption
     before = phone
@@ -128,7 +130,9 @@ def _restore_scroll(device: DeviceState, phone: Phone, steps: int) -> tuple[Phon
     return phone.update_top(scroll=offset), device.counted("scroll_offset")
 
 
-def _arrive(device: DeviceState, before: Phone, phone: Phone, steps: int, opened: bool) -> DeviceState:
+def _arrive(
+    device: DeviceState, before: Phone, phone: Phone, steps: int, opened: bool
+) -> DeviceState:
     """The interruption arriving after step ``steps``, if any (at most one on screen); ``opened``:
     the step opened a screen."""
     profile = device.profile
@@ -166,4 +170,3 @@ def _arrive(device: DeviceState, before: Phone, phone: Phone, steps: int, opened
         return device
     device = replace(device, interruption=intr, interruptions=device.interruptions + 1)
     return device.counted(intr.kind)
-

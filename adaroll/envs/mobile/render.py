@@ -20,8 +20,17 @@ MUTED = (95, 99, 104)
 ACCENT = (26, 115, 232)
 LINE = (218, 220, 224)
 WHITE = (255, 255, 255)
-ICON_COLORS = ((66, 133, 244), (52, 168, 83), (251, 188, 5), (234, 67, 53), (156, 39, 176),
-               (0, 150, 136), (255, 112, 67), (63, 81, 181), (121, 85, 72))  # fmt: skip
+ICON_COLORS = (
+    (66, 133, 244),
+    (52, 168, 83),
+    (251, 188, 5),
+    (234, 67, 53),
+    (156, 39, 176),
+    (0, 150, 136),
+    (255, 112, 67),
+    (63, 81, 181),
+    (121, 85, 72),
+)
 KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 _PERCENT = re.compile(r"(\d+)%$")
 
@@ -48,11 +57,22 @@ class _Canvas:
 
     def box(self, e: UIElement) -> tuple[int, int, int, int]:
         left, top, right, bottom = e.bounds
-        return (round(left * self.w), round(top * self.h), round(right * self.w) - 1,
-                round(bottom * self.h) - 1)  # fmt: skip
+        return (
+            round(left * self.w),
+            round(top * self.h),
+            round(right * self.w) - 1,
+            round(bottom * self.h) - 1,
+        )
 
-    def text(self, xy: tuple[float, float], text: str, size: int, fill: tuple[int, int, int],
-             width: float, anchor: str = "lm") -> None:  # fmt: skip
+    def text(
+        self,
+        xy: tuple[float, float],
+        text: str,
+        size: int,
+        fill: tuple[int, int, int],
+        width: float,
+        anchor: str = "lm",
+    ) -> None:
         fnt = font(size)
         self.draw.text(xy, _fit(text, fnt, width), fill=fill, font=fnt, anchor=anchor)
 
@@ -77,27 +97,42 @@ def _draw(c: _Canvas, e: UIElement) -> None:
     elif role in ("list_item", "toggle", "checkbox"):
         d.line((x0 + pad, y1, x1 - pad, y1), fill=LINE)
         sel = "selected" in flags
-        c.text((x0 + pad + (size * 1.6 if role == "checkbox" else 0), cy), e.text, size,
-               ACCENT if sel else INK, x1 - x0 - 2 * pad - size * 3)  # fmt: skip
+        c.text(
+            (x0 + pad + (size * 1.6 if role == "checkbox" else 0), cy),
+            e.text,
+            size,
+            ACCENT if sel else INK,
+            x1 - x0 - 2 * pad - size * 3,
+        )
         on = "checked" in flags
         if role == "toggle":
             tw, th = size * 2.4, size * 1.2
             tx = x1 - pad - tw
-            d.rounded_rectangle((tx, cy - th / 2, tx + tw, cy + th / 2), radius=th / 2,
-                                fill=ACCENT if on else LINE)  # fmt: skip
+            d.rounded_rectangle(
+                (tx, cy - th / 2, tx + tw, cy + th / 2), radius=th / 2, fill=ACCENT if on else LINE
+            )
             kx = tx + tw - th if on else tx
             d.ellipse((kx + 2, cy - th / 2 + 2, kx + th - 2, cy + th / 2 - 2), fill=WHITE)
         elif role == "checkbox":
             s = size * 1.1
-            d.rectangle((x0 + pad, cy - s / 2, x0 + pad + s, cy + s / 2), outline=ACCENT,
-                        width=2, fill=ACCENT if on else WHITE)  # fmt: skip
+            d.rectangle(
+                (x0 + pad, cy - s / 2, x0 + pad + s, cy + s / 2),
+                outline=ACCENT,
+                width=2,
+                fill=ACCENT if on else WHITE,
+            )
     elif role == "button":
         sel = "selected" in flags
         enabled = "enabled" in flags
         fill = ACCENT if enabled else LINE
         m = max(2, (y1 - y0) * 0.08)
-        d.rounded_rectangle((x0 + m, y0 + m, x1 - m, y1 - m), radius=(y1 - y0) * 0.3,
-                            fill=fill, outline=INK if sel else None, width=3 if sel else 1)  # fmt: skip
+        d.rounded_rectangle(
+            (x0 + m, y0 + m, x1 - m, y1 - m),
+            radius=(y1 - y0) * 0.3,
+            fill=fill,
+            outline=INK if sel else None,
+            width=3 if sel else 1,
+        )
         label, dot = (e.text[:-2], True) if e.text.endswith(" •") else (e.text, False)
         c.text(((x0 + x1) / 2, cy), label, size, WHITE, x1 - x0 - 2 * m, anchor="mm")
         if dot:  # calendar day with events (the bundled font has no bullet glyph)
@@ -110,15 +145,23 @@ def _draw(c: _Canvas, e: UIElement) -> None:
             tx = (x0 + x1 - side) / 2
             d.rounded_rectangle((tx, y0, tx + side, y0 + side), radius=side * 0.25, fill=color)
             c.text(((x0 + x1) / 2, y0 + side / 2), e.text[:1], int(side * 0.5), WHITE, side, "mm")
-            c.text(((x0 + x1) / 2, y0 + side + (y1 - y0 - side) / 2), e.text, size, INK,
-                   x1 - x0, "mm")  # fmt: skip
+            c.text(
+                ((x0 + x1) / 2, y0 + side + (y1 - y0 - side) / 2), e.text, size, INK, x1 - x0, "mm"
+            )
         else:
-            glyph = {"Back": "<", "Clear": "x", "Previous month": "<", "Next month": ">"}.get(e.text, e.text)
+            glyph = {"Back": "<", "Clear": "x", "Previous month": "<", "Next month": ">"}.get(
+                e.text, e.text
+            )
             c.text(((x0 + x1) / 2, cy), glyph, size, MUTED, x1 - x0, "mm")
     elif role == "text_field":
         focused = "focused" in flags
-        d.rounded_rectangle((x0 + 4, y0 + 6, x1 - 4, y1 - 6), radius=8, fill=WHITE,
-                            outline=ACCENT if focused else MUTED, width=3 if focused else 1)  # fmt: skip
+        d.rounded_rectangle(
+            (x0 + 4, y0 + 6, x1 - 4, y1 - 6),
+            radius=8,
+            fill=WHITE,
+            outline=ACCENT if focused else MUTED,
+            width=3 if focused else 1,
+        )
         c.text((x0 + pad / 2, cy), e.text + ("|" if focused else ""), size, INK, x1 - x0 - pad)
     elif role == "slider":
         match = _PERCENT.search(e.text)
@@ -131,8 +174,9 @@ def _draw(c: _Canvas, e: UIElement) -> None:
         kx = tx0 + (tx1 - tx0) * frac
         d.ellipse((kx - size / 2, ty - size / 2, kx + size / 2, ty + size / 2), fill=ACCENT)
     elif role == "picker":
-        d.rounded_rectangle((x0 + 4, y0 + 4, x1 - 4, y1 - 4), radius=10, fill=WHITE,
-                            outline=ACCENT, width=2)  # fmt: skip
+        d.rounded_rectangle(
+            (x0 + 4, y0 + 4, x1 - 4, y1 - 4), radius=10, fill=WHITE, outline=ACCENT, width=2
+        )
         c.text(((x0 + x1) / 2, cy), e.text, int(size * 1.2), INK, x1 - x0, "mm")
     elif role == "tab":
         sel = "selected" in flags
@@ -156,8 +200,9 @@ def _draw(c: _Canvas, e: UIElement) -> None:
                 d.rounded_rectangle((kx + 3, ky, kx + kw - 3, ky + kh * 0.85), radius=6, fill=WHITE)
                 c.text((kx + kw / 2, ky + kh * 0.42), ch, int(kh * 0.4), INK, kw, "mm")
         sy = y0 + kh * 3.4
-        d.rounded_rectangle((x0 + (x1 - x0) * 0.25, sy, x0 + (x1 - x0) * 0.75, sy + kh * 0.85),
-                            radius=6, fill=WHITE)  # fmt: skip
+        d.rounded_rectangle(
+            (x0 + (x1 - x0) * 0.25, sy, x0 + (x1 - x0) * 0.75, sy + kh * 0.85), radius=6, fill=WHITE
+        )
     else:  # text and anything else
         c.text((x0 + pad * 0.5, cy), e.text, size, INK, x1 - x0 - pad * 0.5)
 

@@ -35,8 +35,10 @@ Handler = Callable[[Any, Action], Any]
 # Element flags as bits; FLAGSETS[bits] is the frozenset of ELEMENT_FLAGS names.
 ENABLED, CLICKABLE, CHECKED, SELECTED, FOCUSED, EDITABLE, SCROLLABLE = (1 << i for i in range(7))
 _FLAG_NAMES = ("enabled", "clickable", "checked", "selected", "focused", "editable", "scrollable")
-FLAGSETS = tuple(frozenset(n for i, n in enumerate(_FLAG_NAMES) if bits >> i & 1)
-                 for bits in range(1 << len(_FLAG_NAMES)))  # fmt: skip
+FLAGSETS = tuple(
+    frozenset(n for i, n in enumerate(_FLAG_NAMES) if bits >> i & 1)
+    for bits in range(1 << len(_FLAG_NAMES))
+)
 BLOCKING_ROLES = frozenset({"keyboard", "dialog"})
 """Roles that swallow taps that hit no handler on top of them (nothing underneath reacts)."""
 
@@ -85,14 +87,32 @@ class View:
     ``hits`` lists (left, top, right, bottom, index) top-most first for every element that
     reacts to taps or blocks them."""
 
-    __slots__ = ("obs", "taps", "longs", "keys", "offscreen", "scroll", "outside", "submit",
-                 "hits", "keyboard")  # fmt: skip
+    __slots__ = (
+        "obs",
+        "taps",
+        "longs",
+        "keys",
+        "offscreen",
+        "scroll",
+        "outside",
+        "submit",
+        "hits",
+        "keyboard",
+    )
 
-    def __init__(self, obs: Observation, taps: tuple[Handler | None, ...],
-                 longs: tuple[Handler | None, ...], hits: tuple[tuple[Any, ...], ...],
-                 keys: dict[str, int], offscreen: dict[str, str],
-                 scroll: tuple[int, int, int, int] | None, outside: Handler | None,
-                 submit: Handler | None, keyboard: bool) -> None:  # fmt: skip
+    def __init__(
+        self,
+        obs: Observation,
+        taps: tuple[Handler | None, ...],
+        longs: tuple[Handler | None, ...],
+        hits: tuple[tuple[Any, ...], ...],
+        keys: dict[str, int],
+        offscreen: dict[str, str],
+        scroll: tuple[int, int, int, int] | None,
+        outside: Handler | None,
+        submit: Handler | None,
+        keyboard: bool,
+    ) -> None:
         self.obs, self.taps, self.longs, self.hits = obs, taps, longs, hits
         self.keys, self.offscreen, self.scroll = keys, offscreen, scroll
         self.outside, self.submit, self.keyboard = outside, submit, keyboard
@@ -124,8 +144,18 @@ class ViewBuilder:
     and lists end at the keyboard; hidden keyed widgets are reported off-screen as "keyboard".
     """
 
-    __slots__ = ("_items", "keys", "offscreen", "scroll", "outside", "submit", "keyboard",
-                 "kb_top", "labels", "fab_left")  # fmt: skip
+    __slots__ = (
+        "_items",
+        "keys",
+        "offscreen",
+        "scroll",
+        "outside",
+        "submit",
+        "keyboard",
+        "kb_top",
+        "labels",
+        "fab_left",
+    )
 
     def __init__(self, keyboard: bool = False, layout: Any = None) -> None:
         """``layout``: a noisy device's :class:`~.device.DeviceLayout` (keyboard height, label
@@ -137,14 +167,24 @@ class ViewBuilder:
         self.outside: Handler | None = None
         self.submit: Handler | None = None
         self.keyboard = keyboard
-        self.kb_top = KB_TOP if layout is None or layout.keyboard_top is None else layout.keyboard_top
+        self.kb_top = (
+            KB_TOP if layout is None or layout.keyboard_top is None else layout.keyboard_top
+        )
         variant_b = layout is not None and layout.variant_b
         self.labels: dict[str, str] | None = LABEL_VARIANTS if variant_b else None
         self.fab_left = variant_b
 
-    def add(self, role: str, text: str, box: tuple[int, int, int, int], key: str | None = None,
-            tap: Handler | None = None, long: Handler | None = None, bits: int = 0,
-            enabled: bool = True) -> None:  # fmt: skip
+    def add(
+        self,
+        role: str,
+        text: str,
+        box: tuple[int, int, int, int],
+        key: str | None = None,
+        tap: Handler | None = None,
+        long: Handler | None = None,
+        bits: int = 0,
+        enabled: bool = True,
+    ) -> None:
         if self.keyboard and box[3] > self.kb_top and role != "keyboard":
             if key is not None:
                 self.offscreen[key] = "keyboard"
@@ -162,8 +202,9 @@ class ViewBuilder:
             self.keys[key] = len(items)
         items.append((role, text, box, bits, tap, long))
 
-    def vlist(self, rows: Sequence[Row], top: int, bottom: int, scroll: int,
-              label: str = "") -> None:  # fmt: skip
+    def vlist(
+        self, rows: Sequence[Row], top: int, bottom: int, scroll: int, label: str = ""
+    ) -> None:
         """A vertically scrolling list between ``top`` and ``bottom``; rows at least half
         visible are shown (clipped), the others are reported off-screen. Pass the same
         ``rows`` object again (see :func:`memo`) and the layout is reused."""
@@ -195,9 +236,18 @@ class ViewBuilder:
             if tap is not None or long is not None or role in BLOCKING_ROLES:
                 hits.append((*elem.bounds, i))
         hits.reverse()
-        return View(Observation(tuple(elements), SCREEN_SIZE), tuple(taps), tuple(longs),
-                    tuple(hits), self.keys, self.offscreen, self.scroll, self.outside,
-                    self.submit, self.keyboard)  # fmt: skip
+        return View(
+            Observation(tuple(elements), SCREEN_SIZE),
+            tuple(taps),
+            tuple(longs),
+            tuple(hits),
+            self.keys,
+            self.offscreen,
+            self.scroll,
+            self.outside,
+            self.submit,
+            self.keyboard,
+        )
 
 
 _LAYOUTS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
@@ -215,8 +265,18 @@ def _layout(rows: Sequence[Row], top: int, bottom: int, scroll: int, label: str)
     max_scroll = max(0, total - (bottom - top))
     scroll = min(max(scroll, 0), max_scroll)
     entries: list[tuple[str | None, tuple[Any, ...]]] = [
-        (None, ("list", label, (0, top, W, bottom), ENABLED | (SCROLLABLE if max_scroll else 0),
-                None, None))]  # fmt: skip
+        (
+            None,
+            (
+                "list",
+                label,
+                (0, top, W, bottom),
+                ENABLED | (SCROLLABLE if max_scroll else 0),
+                None,
+                None,
+            ),
+        )
+    ]
     offscreen: dict[str, str] = {}
     y = top - scroll
     for h, widgets in rows:

@@ -47,8 +47,13 @@ from adaroll.envs.mobile.tasks import (
 log = logging.getLogger(__name__)
 
 SPLITS = ("pretrain", "train", "val", "heldout", "heldout-templates")
-_SEED_BASE = {"train": 0, "heldout": 1_000_000, "heldout-templates": 2_000_000, "pretrain": 3_000_000,
-              "val": 4_000_000}  # fmt: skip
+_SEED_BASE = {
+    "train": 0,
+    "heldout": 1_000_000,
+    "heldout-templates": 2_000_000,
+    "pretrain": 3_000_000,
+    "val": 4_000_000,
+}
 _SEED_RANGE = 1_000_000
 MAX_DROPS_PER_TEMPLATE = 20
 """A template whose expert fails on this many seeds of one split in a row is a bug, not noise."""
@@ -57,7 +62,9 @@ MAX_DROPS_PER_TEMPLATE = 20
 @cache
 def difficulty(template: str, seeds: tuple[int, ...] = (0, 1, 2)) -> float:
     """Median number of expert steps over a few seeds: the template's difficulty signal."""
-    return statistics.median(instantiate(TaskSpec("mobile", template, s)).expert_steps for s in seeds)
+    return statistics.median(
+        instantiate(TaskSpec("mobile", template, s)).expert_steps for s in seeds
+    )
 
 
 def _verification_devices(env_options: dict[str, Any]) -> tuple[DeviceProfile, ...]:
@@ -80,21 +87,40 @@ class MobileTaskSuite(TaskSuite):
     """:func:`adaroll.envs.get_suite` passes ``env.options`` first: long tasks are verified on
     the run's device too."""
 
-    def __init__(self, env_options: dict[str, Any] | None = None, /, seed: int = 0, n_train: int = 40,
-                 n_heldout: int = 40, n_heldout_templates: int = 20, n_pretrain: int = 200,
-                 n_val: int | None = None, heldout_templates: tuple[str, ...] | None = None,
-                 templates: list[str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        env_options: dict[str, Any] | None = None,
+        /,
+        seed: int = 0,
+        n_train: int = 40,
+        n_heldout: int = 40,
+        n_heldout_templates: int = 20,
+        n_pretrain: int = 200,
+        n_val: int | None = None,
+        heldout_templates: tuple[str, ...] | None = None,
+        templates: list[str] | None = None,
+    ) -> None:
         """``n_val`` defaults to ``n_heldout`` (selection and report on equally sized splits).
         ``templates``: draw the pools from these templates (of any family) instead of the
         default family."""
         n_val = n_heldout if n_val is None else n_val
-        for name, n in (("n_train", n_train), ("n_heldout", n_heldout), ("n_val", n_val),
-                        ("n_heldout_templates", n_heldout_templates), ("n_pretrain", n_pretrain)):  # fmt: skip
+        for name, n in (
+            ("n_train", n_train),
+            ("n_heldout", n_heldout),
+            ("n_val", n_val),
+            ("n_heldout_templates", n_heldout_templates),
+            ("n_pretrain", n_pretrain),
+        ):
             if not isinstance(n, int) or n < 0:
                 raise ValueError(f"{name} must be a non-negative int, got {n!r}")
         self.seed = seed
-        self.sizes = {"train": n_train, "val": n_val, "heldout": n_heldout,
-                      "heldout-templates": n_heldout_templates, "pretrain": n_pretrain}  # fmt: skip
+        self.sizes = {
+            "train": n_train,
+            "val": n_val,
+            "heldout": n_heldout,
+            "heldout-templates": n_heldout_templates,
+            "pretrain": n_pretrain,
+        }
         self._devices = _verification_devices(env_options or {})
         self.dropped: list[tuple[str, str]] = []
         """(task id, reason) of every long task dropped from a pool because its expert failed."""
@@ -102,11 +128,15 @@ class MobileTaskSuite(TaskSuite):
             chosen = set(TEMPLATES)
         else:
             if isinstance(templates, str) or not templates:
-                raise ValueError(f"templates must be a non-empty list of template names, got {templates!r}")
+                raise ValueError(
+                    f"templates must be a non-empty list of template names, got {templates!r}"
+                )
             unknown = sorted(set(templates) - set(all_templates()))
             if unknown:
-                raise ValueError(f"templates: unknown mobile task template(s) {', '.join(unknown)}; see "
-                                 "`adaroll envs list mobile --lengths` for every template")  # fmt: skip
+                raise ValueError(
+                    f"templates: unknown mobile task template(s) {', '.join(unknown)}; see "
+                    "`adaroll envs list mobile --lengths` for every template"
+                )
             chosen = set(templates)
         self.only = None if templates is None else tuple(sorted(chosen))
         """The ``templates`` option (None: the default family)."""
@@ -141,8 +171,15 @@ class MobileTaskSuite(TaskSuite):
 
     def template_info(self, name: str) -> dict[str, Any]:
         t = get_template(name)
-        return {"name": name, "apps": list(t.apps), "tags": list(t.tags), "heldout": name in self._heldout,
-                "answer": "answer" in t.tags, "difficulty": difficulty(name), "family": t.family}  # fmt: skip
+        return {
+            "name": name,
+            "apps": list(t.apps),
+            "tags": list(t.tags),
+            "heldout": name in self._heldout,
+            "answer": "answer" in t.tags,
+            "difficulty": difficulty(name),
+            "family": t.family,
+        }
 
     # -- splits -------------------------------------------------------------------------------
     def split(self, name: str) -> list[TaskSpec]:
@@ -183,8 +220,10 @@ class MobileTaskSuite(TaskSuite):
                 log.warning("mobile suite: dropped %s from split %r: %s", task.id, name, reason)
                 drops += 1
                 if drops >= MAX_DROPS_PER_TEMPLATE:
-                    raise ValueError(f"template {template}: its expert failed on {drops} seeds in a row "
-                                     f"of split {name!r} (last: {reason}); fix the template")  # fmt: skip
+                    raise ValueError(
+                        f"template {template}: its expert failed on {drops} seeds in a row "
+                        f"of split {name!r} (last: {reason}); fix the template"
+                    )
             out.append(task)
         return out
 
@@ -228,7 +267,9 @@ LENGTH_SEEDS = (0, 1, 2, 3, 4)
 horizon profiles' buckets)."""
 
 
-def expert_length(template: str, device: Any = "noisy", seeds: tuple[int, ...] = LENGTH_SEEDS) -> float:
+def expert_length(
+    template: str, device: Any = "noisy", seeds: tuple[int, ...] = LENGTH_SEEDS
+) -> float:
     """Mean number of steps the scripted expert takes on ``template`` over ``seeds`` on
     ``device``, measured now by running it (nothing is stored); a failing expert raises
     ValueError naming the task, since its length would mean nothing."""
@@ -242,8 +283,10 @@ def expert_length(template: str, device: Any = "noisy", seeds: tuple[int, ...] =
             if terminated or truncated:
                 break
         if not info.get("success"):
-            raise ValueError(f"the expert of {task.id} fails on the {env.device_name} device: "
-                             f"{expert_failure(task, env.device) or 'unknown reason'}")  # fmt: skip
+            raise ValueError(
+                f"the expert of {task.id} fails on the {env.device_name} device: "
+                f"{expert_failure(task, env.device) or 'unknown reason'}"
+            )
         lengths.append(env.steps_taken)
     return statistics.mean(lengths)
 
@@ -268,6 +311,8 @@ def expert_failure(task: TaskSpec, device: Any) -> str | None:
     except Exception as exc:  # noqa: BLE001 - an expert bug: the reason, with its text
         return f"expert raised on the {env.device_name} device at step {steps + 1}: {type(exc).__name__}: {exc}"
     if not info.get("success"):
-        return (f"expert failed on the {env.device_name} device after {steps} steps "
-                f"(step limit {inst.max_steps} + {env.device.extra_steps})")  # fmt: skip
+        return (
+            f"expert failed on the {env.device_name} device after {steps} steps "
+            f"(step limit {inst.max_steps} + {env.device.extra_steps})"
+        )
     return None

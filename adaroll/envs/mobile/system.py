@@ -149,17 +149,22 @@ def execute(phone: Phone, action: Action) -> Phone:
         return _type(phone, action.text or "")
     if kind is ActionKind.KEY:
         if is_chord(action.key):
-            raise InvalidActionError(f"key({action.key}): the phone has no keyboard chords "
-                                     "(they are web only); use backspace to delete text")  # fmt: skip
+            raise InvalidActionError(
+                f"key({action.key}): the phone has no keyboard chords "
+                "(they are web only); use backspace to delete text"
+            )
         return _key(phone, action)
     if kind is ActionKind.HOVER:
-        raise InvalidActionError("hover is web only: a touch screen has no pointer to hover "
-                                 "with; use tap, long_press or swipe")  # fmt: skip
+        raise InvalidActionError(
+            "hover is web only: a touch screen has no pointer to hover "
+            "with; use tap, long_press or swipe"
+        )
     if kind is ActionKind.OPEN_APP:
         app = find_app(action.app or "")
         if app is None:
             raise InvalidActionError(
-                f"open_app: no app called {action.app!r}; apps: {', '.join(APP_NAMES)}")
+                f"open_app: no app called {action.app!r}; apps: {', '.join(APP_NAMES)}"
+            )
         return Phone(phone.apps, (app.root,))
     return phone  # wait, done
 

@@ -83,8 +83,12 @@ def noop(phone: Phone, _action: Any = None) -> Phone:
 # -- screen furniture ---------------------------------------------------------------------------
 
 
-def appbar(b: ViewBuilder, title: str, actions: Sequence[tuple[str, str, Handler]] = (),
-           show_back: bool = True) -> None:  # fmt: skip
+def appbar(
+    b: ViewBuilder,
+    title: str,
+    actions: Sequence[tuple[str, str, Handler]] = (),
+    show_back: bool = True,
+) -> None:
     """Back arrow, title and right-aligned text actions ``(key, label, handler)``."""
     right = W
     boxes = []
@@ -99,13 +103,20 @@ def appbar(b: ViewBuilder, title: str, actions: Sequence[tuple[str, str, Handler
         b.add("button", label, box, key, tap)
 
 
-def tabs(b: ViewBuilder, labels: Sequence[str], current: str,
-         on_tab: Callable[[str], Handler]) -> None:  # fmt: skip
+def tabs(
+    b: ViewBuilder, labels: Sequence[str], current: str, on_tab: Callable[[str], Handler]
+) -> None:
     width = W // len(labels)
     for i, label in enumerate(labels):
         sel = label == current
-        b.add("tab", label, (i * width, APPBAR_BOTTOM, (i + 1) * width, TABS_BOTTOM),
-              f"tab:{label}", None if sel else on_tab(label), bits=SELECTED if sel else 0)  # fmt: skip
+        b.add(
+            "tab",
+            label,
+            (i * width, APPBAR_BOTTOM, (i + 1) * width, TABS_BOTTOM),
+            f"tab:{label}",
+            None if sel else on_tab(label),
+            bits=SELECTED if sel else 0,
+        )
 
 
 def fab(b: ViewBuilder, label: str, tap: Handler, key: str = "fab") -> None:
@@ -115,23 +126,48 @@ def fab(b: ViewBuilder, label: str, tap: Handler, key: str = "fab") -> None:
     b.add("button", label, box, key, tap)
 
 
-def text_field(b: ViewBuilder, route: Route, name: str, hint: str,
-               box: tuple[int, int, int, int], submit: Handler | None = None) -> None:  # fmt: skip
+def text_field(
+    b: ViewBuilder,
+    route: Route,
+    name: str,
+    hint: str,
+    box: tuple[int, int, int, int],
+    submit: Handler | None = None,
+) -> None:
     """A text field: shows its text, or the hint while empty; a Clear icon while non-empty.
     ``submit`` runs on key(enter) while the field is focused."""
     value = route.field(name)
     focused = route.focus == name
-    b.add("text_field", value or hint, box, f"field:{name}", focus(name),
-          bits=EDITABLE | (FOCUSED if focused else 0))  # fmt: skip
+    b.add(
+        "text_field",
+        value or hint,
+        box,
+        f"field:{name}",
+        focus(name),
+        bits=EDITABLE | (FOCUSED if focused else 0),
+    )
     if value:
         left, top, right, bottom = box
-        b.add("icon", "Clear", (right - 120, top, right, min(bottom, top + 140)), f"clear:{name}", clear(name))
+        b.add(
+            "icon",
+            "Clear",
+            (right - 120, top, right, min(bottom, top + 140)),
+            f"clear:{name}",
+            clear(name),
+        )
     if focused and submit is not None:
         b.submit = submit
 
 
-def row(text: str, key: str | None, tap: Handler | None = None, long: Handler | None = None,
-        role: str = "list_item", height: int = ROW_H, bits: int = 0) -> Row:  # fmt: skip
+def row(
+    text: str,
+    key: str | None,
+    tap: Handler | None = None,
+    long: Handler | None = None,
+    role: str = "list_item",
+    height: int = ROW_H,
+    bits: int = 0,
+) -> Row:
     return (height, ((role, text, 0, W, key, tap, long, bits),))
 
 
@@ -178,19 +214,33 @@ def notice(b: ViewBuilder, title: str, lines: Sequence[str]) -> None:
     _buttons(b, y, (("dlg:ok", "OK", close_dialog),))
 
 
-def choice(b: ViewBuilder, title: str,
-           options: Sequence[tuple[str, str, Handler, bool | None]]) -> None:  # fmt: skip
+def choice(
+    b: ViewBuilder, title: str, options: Sequence[tuple[str, str, Handler, bool | None]]
+) -> None:
     """A list of options ``(label, key, handler, checked)``; checked None = plain button."""
     y = _frame(b, title, (len(options) + 1) * LINE_H)
     for label, key, tap, checked in options:
         role = "button" if checked is None else "checkbox"
-        b.add(role, label, (DIALOG_LEFT, y, DIALOG_RIGHT, y + LINE_H), key, tap,
-              bits=CHECKED if checked else 0)  # fmt: skip
+        b.add(
+            role,
+            label,
+            (DIALOG_LEFT, y, DIALOG_RIGHT, y + LINE_H),
+            key,
+            tap,
+            bits=CHECKED if checked else 0,
+        )
         y += LINE_H
 
 
-def grid(b: ViewBuilder, title: str, labels: Sequence[str], cols: int, current: str,
-         on_pick: Callable[[str], Handler], key_prefix: str) -> None:  # fmt: skip
+def grid(
+    b: ViewBuilder,
+    title: str,
+    labels: Sequence[str],
+    cols: int,
+    current: str,
+    on_pick: Callable[[str], Handler],
+    key_prefix: str,
+) -> None:
     """A picker grid (hours, minutes, ...): tap a cell to pick it."""
     rows = -(-len(labels) // cols)
     cell_h = 120
@@ -199,12 +249,19 @@ def grid(b: ViewBuilder, title: str, labels: Sequence[str], cols: int, current: 
     for i, label in enumerate(labels):
         x = DIALOG_LEFT + (i % cols) * width
         y = y0 + (i // cols) * cell_h
-        b.add("button", label, (x, y, x + width, y + cell_h), f"{key_prefix}:{label}",
-              on_pick(label), bits=SELECTED if label == current else 0)  # fmt: skip
+        b.add(
+            "button",
+            label,
+            (x, y, x + width, y + cell_h),
+            f"{key_prefix}:{label}",
+            on_pick(label),
+            bits=SELECTED if label == current else 0,
+        )
 
 
-def prompt(b: ViewBuilder, route: Route, title: str, name: str, hint: str, ok_label: str,
-           on_ok: Handler) -> None:  # fmt: skip
+def prompt(
+    b: ViewBuilder, route: Route, title: str, name: str, hint: str, ok_label: str, on_ok: Handler
+) -> None:
     """A dialog with one text field (kept in ``route.fields[name]``) and Cancel/OK buttons."""
     y = _frame(b, title, 3 * LINE_H)
     text_field(b, route, name, hint, (DIALOG_LEFT + 30, y, DIALOG_RIGHT - 30, y + LINE_H))

@@ -70,8 +70,10 @@ def _check(result: int, what: str) -> None:
 
 def _mount_tmpfs(path: str, size_mb: int, mode: str = "0700") -> None:
     opts = f"mode={mode},size={size_mb}m".encode()
-    _check(_libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts),
-           f"mount tmpfs at {path}")  # fmt: skip
+    _check(
+        _libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts),
+        f"mount tmpfs at {path}",
+    )
 
 
 def _loopback_up() -> None:
@@ -92,8 +94,10 @@ def _enter_namespaces(go_fd: int) -> None:
     os.setgroups([])
     os.setresgid(0, 0, 0)
     os.setresuid(0, 0, 0)
-    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME),
-           "unshare(mount, pid, net, time)")  # fmt: skip
+    _check(
+        libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME),
+        "unshare(mount, pid, net, time)",
+    )
     _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
 
 

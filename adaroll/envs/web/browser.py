@@ -156,8 +156,13 @@ and these let Chromium draw it at once instead of at the next 60 Hz tick (measur
 twice the screenshot step rate). Not the default: without screenshots, frames drawn unthrottled
 only cost CPU (a page animating with ``requestAnimationFrame`` would spin)."""
 
-DISABLED_FEATURES = ("Translate", "MediaRouter", "OptimizationHints", "AutofillServerCommunication",
-                     "SpareRendererForSitePerProcess")  # fmt: skip
+DISABLED_FEATURES = (
+    "Translate",
+    "MediaRouter",
+    "OptimizationHints",
+    "AutofillServerCommunication",
+    "SpareRendererForSitePerProcess",
+)
 ENABLED_FEATURES = ("NetworkServiceInProcess2",)
 """Chromium keeps only the last ``--disable-features``/``--enable-features`` switch, so these
 are merged with any given in ``extra_args`` (see :func:`chromium_command`)."""
@@ -209,8 +214,10 @@ def chromium_version(executable: str) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BrowserUnavailableError(f"{executable} --version failed: {exc}") from None
     if done.returncode != 0 or not done.stdout.strip():
-        raise BrowserUnavailableError(f"{executable} --version failed (exit {done.returncode}): "
-                                      f"{(done.stderr or done.stdout).strip()[-300:]}")  # fmt: skip
+        raise BrowserUnavailableError(
+            f"{executable} --version failed (exit {done.returncode}): "
+            f"{(done.stderr or done.stdout).strip()[-300:]}"
+        )
     return done.stdout.strip()
 
 
@@ -226,12 +233,16 @@ def browser_credentials(user: str | None) -> tuple[int, int] | None:
         uid, gid = entry.pw_uid, entry.pw_gid
     except KeyError:
         if user != BROWSER_USER:
-            raise ValueError(f"BrowserConfig.user: no account named {user!r} on this machine "
-                             f"(default {BROWSER_USER!r}, created by scripts/install_system.sh)") from None  # fmt: skip
+            raise ValueError(
+                f"BrowserConfig.user: no account named {user!r} on this machine "
+                f"(default {BROWSER_USER!r}, created by scripts/install_system.sh)"
+            ) from None
         uid = gid = NOBODY
     if uid == 0 or gid == 0:
-        raise ValueError(f"BrowserConfig.user: {user!r} is root (uid {uid}, gid {gid}); browsers "
-                         f"never run as root - name an unprivileged account")  # fmt: skip
+        raise ValueError(
+            f"BrowserConfig.user: {user!r} is root (uid {uid}, gid {gid}); browsers "
+            f"never run as root - name an unprivileged account"
+        )
     return uid, gid
 
 
@@ -251,8 +262,10 @@ def chromium_command(
 ) -> list[str]:
     """The Chromium command line (DESIGN.md section 4 flags). Feature lists in ``extra_args``
     (``--disable-features=A,B``, ``--enable-features=C``) are merged with the defaults."""
-    features = {"--disable-features=": list(DISABLED_FEATURES),
-                "--enable-features=": list(ENABLED_FEATURES)}  # fmt: skip
+    features = {
+        "--disable-features=": list(DISABLED_FEATURES),
+        "--enable-features=": list(ENABLED_FEATURES),
+    }
     rest = []
     for arg in extra_args:
         for prefix, names in features.items():
@@ -449,12 +462,38 @@ class BrowserProcess:
         nsinit = [sys.executable, "-I", "-S", str(NSINIT_SCRIPT), str(write_fd)]
         if unprivileged:
             init, setpriv = _tool(*INIT_CANDIDATES), _tool("setpriv")
-            cmd = [*nsinit, str(go_read), state_dir, str(config.tmpfs_size_mb), "--", init, "--",
-                   setpriv, "--bounding-set=-all", "--inh-caps=-all", "--", *chrome]  # fmt: skip
+            cmd = [
+                *nsinit,
+                str(go_read),
+                state_dir,
+                str(config.tmpfs_size_mb),
+                "--",
+                init,
+                "--",
+                setpriv,
+                "--bounding-set=-all",
+                "--inh-caps=-all",
+                "--",
+                *chrome,
+            ]
         else:  # root, dumpable by CRIU
-            cmd = [shutil.which("unshare") or "unshare", "--mount", "--propagation", "private",
-                   "--pid", "--net", "--time", "--fork", "--", *nsinit, "-", state_dir,
-                   str(config.tmpfs_size_mb), "--", *chrome]  # fmt: skip
+            cmd = [
+                shutil.which("unshare") or "unshare",
+                "--mount",
+                "--propagation",
+                "private",
+                "--pid",
+                "--net",
+                "--time",
+                "--fork",
+                "--",
+                *nsinit,
+                "-",
+                state_dir,
+                str(config.tmpfs_size_mb),
+                "--",
+                *chrome,
+            ]
         try:
             popen = subprocess.Popen(
                 cmd,
@@ -494,14 +533,21 @@ class BrowserProcess:
         assert popen.stderr is not None
         popen.stderr.close()
         pid = int(report.split()[1])
-        browser = cls(pid, port=DEVTOOLS_PORT, state_dir=state_dir, isolated=True, popen=popen,
-                      owned_dirs=(host_dir,))  # fmt: skip
+        browser = cls(
+            pid,
+            port=DEVTOOLS_PORT,
+            state_dir=state_dir,
+            isolated=True,
+            popen=popen,
+            owned_dirs=(host_dir,),
+        )
         browser.unprivileged = unprivileged
         return browser
 
     @classmethod
-    def _launch_plain(cls, executable: str, config: BrowserConfig, host_dir: str,
-                      ids: tuple[int, int] | None) -> BrowserProcess:  # fmt: skip
+    def _launch_plain(
+        cls, executable: str, config: BrowserConfig, host_dir: str, ids: tuple[int, int] | None
+    ) -> BrowserProcess:
         uid, gid = ids or (os.geteuid(), os.getegid())
         state_dir = os.path.join(host_dir, "state")
         os.mkdir(state_dir, 0o700)
@@ -512,13 +558,29 @@ class BrowserProcess:
         as_user: dict[str, Any] = {}
         if ids is not None and os.geteuid() == 0:  # the browser's account, without root's groups
             as_user = {"user": uid, "group": gid, "extra_groups": []}
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": f"{state_dir}/home",
-               "TMPDIR": f"{state_dir}/tmp", "LANG": "C.UTF-8", "TZ": "UTC"}  # fmt: skip
-        cmd = chromium_command(executable, user_data_dir=f"{state_dir}/ud", port=0,
-                               window_size=config.window_size, extra_args=config.extra_args)  # fmt: skip
-        popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, env=env, start_new_session=True,
-                                 **as_user)  # fmt: skip
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": f"{state_dir}/home",
+            "TMPDIR": f"{state_dir}/tmp",
+            "LANG": "C.UTF-8",
+            "TZ": "UTC",
+        }
+        cmd = chromium_command(
+            executable,
+            user_data_dir=f"{state_dir}/ud",
+            port=0,
+            window_size=config.window_size,
+            extra_args=config.extra_args,
+        )
+        popen = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            **as_user,
+        )
         port_file = Path(state_dir, "ud", "DevToolsActivePort")
         deadline = time.monotonic() + config.startup_timeout
         while True:
@@ -536,8 +598,14 @@ class BrowserProcess:
                     f"Chromium ({executable}) did not start within {config.startup_timeout} s"
                 )
             time.sleep(0.01)
-        browser = cls(popen.pid, port=port, state_dir=state_dir, isolated=False, popen=popen,
-                      owned_dirs=(host_dir,))  # fmt: skip
+        browser = cls(
+            popen.pid,
+            port=port,
+            state_dir=state_dir,
+            isolated=False,
+            popen=popen,
+            owned_dirs=(host_dir,),
+        )
         browser.unprivileged = uid != 0
         return browser
 
@@ -558,8 +626,15 @@ class BrowserProcess:
         it and remove ``owned_dirs``; it is registered with the crash janitor."""
         if not pid_alive(pid):
             raise BrowserUnavailableError(f"process {pid} is not running")
-        return cls(pid, port=port, state_dir=state_dir, isolated=isolated, popen=popen,
-                   owned_dirs=owned_dirs, page_url=page_url)  # fmt: skip
+        return cls(
+            pid,
+            port=port,
+            state_dir=state_dir,
+            isolated=isolated,
+            popen=popen,
+            owned_dirs=owned_dirs,
+            page_url=page_url,
+        )
 
     def disown_dirs(self) -> tuple[str, ...]:
         """Stop owning the host directories (``kill`` will not remove them; the crash janitor
@@ -663,8 +738,9 @@ class BrowserProcess:
         ``page_url`` when it answers, else the page the target list names."""
         if self.page_url:
             with contextlib.suppress(CDPError, OSError):
-                return CDPSession.open(self.page_url, sock=self.open_socket(timeout),
-                                       timeout=timeout)  # fmt: skip
+                return CDPSession.open(
+                    self.page_url, sock=self.open_socket(timeout), timeout=timeout
+                )
         url = self.page_ws_url()
         return CDPSession.open(url, sock=self.open_socket(timeout), timeout=timeout)
 
@@ -683,8 +759,10 @@ class BrowserProcess:
         self.kill()
 
     def __repr__(self) -> str:
-        return (f"BrowserProcess(pid={self.pid}, port={self.port}, isolated={self.isolated}, "
-                f"state_dir={self.state_dir!r}, alive={self.alive()})")  # fmt: skip
+        return (
+            f"BrowserProcess(pid={self.pid}, port={self.port}, isolated={self.isolated}, "
+            f"state_dir={self.state_dir!r}, alive={self.alive()})"
+        )
 
 
 def _map_root(pid: int, uid: int, gid: int) -> None:
@@ -700,8 +778,9 @@ def _tool(*candidates: str) -> str:
         path = cand if os.path.isabs(cand) else shutil.which(cand)
         if path and os.access(path, os.X_OK):
             return path
-    raise BrowserUnavailableError(f"{candidates[-1]} not found (tried {', '.join(candidates)}); "
-                                  f"{INSTALL_HINT}")  # fmt: skip
+    raise BrowserUnavailableError(
+        f"{candidates[-1]} not found (tried {', '.join(candidates)}); {INSTALL_HINT}"
+    )
 
 
 def _read_line(fd: int, timeout: float) -> str:

@@ -143,8 +143,9 @@ class CDPSession:
         """Send one command and return its ``result`` (raises :class:`CDPError` on error)."""
         return self.call_all((method, params or {}), timeout=timeout)[0]
 
-    def call_all(self, *commands: tuple[str, dict[str, Any]], timeout: float | None = None
-                 ) -> list[dict[str, Any]]:  # fmt: skip
+    def call_all(
+        self, *commands: tuple[str, dict[str, Any]], timeout: float | None = None
+    ) -> list[dict[str, Any]]:
         """Send several commands at once and return their results in order: one round trip
         instead of one per command (the browser runs them in the order sent)."""
         if self._closed:

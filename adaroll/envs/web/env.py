@@ -223,10 +223,19 @@ class WebEnv(EpisodeEnv):
         (:func:`adaroll.envs.env_settings`)."""
         config = config_from_options(WebEnvConfig, options, "web env")
         launch = _launch_config(config)
-        command = chromium_command("CHROMIUM", user_data_dir="USER_DATA_DIR", port=0,
-                                   window_size=launch.window_size, extra_args=launch.extra_args)  # fmt: skip
+        command = chromium_command(
+            "CHROMIUM",
+            user_data_dir="USER_DATA_DIR",
+            port=0,
+            window_size=launch.window_size,
+            extra_args=launch.extra_args,
+        )
         executable = find_chromium(config.browser.executable, headless_shell=True)
-        settings = {**asdict(config), "chromium_command": command, "chromium": chromium_version(executable)}
+        settings = {
+            **asdict(config),
+            "chromium_command": command,
+            "chromium": chromium_version(executable),
+        }
         for name in _WHERE_ONLY:
             settings.pop(name)
         for name in _BROWSER_WHERE_ONLY:
@@ -251,8 +260,10 @@ class WebEnv(EpisodeEnv):
             given = config_from_options(WebEnvConfig, overrides, "web env")
             config = replace(config, **{name: getattr(given, name) for name in overrides})
         if not (config.step_timeout_s > 0 and config.reset_timeout_s > 0):
-            raise ValueError(f"step_timeout_s and reset_timeout_s must be > 0, got "
-                             f"{config.step_timeout_s} and {config.reset_timeout_s}")  # fmt: skip
+            raise ValueError(
+                f"step_timeout_s and reset_timeout_s must be > 0, got "
+                f"{config.step_timeout_s} and {config.reset_timeout_s}"
+            )
         self.config = config
         self._owns_browser = browser is None
         self._fault: EnvFault | None = None
@@ -322,8 +333,11 @@ class WebEnv(EpisodeEnv):
     # -- GUIEnv ---------------------------------------------------------------------------------
     def warm_for(self, task: TaskSpec) -> bool:
         """The page holds ``task``'s template, so a reset can reuse it (``reuse_page``)."""
-        return (self.config.reuse_page and not self.config.screenshot
-                and self._page_template == task.template)  # fmt: skip
+        return (
+            self.config.reuse_page
+            and not self.config.screenshot
+            and self._page_template == task.template
+        )
 
     def _no_episode(self) -> str:
         return "no episode yet: call reset(options={'task': ...})"
@@ -409,9 +423,13 @@ class WebEnv(EpisodeEnv):
         self._success = bool(success)
         obs = self.observe()
         self.last_step_seconds = time.perf_counter() - t0
-        info: dict[str, Any] = {"instruction": self._instruction, "raw_reward": status["raw_reward"],
-                                "reason": status["reason"], "steps": self._steps,
-                                "unsettled": 0 if agent_done else self.last_unsettled}  # fmt: skip
+        info: dict[str, Any] = {
+            "instruction": self._instruction,
+            "raw_reward": status["raw_reward"],
+            "reason": status["reason"],
+            "steps": self._steps,
+            "unsettled": 0 if agent_done else self.last_unsettled,
+        }
         if self._done:
             info["success"] = self._success
         return obs, (1.0 if success else 0.0), terminated, truncated, info
@@ -442,8 +460,14 @@ class WebEnv(EpisodeEnv):
     def episode_state(self) -> dict[str, Any]:
         """Bookkeeping that lives outside the browser; with a restored browser process and
         :meth:`attach`, it recreates this env's episode."""
-        return {"task": self.task.id, "instruction": self._instruction, "steps": self._steps,
-                "done": self._done, "success": self._success, "max_steps": self._max_steps}  # fmt: skip
+        return {
+            "task": self.task.id,
+            "instruction": self._instruction,
+            "steps": self._steps,
+            "done": self._done,
+            "success": self._success,
+            "max_steps": self._max_steps,
+        }
 
     @classmethod
     def attach(
@@ -478,8 +502,10 @@ class WebEnv(EpisodeEnv):
         signal): nothing the page can observe changes, and the browser's memory - what a CRIU
         snapshot taken next must copy - shrinks. PRIVILEGED: snapshot backends."""
         with self._call("collect_garbage", self.config.step_timeout_s):
-            self.cdp.call_all(("HeapProfiler.collectGarbage", {}),
-                              ("Memory.simulatePressureNotification", {"level": "critical"}))  # fmt: skip
+            self.cdp.call_all(
+                ("HeapProfiler.collectGarbage", {}),
+                ("Memory.simulatePressureNotification", {"level": "critical"}),
+            )
 
     def page_status(self) -> dict[str, Any]:
         """MiniWoB's episode status: done, raw_reward, reason, ready. PRIVILEGED."""
@@ -514,8 +540,10 @@ class WebEnv(EpisodeEnv):
             with self.cdp.deadline(seconds):
                 yield
         except CDPTimeoutError as exc:
-            self._fault = EnvTimeout(f"web env {what} did not finish within {seconds:g} s "
-                                     f"({self._browser_state()}): {exc}")  # fmt: skip
+            self._fault = EnvTimeout(
+                f"web env {what} did not finish within {seconds:g} s "
+                f"({self._browser_state()}): {exc}"
+            )
             raise self._fault from exc
         except (CDPError, BrowserUnavailableError, OSError) as exc:
             self._fault = EnvFault(f"web env {what} failed ({self._browser_state()}): {exc}")
@@ -541,10 +569,12 @@ class WebEnv(EpisodeEnv):
         self.cdp.evaluate("__adaroll.preloadImages()", await_promise=True, timeout=20.0)
 
     def _wait_until(self, condition: str, *, timeout: float) -> None:
-        js = ("new Promise((resolve, reject) => { const t0 = performance.now(); const chk = () => {"
-              f" let ok = false; try {{ ok = !!({condition}); }} catch (e) {{}}"
-              f" if (ok) resolve(true); else if (performance.now() - t0 > {timeout * 1000})"
-              " resolve(false); else setTimeout(chk, 2); }; chk(); })")  # fmt: skip
+        js = (
+            "new Promise((resolve, reject) => { const t0 = performance.now(); const chk = () => {"
+            f" let ok = false; try {{ ok = !!({condition}); }} catch (e) {{}}"
+            f" if (ok) resolve(true); else if (performance.now() - t0 > {timeout * 1000})"
+            " resolve(false); else setTimeout(chk, 2); }; chk(); })"
+        )
         if not self.cdp.evaluate(js, await_promise=True, timeout=timeout + 5):
             raise CDPError(f"page condition not met within {timeout} s: {condition.strip()[:80]}")
 
@@ -553,7 +583,8 @@ class WebEnv(EpisodeEnv):
         limit (0 = settled), also kept in ``info["unsettled"]`` of the step."""
         pending = self.cdp.evaluate(
             f"__adaroll.settle({int(self.config.settle_timeout_ms)}, {frames})",
-            await_promise=True, timeout=30.0,
-        )  # fmt: skip
+            await_promise=True,
+            timeout=30.0,
+        )
         self.last_unsettled = int(pending or 0)
         return self.last_unsettled

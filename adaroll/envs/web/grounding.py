@@ -38,19 +38,19 @@ _ORDINAL = re.compile(r"\b(\d+(st|nd|rd|th)|first|second|third|fourth|fifth|last
 
 UNREPRESENTABLE: dict[str, str] = {
     "enter-date": "the expert taps a date field's month segment and types digits "
-                  "(MMDDYYYY) that neither the instruction nor the page holds",
+    "(MMDDYYYY) that neither the instruction nor the page holds",
     "enter-time": "the expert taps a time field's hour segment and types digits and A/P that "
-                  "neither the instruction nor the page holds",
+    "neither the instruction nor the page holds",
     "enter-text-2": "the typed text is the quoted one in upper or lower case, not a span of "
-                    "the instruction",
+    "the instruction",
     "text-transform": "the typed captcha is split into per-letter spans: no element text holds it",
     "simple-arithmetic": "the typed answer is a computed sum, not a string on the page",
     "form-sequence": "the slider is set by tapping a point of its track, not an element's centre",
     "use-spinner": "the spinner's up and down buttons look alike in the element list (text-less "
-                   "icon sprites)",
+    "icon sprites)",
     "form-sequence-3": "the custom dropdown and its button are tapped away from the centres of "
-                       "the elements the list shows",
-}  # fmt: skip
+    "the elements the list shows",
+}
 """Curated templates outside the small web policy's reach, with the reason (kept exact by
 ``tests/envs/web/test_experts.py``)."""
 
@@ -65,8 +65,9 @@ def _description(e: UIElement) -> tuple[str, str]:
 
 def _target(elements: Sequence[UIElement], x: float, y: float) -> int | None:
     """The smallest element containing (x, y), clickable first (the small policy's tap rule)."""
-    inside = [e for e in elements
-              if e.bounds[0] <= x <= e.bounds[2] and e.bounds[1] <= y <= e.bounds[3]]  # fmt: skip
+    inside = [
+        e for e in elements if e.bounds[0] <= x <= e.bounds[2] and e.bounds[1] <= y <= e.bounds[3]
+    ]
     if not inside:
         return None
 
@@ -80,18 +81,23 @@ def _target(elements: Sequence[UIElement], x: float, y: float) -> int | None:
 def _row_words(elements: Sequence[UIElement], e: UIElement) -> frozenset[str]:
     """Words of the elements level with ``e`` (their vertical extent holds its centre)."""
     y = (e.bounds[1] + e.bounds[3]) / 2
-    return frozenset().union(*(_words(o.text) for o in elements
-                               if o.bounds[1] <= y <= o.bounds[3]))  # fmt: skip
+    return frozenset().union(*(_words(o.text) for o in elements if o.bounds[1] <= y <= o.bounds[3]))
 
 
 def _hit(e: UIElement, episode: Iterable[Action]) -> bool:
-    return any(a.kind in POINT_KINDS and a.x is not None and a.y is not None
-               and e.bounds[0] <= a.x <= e.bounds[2] and e.bounds[1] <= a.y <= e.bounds[3]
-               for a in episode)  # fmt: skip
+    return any(
+        a.kind in POINT_KINDS
+        and a.x is not None
+        and a.y is not None
+        and e.bounds[0] <= a.x <= e.bounds[2]
+        and e.bounds[1] <= a.y <= e.bounds[3]
+        for a in episode
+    )
 
 
-def grounding_gap(instruction: str, observation: Observation, action: Action,
-                  episode: Sequence[Action] = ()) -> str | None:  # fmt: skip
+def grounding_gap(
+    instruction: str, observation: Observation, action: Action, episode: Sequence[Action] = ()
+) -> str | None:
     """Why ``observation`` does not identify the element ``action`` acts on (None: it does, or
     the action acts on no element). ``episode``: every expert action of the episode."""
     if action.kind not in POINT_KINDS or action.x is None or action.y is None:
@@ -104,17 +110,22 @@ def grounding_gap(instruction: str, observation: Observation, action: Action,
     said = _words(instruction)
     if _words(e.text) & said or "editable" in e.flags or _ORDINAL.search(instruction):
         return None
-    twins = [o for o in elements if o.id != e.id and _description(o) == _description(e)
-             and not _hit(o, episode)]  # fmt: skip
+    twins = [
+        o
+        for o in elements
+        if o.id != e.id and _description(o) == _description(e) and not _hit(o, episode)
+    ]
     if not twins:
         return None
     # look-alikes in rows of their own (one star per e-mail): the row names what it is about
     named = _row_words(elements, e) & said
     if all(not named <= (_row_words(elements, o) & said) for o in twins):
         return None
-    return (f"{action.to_text()} acts on element {e.id} ({e.role} {e.text!r}), which "
-            f"{len(twins)} other element(s) the expert leaves alone look alike, and the "
-            "instruction names none of its words")
+    return (
+        f"{action.to_text()} acts on element {e.id} ({e.role} {e.text!r}), which "
+        f"{len(twins)} other element(s) the expert leaves alone look alike, and the "
+        "instruction names none of its words"
+    )
 
 
 def check_representable(templates: Iterable[str], where: str) -> None:

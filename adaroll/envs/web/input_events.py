@@ -85,25 +85,48 @@ def _key(env: WebEnv, name: str) -> None:
     for mod in mods:  # modifiers go down first, each event carrying those already held
         mkey, mcode, mvk, bit = MODIFIER_EVENTS[mod]
         held |= bit
-        env.cdp.call("Input.dispatchKeyEvent", {"type": "rawKeyDown", "key": mkey, "code": mcode,
-                                                "windowsVirtualKeyCode": mvk, "modifiers": held})  # fmt: skip
+        env.cdp.call(
+            "Input.dispatchKeyEvent",
+            {
+                "type": "rawKeyDown",
+                "key": mkey,
+                "code": mcode,
+                "windowsVirtualKeyCode": mvk,
+                "modifiers": held,
+            },
+        )
     if held & ~MODIFIER_EVENTS["shift"][3]:
         text = ""  # ctrl/alt/meta chords type nothing: the browser runs them as shortcuts
     elif held and text.isalpha():
         text = key = text.upper()
-    down: dict[str, Any] = {"type": "keyDown" if text else "rawKeyDown", "key": key,
-                            "code": code, "windowsVirtualKeyCode": vk, "modifiers": held}  # fmt: skip
+    down: dict[str, Any] = {
+        "type": "keyDown" if text else "rawKeyDown",
+        "key": key,
+        "code": code,
+        "windowsVirtualKeyCode": vk,
+        "modifiers": held,
+    }
     if text:
         down["text"] = text
         down["unmodifiedText"] = text
     env.cdp.call("Input.dispatchKeyEvent", down)
-    env.cdp.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code,
-                                             "windowsVirtualKeyCode": vk, "modifiers": held})  # fmt: skip
+    env.cdp.call(
+        "Input.dispatchKeyEvent",
+        {"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": held},
+    )
     for mod in reversed(mods):
         mkey, mcode, mvk, bit = MODIFIER_EVENTS[mod]
         held &= ~bit
-        env.cdp.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": mkey, "code": mcode,
-                                                "windowsVirtualKeyCode": mvk, "modifiers": held})  # fmt: skip
+        env.cdp.call(
+            "Input.dispatchKeyEvent",
+            {
+                "type": "keyUp",
+                "key": mkey,
+                "code": mcode,
+                "windowsVirtualKeyCode": mvk,
+                "modifiers": held,
+            },
+        )
 
 
 def _type_chars(env: WebEnv, text: str) -> None:
@@ -118,8 +141,9 @@ def _type_chars(env: WebEnv, text: str) -> None:
         )
         vk = ord(ch.upper()) if ch.isascii() and ch.isalnum() else 0
         base = {"key": ch, "code": code, "windowsVirtualKeyCode": vk}
-        env.cdp.call("Input.dispatchKeyEvent", {"type": "keyDown", "text": ch,
-                                                "unmodifiedText": ch, **base})  # fmt: skip
+        env.cdp.call(
+            "Input.dispatchKeyEvent", {"type": "keyDown", "text": ch, "unmodifiedText": ch, **base}
+        )
         env.cdp.call("Input.dispatchKeyEvent", {"type": "keyUp", **base})
 
 
@@ -185,6 +209,5 @@ def _drag(env: WebEnv, action: Action) -> None:
     n = max(1, env.config.drag_steps)
     for i in range(1, n + 1):
         t = i / n
-        _mouse(env, "mouseMoved", x1 + (x2 - x1) * t, y1 + (y2 - y1) * t,
-               button="left", buttons=1)  # fmt: skip
+        _mouse(env, "mouseMoved", x1 + (x2 - x1) * t, y1 + (y2 - y1) * t, button="left", buttons=1)
     _mouse(env, "mouseReleased", x2, y2, button="left", buttons=0, clickCount=1)

@@ -99,15 +99,43 @@ _CURATED: dict[str, tuple[int, float, bool, tuple[str, ...], str]] = {
         ("text", "picker", "scroll", "multi"),
         "search flights by city/date, book the cheapest/shortest",
     ),
-    "book-flight-nodelay": (30, 14.1, False, ("text", "picker", "scroll", "multi"),
-                            "book-flight without autocomplete delay"),  # fmt: skip
-    "choose-date-easy": (8, 3.0, False, ("picker", "multi"), "choose-date, a date in the shown month"),
-    "choose-date-medium": (8, 3.5, False, ("picker", "multi"), "choose-date, a date a few months away"),
+    "book-flight-nodelay": (
+        30,
+        14.1,
+        False,
+        ("text", "picker", "scroll", "multi"),
+        "book-flight without autocomplete delay",
+    ),
+    "choose-date-easy": (
+        8,
+        3.0,
+        False,
+        ("picker", "multi"),
+        "choose-date, a date in the shown month",
+    ),
+    "choose-date-medium": (
+        8,
+        3.5,
+        False,
+        ("picker", "multi"),
+        "choose-date, a date a few months away",
+    ),
     "choose-date-nodelay": (20, 8.2, False, ("picker", "multi"), "choose-date, no animation"),
-    "use-autocomplete-nodelay": (10, 4.0, False, ("text", "picker", "multi"),
-                                 "use-autocomplete without delay"),  # fmt: skip
+    "use-autocomplete-nodelay": (
+        10,
+        4.0,
+        False,
+        ("text", "picker", "multi"),
+        "use-autocomplete without delay",
+    ),
     "click-collapsible-nodelay": (6, 2.0, False, ("multi",), "click-collapsible, no animation"),
-    "click-collapsible-2-nodelay": (10, 2.0, False, ("multi",), "click-collapsible-2, no animation"),
+    "click-collapsible-2-nodelay": (
+        10,
+        2.0,
+        False,
+        ("multi",),
+        "click-collapsible-2, no animation",
+    ),
     "click-tab-2-easy": (5, 1.0, False, ("tabs",), "click-tab-2 with one tab"),
     "click-tab-2-medium": (6, 1.0, False, ("tabs",), "click-tab-2, or the empty tab if no link"),
     "click-tab-2-hard": (10, 1.6, False, ("tabs", "multi"), "click-tab-2 with 2-6 tabs"),
@@ -129,8 +157,13 @@ _CURATED: dict[str, tuple[int, float, bool, tuple[str, ...], str]] = {
     "email-inbox-noscroll": (12, 2.2, False, ("text", "multi"), "email-inbox, short inbox"),
     "email-inbox-star-reply": (12, 2.2, True, ("text", "multi"), "star or reply to an email"),
     "email-inbox-nl-turk": (16, 3.2, False, ("text", "multi"), "email-inbox, crowd-written goals"),
-    "email-inbox-forward-nl-turk": (16, 5.2, False, ("text", "multi"),
-                                    "forward an email, crowd-written goals"),  # fmt: skip
+    "email-inbox-forward-nl-turk": (
+        16,
+        5.2,
+        False,
+        ("text", "multi"),
+        "forward an email, crowd-written goals",
+    ),
     "find-word": (8, 3.0, False, ("text", "multi"), "type the n-th word of a paragraph, submit"),
     "text-transform": (8, 3.0, False, ("text", "multi"), "type a distorted captcha text, submit"),
     "read-table": (8, 3.0, False, ("text", "multi"), "type a value read from a table, submit"),
@@ -185,14 +218,19 @@ def get_task(name: str) -> MiniWoBTask:
     try:
         return tasks[name]
     except KeyError:
-        raise KeyError(f"unknown MiniWoB++ task {name!r}; {len(tasks)} tasks, e.g. "
-                       f"{', '.join(list(tasks)[:5])}") from None  # fmt: skip
+        raise KeyError(
+            f"unknown MiniWoB++ task {name!r}; {len(tasks)} tasks, e.g. "
+            f"{', '.join(list(tasks)[:5])}"
+        ) from None
 
 
 def curated_tasks(*, heldout_template: bool | None = None) -> list[str]:
     """Curated task names (optionally only the held-out-template or only the training ones)."""
-    return [n for n, t in all_tasks().items() if t.curated
-            and (heldout_template is None or t.heldout_template == heldout_template)]  # fmt: skip
+    return [
+        n
+        for n, t in all_tasks().items()
+        if t.curated and (heldout_template is None or t.heldout_template == heldout_template)
+    ]
 
 
 # -- page control ---------------------------------------------------------------------------------

@@ -245,6 +245,8 @@ def prelude_js(config: WebEnvConfig) -> str:
     t0 = "null"
     if config.virtual_date is not None:
         t0 = str(int(datetime.fromisoformat(config.virtual_date).timestamp() * 1000))
-    return (PRELUDE_TEMPLATE.replace("__T0__", t0)
-            .replace("__SHORT__", str(int(config.settle_timer_ms)))
-            .replace("__ELEMENTS__", dom.ELEMENTS_JS))  # fmt: skip
+    return (
+        PRELUDE_TEMPLATE.replace("__T0__", t0)
+        .replace("__SHORT__", str(int(config.settle_timer_ms)))
+        .replace("__ELEMENTS__", dom.ELEMENTS_JS)
+    )

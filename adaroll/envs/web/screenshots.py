@@ -23,9 +23,14 @@ CAPTURE_CLIP = {"x": 0, "y": 0, "width": SCREEN[0], "height": SCREEN[1], "scale"
 
 def capture_png(env: WebEnv) -> Any:
     """The task area as a base64 PNG, straight from Chromium."""
-    return env.cdp.call("Page.captureScreenshot", {
-        "format": "png", "optimizeForSpeed": True,  # lossless, cheaper to encode
-        "clip": CAPTURE_CLIP})["data"]  # fmt: skip
+    return env.cdp.call(
+        "Page.captureScreenshot",
+        {
+            "format": "png",
+            "optimizeForSpeed": True,  # lossless, cheaper to encode
+            "clip": CAPTURE_CLIP,
+        },
+    )["data"]
 
 
 def decode_png(data: str) -> Any:
@@ -47,8 +52,17 @@ def emulate_capture_viewport(env: WebEnv) -> None:
     so :meth:`~adaroll.envs.web.env.WebEnv.reconnect` sets it again."""
     width, height, ratio = env.cdp.evaluate("[innerWidth, innerHeight, devicePixelRatio]")
     if width < SCREEN[0] or height < SCREEN[1]:
-        raise ValueError(f"web env: the viewport ({width} x {height}) is smaller than the task "
-                         f"area {SCREEN[0]} x {SCREEN[1]}; enlarge browser.window_size")  # fmt: skip
-    env.cdp.call("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": height, "deviceScaleFactor": ratio, "mobile": False,
-        "viewport": CAPTURE_CLIP})  # fmt: skip
+        raise ValueError(
+            f"web env: the viewport ({width} x {height}) is smaller than the task "
+            f"area {SCREEN[0]} x {SCREEN[1]}; enlarge browser.window_size"
+        )
+    env.cdp.call(
+        "Emulation.setDeviceMetricsOverride",
+        {
+            "width": width,
+            "height": height,
+            "deviceScaleFactor": ratio,
+            "mobile": False,
+            "viewport": CAPTURE_CLIP,
+        },
+    )

@@ -26,10 +26,20 @@ from typing import Any
 
 from adaroll.actions import MODIFIERS, Action, ActionKind
 
-WEBDRIVER_KEYS = {"enter": "<Enter>", "backspace": "<Backspace>", "tab": "<Tab>",
-                  "escape": "<Escape>", "delete": "<Delete>", "space": "<Space>",
-                  "up": "<ArrowUp>", "down": "<ArrowDown>", "left": "<ArrowLeft>",
-                  "right": "<ArrowRight>", "page_up": "<PageUp>", "page_down": "<PageDown>"}  # fmt: skip
+WEBDRIVER_KEYS = {
+    "enter": "<Enter>",
+    "backspace": "<Backspace>",
+    "tab": "<Tab>",
+    "escape": "<Escape>",
+    "delete": "<Delete>",
+    "space": "<Space>",
+    "up": "<ArrowUp>",
+    "down": "<ArrowDown>",
+    "left": "<ArrowLeft>",
+    "right": "<ArrowRight>",
+    "page_up": "<PageUp>",
+    "page_down": "<PageDown>",
+}
 """AdaRoll key name -> the ``miniwob`` package's key name."""
 _MODIFIER_PREFIX = {"ctrl": "C-", "alt": "A-", "shift": "S-", "meta": "M-"}
 assert set(_MODIFIER_PREFIX) == set(MODIFIERS)
@@ -53,8 +63,10 @@ def configure_stock_browser() -> None:
 
     tmp = os.environ.get("TMPDIR")
     if tmp and not (os.path.isdir(tmp) and os.access(tmp, os.W_OK | os.X_OK)):
-        raise BrowserUnavailableError(f"TMPDIR={tmp} is not a writable directory; chromedriver "
-                                      "makes the stock env's browser profile there")  # fmt: skip
+        raise BrowserUnavailableError(
+            f"TMPDIR={tmp} is not a writable directory; chromedriver "
+            "makes the stock env's browser profile there"
+        )
     os.environ.setdefault("SE_AVOID_STATS", "true")  # Selenium must not phone home
     os.environ.setdefault("MINIWOB_CHROME_BINARY", find_chromium())
     os.environ.setdefault("MINIWOB_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -75,7 +87,9 @@ def make_stock_env(task: str, keys: Sequence[str] = (), *, wait_ms: float = 0.0)
 
     cfg = ActionSpaceConfig.get_preset("all_supported")
     extra = [stock_key(k) for k in ("escape", *keys)]
-    cfg.allowed_keys = tuple(DEFAULT_ALLOWED_KEYS) + tuple(k for k in extra if k not in DEFAULT_ALLOWED_KEYS)
+    cfg.allowed_keys = tuple(DEFAULT_ALLOWED_KEYS) + tuple(
+        k for k in extra if k not in DEFAULT_ALLOWED_KEYS
+    )
     cfg.scroll_amount = SCROLL_PX
     return gymnasium.make(f"miniwob/{task}-v1", action_space_config=cfg, wait_ms=wait_ms)
 
@@ -87,8 +101,11 @@ def stock_action(env: Any, action: Action) -> Any:
 
     u = env.unwrapped
     cfg = u.action_space_config
-    point = {ActionKind.TAP: ActionTypes.CLICK_COORDS, ActionKind.DOUBLE_TAP: ActionTypes.DBLCLICK_COORDS,
-             ActionKind.HOVER: ActionTypes.MOVE_COORDS}  # fmt: skip
+    point = {
+        ActionKind.TAP: ActionTypes.CLICK_COORDS,
+        ActionKind.DOUBLE_TAP: ActionTypes.DBLCLICK_COORDS,
+        ActionKind.HOVER: ActionTypes.MOVE_COORDS,
+    }
     if action.kind in point:
         assert action.x is not None and action.y is not None
         coords = np.array([action.x * cfg.screen_width, action.y * cfg.screen_height])
@@ -100,11 +117,17 @@ def stock_action(env: Any, action: Action) -> Any:
         name = stock_key(action.key)
         keys = list(cfg.allowed_keys)
         if name not in keys:
-            raise ValueError(f"key {action.key!r} ({name}) is not in the stock env's keys; pass it "
-                             "to make_stock_env(keys=...)")  # fmt: skip
+            raise ValueError(
+                f"key {action.key!r} ({name}) is not in the stock env's keys; pass it "
+                "to make_stock_env(keys=...)"
+            )
         return u.create_action(ActionTypes.PRESS_KEY, key=keys.index(name))
     if action.kind is ActionKind.SWIPE and action.direction in ("up", "down"):
-        kind = ActionTypes.SCROLL_DOWN_COORDS if action.direction == "up" else ActionTypes.SCROLL_UP_COORDS
+        kind = (
+            ActionTypes.SCROLL_DOWN_COORDS
+            if action.direction == "up"
+            else ActionTypes.SCROLL_UP_COORDS
+        )
         return u.create_action(kind, coords=np.array([cfg.screen_width / 2, cfg.screen_height / 2]))
     return u.create_action(ActionTypes.NONE)
 

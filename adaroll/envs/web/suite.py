@@ -50,17 +50,27 @@ POLICY_MAX_NGRAM = 3
 class MiniWoBSuite(TaskSuite):
     """Curated MiniWoB++ templates, seeded splits and scripted experts."""
 
-    def __init__(self, train_seeds: int = 8, eval_seeds: int = 4, pretrain_seeds: int = 16,
-                 templates: list[str] | None = None, val_seeds: int | None = None,
-                 representable_only: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        train_seeds: int = 8,
+        eval_seeds: int = 4,
+        pretrain_seeds: int = 16,
+        templates: list[str] | None = None,
+        val_seeds: int | None = None,
+        representable_only: bool = False,
+    ) -> None:
         """``val_seeds`` defaults to ``eval_seeds`` (the held-out splits' seeds per template).
         ``representable_only`` (the experiment profiles set it): refuse, by name and reason,
         ``templates`` the small web policy cannot act on
         (:data:`adaroll.envs.web.grounding.UNREPRESENTABLE`); without ``templates``, keep only
         the representable curated ones."""
         val_seeds = eval_seeds if val_seeds is None else val_seeds
-        for name, n in (("train_seeds", train_seeds), ("eval_seeds", eval_seeds),
-                        ("pretrain_seeds", pretrain_seeds), ("val_seeds", val_seeds)):  # fmt: skip
+        for name, n in (
+            ("train_seeds", train_seeds),
+            ("eval_seeds", eval_seeds),
+            ("pretrain_seeds", pretrain_seeds),
+            ("val_seeds", val_seeds),
+        ):
             if isinstance(n, bool) or not isinstance(n, int) or n < 0:
                 raise ConfigError(f"{name} must be a non-negative int, got {n!r}")
         self.train_seeds = train_seeds
@@ -70,10 +80,14 @@ class MiniWoBSuite(TaskSuite):
         curated = curated_tasks()
         unknown = sorted(set(templates or ()) - set(curated))
         if unknown:
-            raise ConfigError(f"not curated MiniWoB++ templates: {', '.join(unknown)}; "
-                             f"curated: {', '.join(curated)}")  # fmt: skip
+            raise ConfigError(
+                f"not curated MiniWoB++ templates: {', '.join(unknown)}; "
+                f"curated: {', '.join(curated)}"
+            )
         if not isinstance(representable_only, bool):
-            raise ConfigError(f"representable_only must be true or false, got {representable_only!r}")
+            raise ConfigError(
+                f"representable_only must be true or false, got {representable_only!r}"
+            )
         self.only = set(templates) if templates else None
         """``templates`` option: restrict every split to these curated templates."""
         if representable_only:
@@ -82,8 +96,12 @@ class MiniWoBSuite(TaskSuite):
                 self.only = {t for t in curated if t not in UNREPRESENTABLE}
 
     def policy_hints(self) -> dict[str, Any]:
-        return {"kinds": POLICY_KINDS, "keys": POLICY_KEYS, "type_sources": POLICY_TYPE_SOURCES,
-                "max_ngram": POLICY_MAX_NGRAM}  # fmt: skip
+        return {
+            "kinds": POLICY_KINDS,
+            "keys": POLICY_KEYS,
+            "type_sources": POLICY_TYPE_SOURCES,
+            "max_ngram": POLICY_MAX_NGRAM,
+        }
 
     def _chosen(self, names: list[str]) -> list[str]:
         return [t for t in names if self.only is None or t in self.only]
@@ -105,25 +123,44 @@ class MiniWoBSuite(TaskSuite):
     def template_info(self, template: str) -> dict[str, Any]:
         """For ``adaroll envs list --templates``: expert length, tags, held-out flag."""
         meta = get_task(template)
-        return {"difficulty": meta.expert_steps, "tags": list(meta.tags),
-                "heldout": meta.heldout_template, "max_steps": meta.max_steps}  # fmt: skip
+        return {
+            "difficulty": meta.expert_steps,
+            "tags": list(meta.tags),
+            "heldout": meta.heldout_template,
+            "max_steps": meta.max_steps,
+        }
 
     def split(self, name: str) -> list[TaskSpec]:
         if name == "train":
-            return [TaskSpec("web", t, s) for t in self.train_templates()
-                    for s in range(self.train_seeds)]  # fmt: skip
+            return [
+                TaskSpec("web", t, s)
+                for t in self.train_templates()
+                for s in range(self.train_seeds)
+            ]
         if name == "val":
-            return [TaskSpec("web", t, VAL_SEED_BASE + s) for t in self.train_templates()
-                    for s in range(self.val_seeds)]  # fmt: skip
+            return [
+                TaskSpec("web", t, VAL_SEED_BASE + s)
+                for t in self.train_templates()
+                for s in range(self.val_seeds)
+            ]
         if name == "heldout":
-            return [TaskSpec("web", t, HELDOUT_SEED_BASE + s) for t in self.train_templates()
-                    for s in range(self.eval_seeds)]  # fmt: skip
+            return [
+                TaskSpec("web", t, HELDOUT_SEED_BASE + s)
+                for t in self.train_templates()
+                for s in range(self.eval_seeds)
+            ]
         if name == "heldout-templates":
-            return [TaskSpec("web", t, HELDOUT_SEED_BASE + s) for t in self.heldout_templates()
-                    for s in range(self.eval_seeds)]  # fmt: skip
+            return [
+                TaskSpec("web", t, HELDOUT_SEED_BASE + s)
+                for t in self.heldout_templates()
+                for s in range(self.eval_seeds)
+            ]
         if name == "pretrain":
-            return [TaskSpec("web", t, PRETRAIN_SEED_BASE + s) for t in self.train_templates()
-                    for s in range(self.pretrain_seeds)]  # fmt: skip
+            return [
+                TaskSpec("web", t, PRETRAIN_SEED_BASE + s)
+                for t in self.train_templates()
+                for s in range(self.pretrain_seeds)
+            ]
         raise KeyError(f"unknown split {name!r}; valid splits: {', '.join(SPLITS)}")
 
     def expert_action(self, env: GUIEnv) -> Action:

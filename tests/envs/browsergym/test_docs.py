@@ -11,7 +11,9 @@ DOC = Path(__file__).resolve().parents[3] / "docs" / "browsergym.md"
 
 
 def test_the_documented_run_is_part_of_the_end_to_end_run() -> None:
-    line = next(line for line in DOC.read_text().splitlines() if line.strip().startswith("adaroll run"))
+    line = next(
+        line for line in DOC.read_text().splitlines() if line.strip().startswith("adaroll run")
+    )
     words = shlex.split(line)
     sets = [words[i + 1] for i, word in enumerate(words) if word == "--set"]
     assert sets[0] == "env.name=browsergym" and "--quick" in words

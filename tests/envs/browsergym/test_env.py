@@ -47,9 +47,13 @@ def test_wrong_button_ends_the_episode_unrewarded(bg_env) -> None:
     wanted = info["instruction"].split("button ")[1].rstrip(".")
     wrong = next(e for e in obs.elements if e.role == "button" and e.text != wanted)
     x, y = wrong.center
-    _, reward, terminated, truncated, step_info = bg_env.step(parse_action(f"tap({x:.4f}, {y:.4f})"))
+    _, reward, terminated, truncated, step_info = bg_env.step(
+        parse_action(f"tap({x:.4f}, {y:.4f})")
+    )
     assert (reward, terminated, truncated, step_info["success"]) == (0.0, True, False, False)
-    assert step_info["browsergym_reward"] == 0.0 and step_info["browsergym_action"].startswith("mouse_click(")
+    assert step_info["browsergym_reward"] == 0.0 and step_info["browsergym_action"].startswith(
+        "mouse_click("
+    )
     with pytest.raises(RuntimeError, match="episode is over"):
         bg_env.step(parse_action("wait()"))
 
@@ -66,12 +70,18 @@ def test_done_terminates_and_the_step_limit_truncates(bg_env) -> None:
         assert (reward, terminated, truncated, info["success"]) == (0.0, False, True, False)
 
 
-@pytest.mark.parametrize("task,words", [
-    ("browsergym/miniwob.no-such-task", ["browsergym", "miniwob.no-such-task", "registers"]),
-    ("miniwob.click-tset-2", ["browsergym", "miniwob.click-tset-2", "did you mean miniwob.click-test-2"]),
-    ("browsergym:nobench.task#0", ["browsergym", "nobench.task", "miniwob"]),
-    ("web:click-test-2#0", ["web:click-test-2#0", "not a browsergym task"]),
-])
+@pytest.mark.parametrize(
+    "task,words",
+    [
+        ("browsergym/miniwob.no-such-task", ["browsergym", "miniwob.no-such-task", "registers"]),
+        (
+            "miniwob.click-tset-2",
+            ["browsergym", "miniwob.click-tset-2", "did you mean miniwob.click-test-2"],
+        ),
+        ("browsergym:nobench.task#0", ["browsergym", "nobench.task", "miniwob"]),
+        ("web:click-test-2#0", ["web:click-test-2#0", "not a browsergym task"]),
+    ],
+)
 def test_unknown_tasks_are_refused_naming_env_and_task(bg_env, task: str, words: list[str]) -> None:
     with pytest.raises(ValueError) as caught:
         bg_env.reset(options={"task": task})
@@ -81,8 +91,11 @@ def test_unknown_tasks_are_refused_naming_env_and_task(bg_env, task: str, words:
 def _task_browser(before: dict[int, str]) -> int:
     """The pid of the task page's Chromium that BrowserGym launched since ``before`` (its chat
     window's browser is launched with a --window-size and without this flag)."""
-    pids = [pid for pid, cmd in live_processes().items() if pid not in before
-            and "OverlayScrollbars" in cmd and "--type=" not in cmd]  # fmt: skip
+    pids = [
+        pid
+        for pid, cmd in live_processes().items()
+        if pid not in before and "OverlayScrollbars" in cmd and "--type=" not in cmd
+    ]
     assert len(pids) == 1, pids
     return pids[0]
 
@@ -90,8 +103,13 @@ def _task_browser(before: dict[int, str]) -> int:
 def _profiles(before: dict[int, str]) -> set[str]:
     """The profile folders of the browsers Playwright launched since ``before`` (every process
     of such a browser names it; other jobs' browsers on the machine do not)."""
-    return {arg for pid, cmd in live_processes().items() if pid not in before
-            for arg in cmd.split() if "playwright_chromiumdev_profile" in arg}  # fmt: skip
+    return {
+        arg
+        for pid, cmd in live_processes().items()
+        if pid not in before
+        for arg in cmd.split()
+        if "playwright_chromiumdev_profile" in arg
+    }
 
 
 def test_browser_killed_mid_episode_is_an_env_fault() -> None:
@@ -101,7 +119,9 @@ def test_browser_killed_mid_episode_is_an_env_fault() -> None:
         profiles = _profiles(before)
         assert len(profiles) == 2  # the task page's browser and the chat window's
         os.kill(_task_browser(before), signal.SIGKILL)
-        with pytest.raises(EnvFault, match="browsergym env step of browsergym:miniwob.click-checkboxes#2"):
+        with pytest.raises(
+            EnvFault, match="browsergym env step of browsergym:miniwob.click-checkboxes#2"
+        ):
             env.step(parse_action("tap(0.5, 0.5)"))
         assert env.fault is not None
         with pytest.raises(EnvFault, match="unusable after an earlier fault"):

@@ -47,8 +47,13 @@ class Injector:
         class Killer(TapPolicy):
             def sample(self, contexts, n, *, greedy=False):
                 if injector.kill and not injector.killed:
-                    pid = next(p for p, cmd in live_processes().items() if p not in injector.before
-                               and "OverlayScrollbars" in cmd and "--type=" not in cmd)  # fmt: skip
+                    pid = next(
+                        p
+                        for p, cmd in live_processes().items()
+                        if p not in injector.before
+                        and "OverlayScrollbars" in cmd
+                        and "--type=" not in cmd
+                    )
                     os.kill(pid, signal.SIGKILL)
                     injector.killed.append(pid)
                 return super().sample(contexts, n, greedy=greedy)
@@ -57,13 +62,22 @@ class Injector:
 
 
 def collect(injector: Injector) -> tuple[Collector, list[Group]]:
-    collector = Collector(injector.policy(), injector.make_env, CheckpointStore(),
-                          ReplaySnapshots(make_env=injector.make_env), history_window=2)  # fmt: skip
+    collector = Collector(
+        injector.policy(),
+        injector.make_env,
+        CheckpointStore(),
+        ReplaySnapshots(make_env=injector.make_env),
+        history_window=2,
+    )
     return collector, collector.collect([Job("root", TASK, 2)], seed=5)
 
 
 def outcome(group: Group) -> tuple:
-    return group.job.task, tuple(tuple(d.sample.action for d in s) for s in group.decisions), tuple(group.rewards)
+    return (
+        group.job.task,
+        tuple(tuple(d.sample.action for d in s) for s in group.decisions),
+        tuple(group.rewards),
+    )
 
 
 def test_killed_browsergym_browser_is_replaced_and_its_group_rerun() -> None:

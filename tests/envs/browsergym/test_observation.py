@@ -25,9 +25,13 @@ def web():
 
 
 def _node(node_id, role, name="", children=(), bid=None, props=(), **extra):
-    node = {"nodeId": str(node_id), "role": {"value": role}, "name": {"value": name},
-            "childIds": [str(c) for c in children],
-            "properties": [{"name": k, "value": {"value": v}} for k, v in props]}
+    node = {
+        "nodeId": str(node_id),
+        "role": {"value": role},
+        "name": {"value": name},
+        "childIds": [str(c) for c in children],
+        "properties": [{"name": k, "value": {"value": v}} for k, v in props],
+    }
     if bid is not None:
         node["browsergym_id"] = bid
     node.update(extra)
@@ -35,10 +39,15 @@ def _node(node_id, role, name="", children=(), bid=None, props=(), **extra):
 
 
 def _obs(nodes, boxes, clickable=(), focused=None):
-    props = {bid: {"visibility": 0.0 if box is None else 1.0, "bbox": box,
-                   "clickable": bid in clickable} for bid, box in boxes.items()}
-    return {"axtree_object": {"nodes": nodes}, "extra_element_properties": props,
-            "focused_element_bid": focused}
+    props = {
+        bid: {"visibility": 0.0 if box is None else 1.0, "bbox": box, "clickable": bid in clickable}
+        for bid, box in boxes.items()
+    }
+    return {
+        "axtree_object": {"nodes": nodes},
+        "extra_element_properties": props,
+        "focused_element_bid": focused,
+    }
 
 
 def test_tree_rules_on_a_hand_made_page() -> None:
@@ -52,16 +61,27 @@ def test_tree_rules_on_a_hand_made_page() -> None:
         _node(7, "button", "Go", [8, 10], bid="d", props=[("disabled", True)]),
         _node(8, "StaticText", "Go"),
         _node(10, "image", "arrow", bid="h"),  # clickable, but inside a widget: folds into it
-        _node(9, "textbox", "", bid="e", props=[("editable", "plaintext"), ("placeholder", "Name")]),
+        _node(
+            9, "textbox", "", bid="e", props=[("editable", "plaintext"), ("placeholder", "Name")]
+        ),
         _node(11, "generic", "", [12], bid="f"),  # scrolled out of view
         _node(12, "StaticText", "gone"),
         _node(13, "generic", "", [14], bid="g"),  # half off the screen
         _node(14, "StaticText", "edge"),
     ]
-    boxes = {"a": [0, 0, 240, 300], "b": [0, 30, 90, 15], "c": [0, 30, 15, 15],
-             "d": [0, 60, 60, 30], "h": [40, 60, 20, 30], "e": [0, 120, 150, 30], "f": None, "g": [180, 285, 120, 60]}
-    elements = axtree_elements(_obs(nodes, boxes, clickable={"b", "c", "d", "e", "h"}, focused="e"),
-                               (160, 210), scale=1.5)
+    boxes = {
+        "a": [0, 0, 240, 300],
+        "b": [0, 30, 90, 15],
+        "c": [0, 30, 15, 15],
+        "d": [0, 60, 60, 30],
+        "h": [40, 60, 20, 30],
+        "e": [0, 120, 150, 30],
+        "f": None,
+        "g": [180, 285, 120, 60],
+    }
+    elements = axtree_elements(
+        _obs(nodes, boxes, clickable={"b", "c", "d", "e", "h"}, focused="e"), (160, 210), scale=1.5
+    )
     got = [(e.id, e.role, e.text, sorted(e.flags)) for e in elements]
     assert got == [
         (0, "text", "Hello world", []),
@@ -74,8 +94,9 @@ def test_tree_rules_on_a_hand_made_page() -> None:
     assert elements[2].bounds == (0.0, round(40 / 210, 4), 0.25, round(60 / 210, 4))
     assert elements[4].bounds == (0.75, round(190 / 210, 4), 1.0, 1.0)
     # over budget: interactive elements first, reported in document order
-    small = axtree_elements(_obs(nodes, boxes, clickable={"b", "c", "d", "e"}), (160, 210),
-                            scale=1.5, max_elements=2)
+    small = axtree_elements(
+        _obs(nodes, boxes, clickable={"b", "c", "d", "e"}), (160, 210), scale=1.5, max_elements=2
+    )
     assert [(e.id, e.role) for e in small] == [(0, "checkbox"), (1, "button")]
 
 
@@ -83,8 +104,10 @@ def test_empty_tree_has_no_elements() -> None:
     assert axtree_elements({"axtree_object": {"nodes": []}}, (160, 210)) == ()
 
 
-@pytest.mark.parametrize("template,seed", [("click-test-2", 0), ("click-checkboxes", 1),
-                                           ("enter-text", 2), ("click-button", 3)])
+@pytest.mark.parametrize(
+    "template,seed",
+    [("click-test-2", 0), ("click-checkboxes", 1), ("enter-text", 2), ("click-button", 3)],
+)
 def test_same_interactive_elements_as_the_web_env(bg_env, web, template: str, seed: int) -> None:
     obs, info = bg_env.reset(options={"task": TaskSpec("browsergym", f"miniwob.{template}", seed)})
     page_seed = int(np.random.RandomState(seed).randint(0, 1000000))  # BrowserGym's page seed

@@ -38,9 +38,16 @@ def task(template: str = "lake-4x4", seed: int = 0) -> TaskSpec:
 
 def test_splits_are_disjoint_and_the_bfs_expert_solves_every_task() -> None:
     s, env = suite(), lake()
-    splits = {name: s.split(name) for name in ("pretrain", "train", "val", "heldout", "heldout-templates")}
+    splits = {
+        name: s.split(name) for name in ("pretrain", "train", "val", "heldout", "heldout-templates")
+    }
     assert {name: len(tasks) for name, tasks in splits.items()} == {
-        "pretrain": 6, "train": 6, "val": 3, "heldout": 3, "heldout-templates": 2}  # fmt: skip
+        "pretrain": 6,
+        "train": 6,
+        "val": 3,
+        "heldout": 3,
+        "heldout-templates": 2,
+    }
     instances = [t for tasks in splits.values() for t in tasks]
     assert len(set(instances)) == len(instances)
     assert {t.template for t in splits["heldout-templates"]} == {"lake-7x7"}
@@ -55,12 +62,21 @@ def test_splits_are_disjoint_and_the_bfs_expert_solves_every_task() -> None:
 def test_a_task_is_one_seeded_lake_and_resets_are_deterministic() -> None:
     env = lake()
     first, info = env.reset(options={"task": task(seed=3)})
-    assert info["task"] == "gymnasium:lake-4x4#3" and info["max_steps"] == 16 and "goal" in info["instruction"]
-    assert len(first.elements) == 16 and [e.flags for e in first.elements].count(frozenset({"selected"})) == 1
+    assert (
+        info["task"] == "gymnasium:lake-4x4#3"
+        and info["max_steps"] == 16
+        and "goal" in info["instruction"]
+    )
+    assert (
+        len(first.elements) == 16
+        and [e.flags for e in first.elements].count(frozenset({"selected"})) == 1
+    )
     other, _ = env.reset(options={"task": task(seed=4)})
     again, _ = env.reset(options={"task": "gymnasium:lake-4x4#3"})
     assert again.element_tree_hash() == first.element_tree_hash() != other.element_tree_hash()
-    with pytest.raises(ValueError, match=r"no task gymnasium:lake-9x9#0; templates: lake-4x4, lake-5x5"):
+    with pytest.raises(
+        ValueError, match=r"no task gymnasium:lake-9x9#0; templates: lake-4x4, lake-5x5"
+    ):
         env.reset(options={"task": task("lake-9x9")})
 
 
@@ -70,11 +86,19 @@ def test_episode_semantics_goal_hole_truncation_done_and_invalid_actions() -> No
     *_, info = env.step(s.expert_action(env))
     while not (env._ended[0] or env._ended[1]):  # the expert to the goal: reward 1 on the last step
         _, reward, terminated, truncated, info = env.step(s.expert_action(env))
-    assert (reward, terminated, truncated, info["success"], info["env_reward"]) == (1.0, True, False, True, 1.0)
+    assert (reward, terminated, truncated, info["success"], info["env_reward"]) == (
+        1.0,
+        True,
+        False,
+        True,
+        1.0,
+    )
 
     obs, _ = env.reset(options={"task": task()})
     start_hash = obs.element_tree_hash()
-    with pytest.raises(InvalidActionError, match=r"key\(left\|down\|right\|up\), not tap\(0.5, 0.5\)"):
+    with pytest.raises(
+        InvalidActionError, match=r"key\(left\|down\|right\|up\), not tap\(0.5, 0.5\)"
+    ):
         env.step(Action.tap(0.5, 0.5))
     assert env.steps_taken == 0
     for n in range(1, 17):  # bumping into the top edge never moves: truncated at 4 x 4 steps
@@ -121,7 +145,11 @@ def test_every_backend_restores_a_verified_branch_the_expert_finishes(backend: s
             restored = restore_verified(snapshots, ref, make_env)
             branch = restored.env
             assert restored.fallback == "" and branch.steps_taken == 3
-            assert branch.observe().element_tree_hash() == at.element_tree_hash() == ref.element_tree_hash
+            assert (
+                branch.observe().element_tree_hash()
+                == at.element_tree_hash()
+                == ref.element_tree_hash
+            )
             for action in expert[3:]:
                 *_, terminated, truncated, info = branch.step(action)
             assert terminated and info["success"] and not truncated
@@ -154,17 +182,23 @@ def test_a_restored_state_continues_the_gymnasium_time_limit() -> None:
 
 
 def test_config_errors_name_the_option_and_the_valid_choices() -> None:
-    with pytest.raises(ConfigError, match=r"unknown Gymnasium id 'FrozenLak-v1'.*Did you mean: `FrozenLake`"):
+    with pytest.raises(
+        ConfigError, match=r"unknown Gymnasium id 'FrozenLak-v1'.*Did you mean: `FrozenLake`"
+    ):
         make_env_factory("gymnasium", id="FrozenLak-v1", adapter="frozen_lake")
     with pytest.raises(ConfigError, match=r"env.options.adapter is required"):
         make_env_factory("gymnasium", id="FrozenLake-v1")
-    with pytest.raises(ConfigError, match=r"unknown gymnasium adapter 'lake'; valid names: frozen_lake"):
+    with pytest.raises(
+        ConfigError, match=r"unknown gymnasium adapter 'lake'; valid names: frozen_lake"
+    ):
         make_env_factory("gymnasium", id="FrozenLake-v1", adapter="lake")
     with pytest.raises(ConfigError, match=r"adapter 'no_such.module:Adapter' cannot be imported"):
         make_env_factory("gymnasium", id="FrozenLake-v1", adapter="no_such.module:Adapter")
     with pytest.raises(ConfigError, match=r"bad adapter_options \{'size': 4\}"):
         make_env_factory("gymnasium", **LAKE, adapter_options={"size": 4})
-    with pytest.raises(ConfigError, match=r"unknown gymnasium environment \(env.options\) option\(s\) map"):
+    with pytest.raises(
+        ConfigError, match=r"unknown gymnasium environment \(env.options\) option\(s\) map"
+    ):
         make_env_factory("gymnasium", **LAKE, map="4x4")
     with pytest.raises(ConfigError, match=r"needs env.options.id and env.options.adapter"):
         get_suite("gymnasium")

@@ -29,7 +29,9 @@ def test_an_env_that_raises_mid_episode_is_an_env_fault_naming_env_and_task() ->
     FlakyLake.arm(2)
     env.reset(options={"task": TASK})
     env.step(Action.press("up"))  # bumps into the edge: the episode goes on
-    with pytest.raises(EnvFault, match=WHERE + r": step raised ConnectionError: lake server went away"):
+    with pytest.raises(
+        EnvFault, match=WHERE + r": step raised ConnectionError: lake server went away"
+    ):
         env.step(Action.press("left"))
     assert env.fault is not None
     with pytest.raises(EnvFault, match="lake server went away"):  # broken for good: replace it
@@ -39,31 +41,52 @@ def test_an_env_that_raises_mid_episode_is_an_env_fault_naming_env_and_task() ->
 def test_a_malformed_observation_is_an_adapter_fault_naming_env_task_and_field() -> None:
     env = make_env_factory("gymnasium", **MALFORMED)()
     env.reset(options={"task": TASK})  # well-formed at the start
-    with pytest.raises(AdapterError, match=r"gymnasium env FrozenLake-v1 \(task gymnasium:lake-5x5#1, adapter "
-                       r"tests.envs.gymnasium.lakes:MalformedLakeAdapter\): the adapter returned a malformed "
-                       r"observation: elements\[0\].bounds must be"):  # fmt: skip
+    with pytest.raises(
+        AdapterError,
+        match=r"gymnasium env FrozenLake-v1 \(task gymnasium:lake-5x5#1, adapter "
+        r"tests.envs.gymnasium.lakes:MalformedLakeAdapter\): the adapter returned a malformed "
+        r"observation: elements\[0\].bounds must be",
+    ):
         for move in ("right", "down", "right", "down"):
             env.step(Action.press(move))
 
 
 def el(i: int = 0, **kw) -> UIElement:
-    fields = {"id": i, "role": "tile", "text": "ice", "bounds": (0.0, 0.0, 0.5, 0.5), "flags": frozenset()} | kw
+    fields = {
+        "id": i,
+        "role": "tile",
+        "text": "ice",
+        "bounds": (0.0, 0.0, 0.5, 0.5),
+        "flags": frozenset(),
+    } | kw
     return UIElement(**fields)
 
 
-@pytest.mark.parametrize(("obs", "what"), [
-    ("tiles", "expected an adaroll Observation, got str"),
-    (Observation([el()], (64, 64)), "elements must be a tuple"),  # type: ignore[arg-type]
-    (Observation((el(), el()), (64, 64)), r"elements\[1\].id must be a unique"),
-    (Observation((el(id=-1),), (64, 64)), r"elements\[0\].id must be a unique non-negative int"),
-    (Observation((el(text=3),), (64, 64)), r"elements\[0\].text must be a str"),
-    (Observation((el(bounds=(0.6, 0.0, 0.5, 0.5)),), (64, 64)), r"elements\[0\].bounds"),
-    (Observation((el(bounds=(0.0, 0.0, float("nan"), 0.5)),), (64, 64)), r"elements\[0\].bounds"),
-    (Observation((el(flags=frozenset({"agent"})),), (64, 64)), r"elements\[0\].flags"),
-    (Observation((el(),), (64, 0)), "screen_size must be two positive ints"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("obs", "what"),
+    [
+        ("tiles", "expected an adaroll Observation, got str"),
+        (Observation([el()], (64, 64)), "elements must be a tuple"),  # type: ignore[arg-type]
+        (Observation((el(), el()), (64, 64)), r"elements\[1\].id must be a unique"),
+        (
+            Observation((el(id=-1),), (64, 64)),
+            r"elements\[0\].id must be a unique non-negative int",
+        ),
+        (Observation((el(text=3),), (64, 64)), r"elements\[0\].text must be a str"),
+        (Observation((el(bounds=(0.6, 0.0, 0.5, 0.5)),), (64, 64)), r"elements\[0\].bounds"),
+        (
+            Observation((el(bounds=(0.0, 0.0, float("nan"), 0.5)),), (64, 64)),
+            r"elements\[0\].bounds",
+        ),
+        (Observation((el(flags=frozenset({"agent"})),), (64, 64)), r"elements\[0\].flags"),
+        (Observation((el(),), (64, 0)), "screen_size must be two positive ints"),
+    ],
+)
 def test_check_observation_names_what_is_malformed(obs, what: str) -> None:
-    with pytest.raises(AdapterError, match=r"^env X \(task T\): the adapter returned a malformed observation: " + what):
+    with pytest.raises(
+        AdapterError,
+        match=r"^env X \(task T\): the adapter returned a malformed observation: " + what,
+    ):
         check_observation(obs, "env X (task T)")
 
 
@@ -85,14 +108,22 @@ def jobs(suite, store) -> list[Job]:
 
 
 def outcome(group: Group) -> tuple:
-    return group.job, tuple(tuple(d.sample.action for d in s) for s in group.decisions), tuple(group.rewards)
+    return (
+        group.job,
+        tuple(tuple(d.sample.action for d in s) for s in group.decisions),
+        tuple(group.rewards),
+    )
 
 
-def test_the_collector_counts_a_mid_episode_fault_and_reruns_its_group(flaky_setup, one_torch_thread) -> None:
+def test_the_collector_counts_a_mid_episode_fault_and_reruns_its_group(
+    flaky_setup, one_torch_thread
+) -> None:
     make_env, suite, store, policy = flaky_setup
     work = jobs(suite, store)
     FlakyLake.arm()
-    clean = Collector(policy, make_env, store, MemorySnapshots(), history_window=2).collect(work, seed=7)
+    clean = Collector(policy, make_env, store, MemorySnapshots(), history_window=2).collect(
+        work, seed=7
+    )
     assert FlakyLake.steps > 6
     FlakyLake.arm(3, FlakyLake.steps // 2)  # two faults: early and mid-collection
     faulty = Collector(policy, make_env, store, MemorySnapshots(), history_window=2)
@@ -102,11 +133,17 @@ def test_the_collector_counts_a_mid_episode_fault_and_reruns_its_group(flaky_set
     assert faulty.stats["replaced_envs"] == 2
 
 
-def test_a_malformed_observation_mid_rollout_fails_the_group_after_its_retries(flaky_setup, one_torch_thread) -> None:
+def test_a_malformed_observation_mid_rollout_fails_the_group_after_its_retries(
+    flaky_setup, one_torch_thread
+) -> None:
     _, suite, store, policy = flaky_setup
     make_env = make_env_factory("gymnasium", **MALFORMED)
     job = Job("root", TaskSpec("gymnasium", "lake-4x4", 0), 2)  # each episode leaves the start
-    collector = Collector(policy, make_env, store, MemorySnapshots(), history_window=2, max_retries=1)
-    with pytest.raises(RolloutFailed, match=r"failed on 2 attempt\(s\); last: .*malformed observation"):
+    collector = Collector(
+        policy, make_env, store, MemorySnapshots(), history_window=2, max_retries=1
+    )
+    with pytest.raises(
+        RolloutFailed, match=r"failed on 2 attempt\(s\); last: .*malformed observation"
+    ):
         collector.collect([job], seed=0)
     assert collector.stats["faults"] == 2

@@ -29,7 +29,9 @@ from tests.fakes import GoPolicy
 from .conftest import spec
 
 
-def expert_episode(env: MobileEnv, suite: MobileTaskSuite, task: TaskSpec) -> tuple[list[Action], list, dict]:
+def expert_episode(
+    env: MobileEnv, suite: MobileTaskSuite, task: TaskSpec
+) -> tuple[list[Action], list, dict]:
     obs, _ = env.reset(options={"task": task})
     actions, trace = [], [obs]
     while True:
@@ -58,7 +60,11 @@ def noisy_episodes() -> list[tuple[TaskSpec, list[Action], list, dict]]:
 def test_profiles_by_name_or_mapping_and_bad_values_name_their_field() -> None:
     assert resolve_profile("noisy") is PROFILES["noisy"] and resolve_profile("clean").clean
     custom = resolve_profile({"base": "noisy", "ad": 0.5})
-    assert custom.ad == 0.5 and custom.banner == PROFILES["noisy"].banner and custom.name == "noisy+custom"
+    assert (
+        custom.ad == 0.5
+        and custom.banner == PROFILES["noisy"].banner
+        and custom.name == "noisy+custom"
+    )
     with pytest.raises(ValueError, match="unknown profile 'loud'"):
         resolve_profile("loud")
     with pytest.raises(ValueError, match=r"device\.banner must be a rate in \[0, 1\], got 1.5"):
@@ -67,7 +73,9 @@ def test_profiles_by_name_or_mapping_and_bad_values_name_their_field() -> None:
         resolve_profile({"ad": -0.1})
     with pytest.raises(ValueError, match=r"unknown field\(s\) \['popups'\]"):
         resolve_profile({"base": "noisy", "popups": 0.1})
-    with pytest.raises(ConfigError, match=r"mobile environment \(env\.options\): device\.loading must be a rate"):
+    with pytest.raises(
+        ConfigError, match=r"mobile environment \(env\.options\): device\.loading must be a rate"
+    ):
         make_env_factory("mobile", device={"loading": 2})
     with pytest.raises(ConfigError, match="unknown profile"):
         make_env_factory("mobile", device="noisier")
@@ -107,16 +115,27 @@ def fab_tap(env: MobileEnv) -> Action:
     return Action.tap(*fab.center)
 
 
-@pytest.mark.parametrize("kind,variant", [("system_dialog", 0), ("system_dialog", 2), ("session_expiry", 0),
-                                          ("ad", 0), ("ad", 3)])  # fmt: skip
-def test_a_modal_interruption_takes_every_action_until_its_control_dismisses_it(kind, variant) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    "kind,variant",
+    [("system_dialog", 0), ("system_dialog", 2), ("session_expiry", 0), ("ad", 0), ("ad", 3)],
+)
+def test_a_modal_interruption_takes_every_action_until_its_control_dismisses_it(
+    kind, variant
+) -> None:  # type: ignore[no-untyped-def]
     env = a_quiet_notes_env()
     tap_fab = fab_tap(env)
     screen = env.view.obs
     env = interrupted(env, Interruption(kind, variant, 0, "Notes"))
     covered = env.observe()
-    assert covered != screen and any(e.role == "button" and "clickable" in e.flags for e in covered.elements)
-    for blocked in (tap_fab, Action.press("home"), Action(ActionKind.OPEN_APP, app="Mail"), Action.type_text("x")):
+    assert covered != screen and any(
+        e.role == "button" and "clickable" in e.flags for e in covered.elements
+    )
+    for blocked in (
+        tap_fab,
+        Action.press("home"),
+        Action(ActionKind.OPEN_APP, app="Mail"),
+        Action.type_text("x"),
+    ):
         env.step(blocked)
         assert env.interruption is not None and env.phone.top.screen == "list"  # type: ignore[union-attr]
     env.step(clear_action(env.interruption, None))  # type: ignore[arg-type]
@@ -141,7 +160,9 @@ def test_an_ad_close_control_works_only_after_its_countdown() -> None:
     tap_close = Action.tap((close[0] + close[2]) / 2160, (close[1] + close[3]) / 4800)  # type: ignore[index]
     env.step(tap_close)
     assert env.interruption == Interruption("ad", 1, 1, "Notes")
-    assert any(e.text == "Close in 1" and "clickable" not in e.flags for e in env.observe().elements)
+    assert any(
+        e.text == "Close in 1" and "clickable" not in e.flags for e in env.observe().elements
+    )
     env.step(Action(ActionKind.WAIT))
     env.step(tap_close)
     assert env.interruption is None
@@ -180,22 +201,35 @@ def test_a_loading_screen_ignores_taps_and_goes_away_with_time() -> None:
 
 
 def test_drift_moves_launcher_icons_keyboard_and_labels_and_experts_still_succeed(suite) -> None:  # type: ignore[no-untyped-def]
-    drifted = MobileEnv(device=DeviceProfile("drift", list_order=1, keyboard=1, control_variant=1,
-                                             scroll_offset=1))  # fmt: skip
+    drifted = MobileEnv(
+        device=DeviceProfile("drift", list_order=1, keyboard=1, control_variant=1, scroll_offset=1)
+    )
     stock = MobileEnv()
     task = spec("notes.create", 3)
     icons = [e.text for e in drifted.reset(options={"task": task})[0].elements if e.role == "icon"]
-    assert sorted(icons) == sorted(e.text for e in stock.reset(options={"task": task})[0].elements if e.role == "icon")
+    assert sorted(icons) == sorted(
+        e.text for e in stock.reset(options={"task": task})[0].elements if e.role == "icon"
+    )
     assert icons != [e.text for e in stock.observe().elements if e.role == "icon"]
     _, trace, info = expert_episode(drifted, suite, task)
     assert info["success"] and info["perturbations"]["keyboard"] == 1
-    buttons = {e.text for obs in [trace[0]] + [t[0] for t in trace[1:]] for e in obs.elements
-               if e.role == "button"}  # fmt: skip
+    buttons = {
+        e.text
+        for obs in [trace[0]] + [t[0] for t in trace[1:]]
+        for e in obs.elements
+        if e.role == "button"
+    }
     assert "Add note" in buttons and "New note" not in buttons  # the B label variant
     keyboards = {e.bounds[1] for t in trace[1:] for e in t[0].elements if e.role == "keyboard"}
     assert keyboards == {round(1260 / 2400, 4)}
     scrolled = 0
-    for template in ("contacts.favorite", "files.delete", "shop.buy", "mail.star", "messages.reply"):
+    for template in (
+        "contacts.favorite",
+        "files.delete",
+        "shop.buy",
+        "mail.star",
+        "messages.reply",
+    ):
         _, _, info = expert_episode(drifted, suite, spec(template, 1))
         assert info["success"], template
         scrolled += info["perturbations"]["scroll_offset"]
@@ -205,17 +239,27 @@ def test_drift_moves_launcher_icons_keyboard_and_labels_and_experts_still_succee
 # -- experts and rates -----------------------------------------------------------------------------
 
 
-def test_experts_succeed_through_every_kind_of_perturbation_at_realistic_rates(noisy_episodes) -> None:  # type: ignore[no-untyped-def]
+def test_experts_succeed_through_every_kind_of_perturbation_at_realistic_rates(
+    noisy_episodes,
+) -> None:  # type: ignore[no-untyped-def]
     failed = [task.id for task, _, _, info in noisy_episodes if not info["success"]]
     assert not failed
     counts: Counter[str] = Counter()
     for *_, info in noisy_episodes:
         counts.update(info["perturbations"])
     assert all(counts[kind] > 0 for kind in KINDS), counts
-    share = sum(any(info["perturbations"].values()) for *_, info in noisy_episodes) / len(noisy_episodes)
+    share = sum(any(info["perturbations"].values()) for *_, info in noisy_episodes) / len(
+        noisy_episodes
+    )
     assert 0.5 <= share <= 0.95
     # Interruptions are capped per episode, so every step limit holds room to dismiss them.
-    assert max(info["perturbations"]["banner"] + info["perturbations"]["ad"] for *_, info in noisy_episodes) <= 2
+    assert (
+        max(
+            info["perturbations"]["banner"] + info["perturbations"]["ad"]
+            for *_, info in noisy_episodes
+        )
+        <= 2
+    )
 
 
 def test_checkpoints_are_taken_at_perturbed_states_and_record_their_device(suite) -> None:  # type: ignore[no-untyped-def]
@@ -232,8 +276,15 @@ def test_checkpoints_are_taken_at_perturbed_states_and_record_their_device(suite
 
 def test_replaying_a_noisy_episodes_actions_reproduces_it_exactly(noisy_episodes) -> None:  # type: ignore[no-untyped-def]
     env = MobileEnv(device="noisy")
-    perturbed = [e for e in noisy_episodes if any(v for k, v in e[3]["perturbations"].items()
-                                                  if k not in ("list_order", "keyboard", "control_variant"))]  # fmt: skip
+    perturbed = [
+        e
+        for e in noisy_episodes
+        if any(
+            v
+            for k, v in e[3]["perturbations"].items()
+            if k not in ("list_order", "keyboard", "control_variant")
+        )
+    ]
     assert len(perturbed) >= 20
     for task, actions, trace, info in perturbed:
         obs, _ = env.reset(options={"task": task})
@@ -249,7 +300,7 @@ def test_a_branch_from_a_perturbed_state_continues_as_the_original(noisy_episode
             if env.interruption is not None and t + 1 < len(actions):
                 ref = backend.save(env, tuple(actions[:t]))
                 for copy in (env.branch(env.get_state()), backend.restore(ref)):
-                    assert [tuple(copy.step(a)[:4]) for a in actions[t:]] == trace[t + 1:]
+                    assert [tuple(copy.step(a)[:4]) for a in actions[t:]] == trace[t + 1 :]
                 checked += 1
                 break
             env.step(action)
@@ -257,12 +308,20 @@ def test_a_branch_from_a_perturbed_state_continues_as_the_original(noisy_episode
 
 
 def test_draws_do_not_depend_on_the_process(noisy_episodes) -> None:  # type: ignore[no-untyped-def]
-    code = ("import json; from adaroll.envs.mobile import MobileEnv, MobileTaskSuite; from adaroll.envs.base "
-            "import TaskSpec, run_expert; e, s = MobileEnv(device='noisy'), MobileTaskSuite(); "
-            "print(json.dumps([run_expert(e, s, TaskSpec('mobile', t, 0)) and e.perturbations() "
-            "for t in s.trainable_templates()[:15]]))")  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120,
-                         env={**os.environ, "PYTHONHASHSEED": "12345"})  # fmt: skip
+    code = (
+        "import json; from adaroll.envs.mobile import MobileEnv, MobileTaskSuite; from adaroll.envs.base "
+        "import TaskSpec, run_expert; e, s = MobileEnv(device='noisy'), MobileTaskSuite(); "
+        "print(json.dumps([run_expert(e, s, TaskSpec('mobile', t, 0)) and e.perturbations() "
+        "for t in s.trainable_templates()[:15]]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "PYTHONHASHSEED": "12345"},
+    )
     here = [info["perturbations"] for task, _, _, info in noisy_episodes if task.seed == 0][:15]
     assert json.loads(out.stdout) == here
 
@@ -283,7 +342,10 @@ def test_states_and_checkpoints_do_not_move_between_devices(suite, tmp_path) -> 
     store.save(tmp_path / "c.jsonl")
     store = CheckpointStore.load(tmp_path / "c.jsonl")
     assert {c.device for c in store} == {"clean"}
-    collector = Collector(GoPolicy(0.0), lambda: MobileEnv(device="noisy"), store, MemorySnapshots(),
-                          history_window=2)  # fmt: skip
-    with pytest.raises(SnapshotError, match="recorded on device profile 'clean', this env runs 'noisy'"):
+    collector = Collector(
+        GoPolicy(0.0), lambda: MobileEnv(device="noisy"), store, MemorySnapshots(), history_window=2
+    )
+    with pytest.raises(
+        SnapshotError, match="recorded on device profile 'clean', this env runs 'noisy'"
+    ):
         collector.cache.ref(store.for_task(spec("notes.create", 0).id)[1])

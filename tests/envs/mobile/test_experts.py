@@ -42,14 +42,22 @@ def test_not_solved_at_reset_and_done_fails(template: str, env: MobileEnv) -> No
     env.reset(options={"task": spec(template, 5)})
     inst = env.task_instance
     assert not inst.verify(env.phone.apps, None)
-    _, reward, terminated, truncated, info = env.step(__import__("adaroll.actions").actions.Action.done())
+    _, reward, terminated, truncated, info = env.step(
+        __import__("adaroll.actions").actions.Action.done()
+    )
     assert terminated and not truncated and reward == 0.0 and info["success"] is False
 
 
 def test_expert_takes_over_from_its_own_states(env: MobileEnv, suite) -> None:  # type: ignore[no-untyped-def]
     """Checkpoints restore mid-trajectory states; the expert must finish from each of them."""
-    for template in ("shop.buy", "messages.share_phone", "clock.new_alarm_label", "files.rename",
-                     "calendar.add_event_other_month", "contacts.clear_favorites"):  # fmt: skip
+    for template in (
+        "shop.buy",
+        "messages.share_phone",
+        "clock.new_alarm_label",
+        "files.rename",
+        "calendar.add_event_other_month",
+        "contacts.clear_favorites",
+    ):
         task = spec(template, 11)
         actions, ok = run_expert(env, suite, task)
         assert ok
@@ -74,7 +82,9 @@ def test_expert_acts_through_public_coordinates(env: MobileEnv, suite) -> None: 
         for a in actions:
             if a.kind in (ActionKind.TAP, ActionKind.LONG_PRESS):
                 assert 0 <= a.x <= 1 and 0 <= a.y <= 1  # type: ignore[operator]
-    assert kinds["tap"] and kinds["swipe"] and kinds["type"] and kinds["long_press"] and kinds["done"]
+    assert (
+        kinds["tap"] and kinds["swipe"] and kinds["type"] and kinds["long_press"] and kinds["done"]
+    )
 
 
 def test_typed_values_are_quoted_in_the_instruction(env: MobileEnv, suite) -> None:  # type: ignore[no-untyped-def]
@@ -119,8 +129,12 @@ def test_expert_taps_are_unambiguous(env: MobileEnv, suite) -> None:  # type: ig
         while True:
             action = suite.expert_action(env)
             if action.kind in (ActionKind.TAP, ActionKind.LONG_PRESS):
-                inside = [e for e in env.observe().elements
-                          if e.bounds[0] <= action.x <= e.bounds[2] and e.bounds[1] <= action.y <= e.bounds[3]]  # fmt: skip
+                inside = [
+                    e
+                    for e in env.observe().elements
+                    if e.bounds[0] <= action.x <= e.bounds[2]
+                    and e.bounds[1] <= action.y <= e.bounds[3]
+                ]
                 clickable = [e for e in inside if "clickable" in e.flags]
                 chosen = min(clickable, key=lambda e: (area(e), e.id))
                 assert chosen.id == env.view.hit(action.x, action.y), (template, action.to_text())  # type: ignore[arg-type]

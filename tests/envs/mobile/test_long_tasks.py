@@ -70,11 +70,15 @@ def test_every_goal_part_is_open_at_reset() -> None:
             inst = instantiate(TaskSpec("mobile", template, seed))
             parts = tpl.parts(inst.params)
             check_parts(parts)
-            assert not any(p.goal(inst.phone.apps) for p in parts if p.goal is not None), (template, seed)
+            assert not any(p.goal(inst.phone.apps) for p in parts if p.goal is not None), (
+                template,
+                seed,
+            )
 
 
-@pytest.mark.parametrize("template", ["long.code_to_device_name", "long.meeting_from_message",
-                                      "long.shop_buy_three"])  # fmt: skip
+@pytest.mark.parametrize(
+    "template", ["long.code_to_device_name", "long.meeting_from_message", "long.shop_buy_three"]
+)
 def test_expert_takes_over_from_every_state_of_its_trajectory(template: str) -> None:
     """Checkpoints at every step: restored on the noisy device, the expert finishes from each."""
     env, suite = MobileEnv(device="noisy"), MobileTaskSuite()
@@ -114,7 +118,11 @@ def _expert_at_home() -> Any:
 
 
 def _split_ids(suite: MobileTaskSuite) -> str:
-    ids = [t.id for name in ("pretrain", "train", "val", "heldout", "heldout-templates") for t in suite.split(name)]
+    ids = [
+        t.id
+        for name in ("pretrain", "train", "val", "heldout", "heldout-templates")
+        for t in suite.split(name)
+    ]
     return hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
 
 
@@ -133,16 +141,29 @@ DEFAULT_SPLITS_SHA = "f770b1b629ea6011"
 
 def test_templates_option_selects_the_pools() -> None:
     chosen = ["long.notes_three", "long.mail_triage", "settings.wifi", "notes.rename"]
-    suite = get_suite("mobile", {"device": "noisy"}, templates=chosen, n_train=12, n_val=6, n_heldout=6,
-                      n_heldout_templates=3, n_pretrain=9)  # fmt: skip
+    suite = get_suite(
+        "mobile",
+        {"device": "noisy"},
+        templates=chosen,
+        n_train=12,
+        n_val=6,
+        n_heldout=6,
+        n_heldout_templates=3,
+        n_pretrain=9,
+    )
     assert suite.templates() == sorted(chosen)
     train = {t.template for t in suite.split("train")}
-    assert train == {"long.notes_three", "long.mail_triage", "settings.wifi"}  # notes.rename is held out
+    assert train == {
+        "long.notes_three",
+        "long.mail_triage",
+        "settings.wifi",
+    }  # notes.rename is held out
     assert {t.template for t in suite.split("heldout-templates")} == {"notes.rename"}
     for name in ("val", "heldout", "pretrain"):
         assert {t.template for t in suite.split(name)} <= train
-    only_long = get_suite("mobile", {}, templates=["long.notes_three"], n_train=2, n_val=2, n_heldout=2,
-                          n_pretrain=2)  # fmt: skip
+    only_long = get_suite(
+        "mobile", {}, templates=["long.notes_three"], n_train=2, n_val=2, n_heldout=2, n_pretrain=2
+    )
     assert only_long.split("heldout-templates") == []
     with pytest.raises(ConfigError, match="unknown mobile task template.*long.nope"):
         get_suite("mobile", {}, templates=["long.nope", "settings.wifi"])
@@ -151,11 +172,25 @@ def test_templates_option_selects_the_pools() -> None:
 
 
 def test_pools_of_200_long_tasks_per_split() -> None:
-    suite = get_suite("mobile", {"device": "noisy"}, templates=LONG, n_train=200, n_val=200,
-                      n_heldout=200, n_heldout_templates=0, n_pretrain=0)  # fmt: skip
+    suite = get_suite(
+        "mobile",
+        {"device": "noisy"},
+        templates=LONG,
+        n_train=200,
+        n_val=200,
+        n_heldout=200,
+        n_heldout_templates=0,
+        n_pretrain=0,
+    )
     splits = {name: suite.split(name) for name in ("train", "val", "heldout")}
-    assert {name: len(set(tasks)) for name, tasks in splits.items()} == {"train": 200, "val": 200, "heldout": 200}
-    assert not set(splits["train"]) & set(splits["val"]) and not set(splits["val"]) & set(splits["heldout"])
+    assert {name: len(set(tasks)) for name, tasks in splits.items()} == {
+        "train": 200,
+        "val": 200,
+        "heldout": 200,
+    }
+    assert not set(splits["train"]) & set(splits["val"]) and not set(splits["val"]) & set(
+        splits["heldout"]
+    )
     assert not set(splits["train"]) & set(splits["heldout"])
     assert {t.template for t in splits["train"]} == set(LONG)
     assert suite.dropped == []  # every drawn seed verified on the clean and the noisy device
@@ -180,15 +215,26 @@ class _Flaky(LongTemplate):
         return Action.done() if p["odd"] else super().expert(x, p)
 
 
-def test_a_seed_whose_expert_fails_is_dropped_with_its_reason(monkeypatch: pytest.MonkeyPatch,
-                                                              caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+def test_a_seed_whose_expert_fails_is_dropped_with_its_reason(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setitem(LONG_TEMPLATES, _Flaky.name, _Flaky())
     with caplog.at_level(logging.WARNING, logger="adaroll.envs.mobile.suite"):
-        suite = get_suite("mobile", {"device": "noisy"}, templates=[_Flaky.name], n_train=6, n_val=0,
-                          n_heldout=0, n_heldout_templates=0, n_pretrain=0)  # fmt: skip
+        suite = get_suite(
+            "mobile",
+            {"device": "noisy"},
+            templates=[_Flaky.name],
+            n_train=6,
+            n_val=0,
+            n_heldout=0,
+            n_heldout_templates=0,
+            n_pretrain=0,
+        )
         train = suite.split("train")
     assert len(train) == 6 and not any(instantiate(t).params["odd"] for t in train)
-    assert suite.dropped and all(instantiate(TaskSpec.from_id(tid)).params["odd"] for tid, _ in suite.dropped)
+    assert suite.dropped and all(
+        instantiate(TaskSpec.from_id(tid)).params["odd"] for tid, _ in suite.dropped
+    )
     for task_id, reason in suite.dropped:
         assert re.match(r"expert failed on the (clean|noisy) device after 1 steps", reason), reason
         assert any(task_id in r.getMessage() and reason in r.getMessage() for r in caplog.records)
@@ -199,8 +245,15 @@ def test_a_seed_whose_expert_fails_is_dropped_with_its_reason(monkeypatch: pytes
 def test_expert_collection_checkpoints_every_step_of_a_long_task() -> None:
     from adaroll.experts import collect_experts
 
-    suite = get_suite("mobile", {"device": "noisy"}, templates=["long.shop_buy_three", "long.trip_from_message"],
-                      n_train=4, n_val=0, n_heldout=0, n_pretrain=0)  # fmt: skip
+    suite = get_suite(
+        "mobile",
+        {"device": "noisy"},
+        templates=["long.shop_buy_three", "long.trip_from_message"],
+        n_train=4,
+        n_val=0,
+        n_heldout=0,
+        n_pretrain=0,
+    )
     tasks = suite.split("train")
     collection = collect_experts(lambda: MobileEnv(device="noisy"), suite, tasks, progress=False)
     assert all(run.success for run in collection.runs)
@@ -226,12 +279,30 @@ def test_long_experts_follow_the_short_ones_rules() -> None:
                 assert len(elements) <= 40
                 action = suite.expert_action(env)
                 if action.kind in (ActionKind.TAP, ActionKind.LONG_PRESS):
-                    hits = [e for e in elements if "clickable" in e.flags
-                            and e.bounds[0] <= action.x <= e.bounds[2] and e.bounds[1] <= action.y <= e.bounds[3]]  # fmt: skip
-                    chosen = min(hits, key=lambda e: ((e.bounds[2] - e.bounds[0]) * (e.bounds[3] - e.bounds[1]), e.id))
-                    assert chosen.id == env.view.hit(action.x, action.y), (task.id, action.to_text())  # type: ignore[arg-type]
+                    hits = [
+                        e
+                        for e in elements
+                        if "clickable" in e.flags
+                        and e.bounds[0] <= action.x <= e.bounds[2]
+                        and e.bounds[1] <= action.y <= e.bounds[3]
+                    ]
+                    chosen = min(
+                        hits,
+                        key=lambda e: (
+                            (e.bounds[2] - e.bounds[0]) * (e.bounds[3] - e.bounds[1]),
+                            e.id,
+                        ),
+                    )
+                    assert chosen.id == env.view.hit(action.x, action.y), (
+                        task.id,
+                        action.to_text(),
+                    )  # type: ignore[arg-type]
                 if action.kind is ActionKind.TYPE and not cross_app:
-                    assert any(action.text.strip(", ") in q for q in quoted), (task.id, action.text, quoted)  # type: ignore[union-attr]
+                    assert any(action.text.strip(", ") in q for q in quoted), (
+                        task.id,
+                        action.text,
+                        quoted,
+                    )  # type: ignore[union-attr]
                 _, _, terminated, truncated, _ = env.step(action)
                 if terminated or truncated:
                     break

@@ -12,7 +12,9 @@ from .conftest import spec
 
 
 def element(env: MobileEnv, text: str, role: str | None = None):  # type: ignore[no-untyped-def]
-    return next(e for e in env.observe().elements if e.text == text and (role is None or e.role == role))
+    return next(
+        e for e in env.observe().elements if e.text == text and (role is None or e.role == role)
+    )
 
 
 def tap(env: MobileEnv, text: str, role: str | None = None):  # type: ignore[no-untyped-def]
@@ -102,7 +104,9 @@ def test_dialog_outside_tap_dismisses_and_long_press(env: MobileEnv) -> None:
     row = next(e for e in env.observe().elements if e.role == "list_item")
     env.step(Action(ActionKind.LONG_PRESS, x=row.center[0], y=row.center[1]))
     obs = env.observe()
-    assert obs.elements[1].role == "dialog" and any(e.text in ("Pin", "Unpin") for e in obs.elements)
+    assert obs.elements[1].role == "dialog" and any(
+        e.text in ("Pin", "Unpin") for e in obs.elements
+    )
     env.step(Action.tap(0.5, 0.97))  # outside the dialog box
     assert env.phone.top.dialog is None
 
@@ -146,7 +150,9 @@ def test_bad_actions_give_clear_errors(env: MobileEnv) -> None:
         env.step("tap(0.5, 0.5)")  # type: ignore[arg-type]
     with pytest.raises(InvalidActionError, match="hover is web only"):
         env.step(Action.hover(0.5, 0.5))
-    with pytest.raises(InvalidActionError, match=r"key\(ctrl\+a\): the phone has no keyboard chords"):
+    with pytest.raises(
+        InvalidActionError, match=r"key\(ctrl\+a\): the phone has no keyboard chords"
+    ):
         env.step(Action.press("ctrl+a"))
     assert env.steps_taken == 0  # rejected actions cost nothing
     with pytest.raises(KeyError, match="unknown mobile task template 'nope'"):

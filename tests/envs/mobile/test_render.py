@@ -35,7 +35,9 @@ def test_different_screens_differ_and_text_is_drawn() -> None:
     assert not np.array_equal(home, settings)
     # text is drawn: the title element's box holds dark glyph pixels on the light background
     title = next(e for e in env.observe().elements if e.role == "text" and e.text == "Settings")
-    left, top, right, bottom = (round(v * n) for v, n in zip(title.bounds, (270, 600, 270, 600), strict=True))
+    left, top, right, bottom = (
+        round(v * n) for v, n in zip(title.bounds, (270, 600, 270, 600), strict=True)
+    )
     assert (settings[top:bottom, left:right].min(axis=2) < 100).sum() > 30
 
 

@@ -58,8 +58,16 @@ def test_many_branches_from_one_snapshot_do_not_interfere(mid) -> None:  # type:
     env, actions = mid
     state = env.get_state()
     reference = env.observe()
-    moves = [Action.press("back"), Action.press("home"), Action.type_text("x"), Action.swipe("up"),
-             Action.tap(0.5, 0.5), Action.tap(0.05, 0.06), actions[8], Action.done("42")]  # fmt: skip
+    moves = [
+        Action.press("back"),
+        Action.press("home"),
+        Action.type_text("x"),
+        Action.swipe("up"),
+        Action.tap(0.5, 0.5),
+        Action.tap(0.05, 0.06),
+        actions[8],
+        Action.done("42"),
+    ]
     branches = [env.branch(state) for _ in moves]
     for branch, move in zip(branches, moves, strict=True):
         branch.step(move)

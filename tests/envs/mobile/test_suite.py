@@ -18,14 +18,25 @@ def test_registered_by_name() -> None:
     assert "mobile" in ENVS and "mobile" in SUITES
     with pytest.raises(UnknownNameError, match="valid names: .*mobile"):
         make_env("phone")
-    with pytest.raises(ConfigError, match="unknown mobile environment .* screenshots; valid: screenshot"):
+    with pytest.raises(
+        ConfigError, match="unknown mobile environment .* screenshots; valid: screenshot"
+    ):
         make_env("mobile", screenshots=True)
 
 
 def test_default_splits() -> None:
     s = MobileTaskSuite()
-    sizes = {name: len(s.split(name)) for name in ("pretrain", "train", "val", "heldout", "heldout-templates")}
-    assert sizes == {"pretrain": 200, "train": 40, "val": 40, "heldout": 40, "heldout-templates": 20}
+    sizes = {
+        name: len(s.split(name))
+        for name in ("pretrain", "train", "val", "heldout", "heldout-templates")
+    }
+    assert sizes == {
+        "pretrain": 200,
+        "train": 40,
+        "val": 40,
+        "heldout": 40,
+        "heldout-templates": 20,
+    }
     train = s.split("train")
     assert len({t.template for t in train}) == 40  # spread over templates
     held = set(s.heldout_templates())
@@ -45,9 +56,19 @@ def test_splits_are_deterministic_and_configurable() -> None:
     a, b = MobileTaskSuite(seed=3), MobileTaskSuite(seed=3)
     assert a.split("train") == b.split("train") and a.split("pretrain") == b.split("pretrain")
     assert MobileTaskSuite(seed=4).split("train") != a.split("train")
-    small = MobileTaskSuite(n_train=7, n_heldout=3, n_heldout_templates=2, n_pretrain=11,
-                            heldout_templates=("notes.pin", "files.move"))  # fmt: skip
-    assert [len(small.split(n)) for n in ("train", "heldout", "heldout-templates", "pretrain")] == [7, 3, 2, 11]
+    small = MobileTaskSuite(
+        n_train=7,
+        n_heldout=3,
+        n_heldout_templates=2,
+        n_pretrain=11,
+        heldout_templates=("notes.pin", "files.move"),
+    )
+    assert [len(small.split(n)) for n in ("train", "heldout", "heldout-templates", "pretrain")] == [
+        7,
+        3,
+        2,
+        11,
+    ]
     assert {t.template for t in small.split("heldout-templates")} == {"notes.pin", "files.move"}
     with pytest.raises(ValueError):
         MobileTaskSuite(n_train=-1)
@@ -65,8 +86,14 @@ def test_difficulty_signal() -> None:
 def test_pools_of_two_hundred_tasks_per_split_are_disjoint_and_solvable() -> None:
     s = MobileTaskSuite(n_train=200, n_val=200, n_heldout=200)
     splits = {name: s.split(name) for name in ("train", "val", "heldout")}
-    assert {name: len(set(tasks)) for name, tasks in splits.items()} == {"train": 200, "val": 200, "heldout": 200}
-    assert not set(splits["train"]) & set(splits["val"]) and not set(splits["val"]) & set(splits["heldout"])
+    assert {name: len(set(tasks)) for name, tasks in splits.items()} == {
+        "train": 200,
+        "val": 200,
+        "heldout": 200,
+    }
+    assert not set(splits["train"]) & set(splits["val"]) and not set(splits["val"]) & set(
+        splits["heldout"]
+    )
     assert not set(splits["train"]) & set(splits["heldout"])
     env = MobileEnv(device="noisy")
     solved = 0

@@ -43,19 +43,25 @@ def test_isolated_browser_namespaces_and_cleanup(browser):
     try:
         assert b.isolated and b.alive()
         # own pid namespace, with the browser as its init
-        nspid = [ln for ln in Path(f"/proc/{b.pid}/status").read_text().splitlines()
-                 if ln.startswith("NSpid:")][0].split()  # fmt: skip
+        nspid = [
+            ln
+            for ln in Path(f"/proc/{b.pid}/status").read_text().splitlines()
+            if ln.startswith("NSpid:")
+        ][0].split()
         assert nspid[-1] == "1" and nspid[1] == str(b.pid)
         for ns in ("net", "mnt", "pid", "time"):
             assert os.readlink(f"/proc/{b.pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}")
         # no route anywhere: the namespace has only a loopback device
-        devices = [ln.split(":")[0].strip() for ln in
-                   Path(f"/proc/{b.pid}/net/dev").read_text().splitlines()[2:]]  # fmt: skip
+        devices = [
+            ln.split(":")[0].strip()
+            for ln in Path(f"/proc/{b.pid}/net/dev").read_text().splitlines()[2:]
+        ]
         assert devices == ["lo"]
         # mutable state on a private tmpfs that the host does not see
         inside = Path(f"/proc/{b.pid}/mounts").read_text()
-        assert any(ln.split()[1] == b.state_dir and ln.split()[2] == "tmpfs"
-                   for ln in inside.splitlines())  # fmt: skip
+        assert any(
+            ln.split()[1] == b.state_dir and ln.split()[2] == "tmpfs" for ln in inside.splitlines()
+        )
         assert not _mounts_mentioning(b.state_dir)
         assert Path(f"/proc/{b.pid}/root{b.state_dir}/ud").is_dir()
         # DevTools reachable only through the namespace; reconnecting works
@@ -74,8 +80,9 @@ def test_isolated_browser_namespaces_and_cleanup(browser):
 
 def test_adopt_takes_ownership(browser):
     original = BrowserProcess.launch()
-    adopted = BrowserProcess.adopt(original.pid, state_dir=original.state_dir,
-                                   port=original.port, isolated=original.isolated)  # fmt: skip
+    adopted = BrowserProcess.adopt(
+        original.pid, state_dir=original.state_dir, port=original.port, isolated=original.isolated
+    )
     with adopted.connect() as cdp:
         assert cdp.evaluate("1 + 1") == 2
     adopted.kill()
@@ -98,8 +105,9 @@ def test_browsers_die_with_a_killed_controller(tmp_path):
         """
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         env=env, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60
+    )
     pid_text, state_dir = out.stdout.split()
     pid = int(pid_text)
     deadline = time.monotonic() + 15
@@ -118,13 +126,15 @@ def _flaky_chromium(tmp_path: Path, crashes: int) -> tuple[str, Path]:
 
     starts = tmp_path / "starts"
     script = tmp_path / "chromium"
-    script.write_text(textwrap.dedent(f"""\
+    script.write_text(
+        textwrap.dedent(f"""\
         #!/bin/sh
         n=$(cat {starts} 2>/dev/null || echo 0)
         echo $((n + 1)) > {starts}
         [ "$n" -lt {crashes} ] && exit 3
         exec {find_chromium()} "$@"
-        """))  # fmt: skip
+        """)
+    )
     script.chmod(0o755)
     return str(script), starts
 

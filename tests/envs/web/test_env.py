@@ -28,9 +28,22 @@ def test_registry_lists_every_package_task_and_a_curated_set():
     assert len(tasks) >= 100 and "click-button" in tasks and "book-flight" in tasks
     curated = curated_tasks()
     assert len(curated) >= 25
-    for name in ("book-flight", "login-user", "search-engine", "click-tab-2", "social-media",
-                 "use-autocomplete", "choose-date", "navigate-tree", "click-checkboxes",
-                 "enter-text", "enter-date", "enter-time", "email-inbox", "form-sequence"):  # fmt: skip
+    for name in (
+        "book-flight",
+        "login-user",
+        "search-engine",
+        "click-tab-2",
+        "social-media",
+        "use-autocomplete",
+        "choose-date",
+        "navigate-tree",
+        "click-checkboxes",
+        "enter-text",
+        "enter-date",
+        "enter-time",
+        "email-inbox",
+        "form-sequence",
+    ):
         assert name in curated
     assert all(tasks[n].max_steps >= 5 for n in curated)
     assert task_url("click-button").startswith("file://")
@@ -60,8 +73,10 @@ def test_reset_is_deterministic_per_seed(web_env):
     obs_b, info_b = web_env.reset(options={"task": _task("click-button", 3)})
     assert info_a["instruction"] == info_b["instruction"]
     assert obs_a.element_tree_hash() == obs_b.element_tree_hash()
-    hashes = {web_env.reset(options={"task": _task("click-button", s)})[0].element_tree_hash()
-              for s in range(4)}  # fmt: skip
+    hashes = {
+        web_env.reset(options={"task": _task("click-button", s)})[0].element_tree_hash()
+        for s in range(4)
+    }
     assert len(hashes) > 1
     assert web_env.task == _task("click-button", 3)
 
@@ -114,8 +129,12 @@ def test_done_and_truncation(web_env):
 
 def test_invalid_actions_raise(web_env):
     web_env.reset(options={"task": _task("click-button", 0)})
-    for action in (Action(ActionKind.OPEN_APP, app="Mail"), Action.press("back"),
-                   Action.press("home"), Action.press("volume_up")):  # fmt: skip
+    for action in (
+        Action(ActionKind.OPEN_APP, app="Mail"),
+        Action.press("back"),
+        Action.press("home"),
+        Action.press("volume_up"),
+    ):
         with pytest.raises(InvalidActionError):
             web_env.step(action)
     with pytest.raises(InvalidActionError):
@@ -198,8 +217,18 @@ def test_select_is_operable_by_tap_and_type(web_env):
 
 def test_random_policy_mostly_fails(web_env):
     rng = random.Random(0)
-    tasks = ["click-button", "click-link", "enter-text", "login-user", "click-checkboxes",
-             "choose-date", "email-inbox", "social-media", "search-engine", "click-tab-2"]  # fmt: skip
+    tasks = [
+        "click-button",
+        "click-link",
+        "enter-text",
+        "login-user",
+        "click-checkboxes",
+        "choose-date",
+        "email-inbox",
+        "social-media",
+        "search-engine",
+        "click-tab-2",
+    ]
     wins = episodes = 0
     for name in tasks:
         for seed in range(2):
@@ -222,11 +251,17 @@ def test_random_policy_mostly_fails(web_env):
     assert wins / episodes < 0.25, f"random policy solved {wins}/{episodes}"
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"screenshot": "yes"}, "screenshot must be bool, got 'yes'"),
-    ({"browser": {"startup_attempt": 2}}, r"unknown browser option\(s\) startup_attempt; valid: .*startup_attempts"),
-    ({"reuse_pages": False}, r"unknown web env option\(s\) reuse_pages"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"screenshot": "yes"}, "screenshot must be bool, got 'yes'"),
+        (
+            {"browser": {"startup_attempt": 2}},
+            r"unknown browser option\(s\) startup_attempt; valid: .*startup_attempts",
+        ),
+        ({"reuse_pages": False}, r"unknown web env option\(s\) reuse_pages"),
+    ],
+)
 def test_bad_env_options_are_config_errors_before_any_browser(options, message, monkeypatch):
     from adaroll.config import ConfigError
     from adaroll.envs import make_env_factory

@@ -35,7 +35,9 @@ def test_slider_target_at_either_end_takes_one_tap(web_env, seed: int) -> None:
     task = TaskSpec("web", "form-sequence", seed)
     web_env.reset(options={"task": task})
     target = int(re.search(r"Select (-?\d+)", web_env.instruction).group(1))  # type: ignore[union-attr]
-    ends = web_env.evaluate("[$('#slider').slider('option', 'min'), $('#slider').slider('option', 'max')]")
+    ends = web_env.evaluate(
+        "[$('#slider').slider('option', 'min'), $('#slider').slider('option', 'max')]"
+    )
     assert target in ends  # the seed still tests what it claims
     actions, success = run_expert(web_env, SUITE, task)
     # slider, checkbox, submit: a tap that missed the slider would leave arrow presses to do
@@ -44,8 +46,10 @@ def test_slider_target_at_either_end_takes_one_tap(web_env, seed: int) -> None:
 
 def test_ctrl_a_is_a_chord_the_page_sees_and_type_replaces_the_selection(web_env) -> None:
     web_env.reset(options={"task": TaskSpec("web", "enter-text", 0)})
-    web_env.evaluate("window.__keys = []; document.addEventListener('keydown', e => __keys.push("
-                     "[e.key, e.ctrlKey, e.shiftKey]), true)")  # fmt: skip
+    web_env.evaluate(
+        "window.__keys = []; document.addEventListener('keydown', e => __keys.push("
+        "[e.key, e.ctrlKey, e.shiftKey]), true)"
+    )
     web_env.step(Page(web_env).act_on("X.q('#tt')"))
     web_env.step(Action.type_text(GARBAGE))
     web_env.step(Action.press("ctrl+a"))
@@ -60,7 +64,9 @@ def test_ctrl_a_is_a_chord_the_page_sees_and_type_replaces_the_selection(web_env
         web_env.step(Action.press("ctrl+back"))
 
 
-@pytest.mark.parametrize(("template", "field"), [("enter-text", "#tt"), ("login-user", "#username")])
+@pytest.mark.parametrize(
+    ("template", "field"), [("enter-text", "#tt"), ("login-user", "#username")]
+)
 def test_expert_takes_over_after_a_long_wrong_text(web_env, template: str, field: str) -> None:
     task = TaskSpec("web", template, 3)
     web_env.reset(options={"task": task})

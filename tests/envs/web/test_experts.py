@@ -24,8 +24,15 @@ from adaroll.policies.small import SmallPolicy
 
 pytestmark = pytest.mark.web
 
-LONG = ("book-flight", "choose-date", "social-media-some", "email-inbox-forward-nl",
-        "use-autocomplete", "search-engine", "login-user-popup")  # fmt: skip
+LONG = (
+    "book-flight",
+    "choose-date",
+    "social-media-some",
+    "email-inbox-forward-nl",
+    "use-autocomplete",
+    "search-engine",
+    "login-user-popup",
+)
 
 
 def test_every_curated_task_has_an_expert():
@@ -53,7 +60,9 @@ def _profile_templates() -> set[str]:
     for profile in PROFILES.values():
         if profile.env == "web":
             for quick in (False, True):
-                cfg = load_config(None, overrides_for(profile, quick, Unit("default", 0, ("base",))))
+                cfg = load_config(
+                    None, overrides_for(profile, quick, Unit("default", 0, ("base",)))
+                )
                 out |= set(cfg.env.suite_options["templates"])
     return out
 
@@ -75,8 +84,16 @@ def test_expert_succeeds_on_a_fresh_seed_inside_the_policy_space(web_env, web_po
     - exactly when :data:`UNREPRESENTABLE` does not list it. Templates of the web experiment
     profiles are checked on a second seed too."""
     seeds = 2 if name in PROFILE_TEMPLATES or name in UNREPRESENTABLE else 1
-    runs = [expert_coverage(web_env, MiniWoBSuite(), TaskSpec("web", name, EXPERT_CHECK_SEED_BASE + i),
-                            web_policy, grounding=grounding_gap) for i in range(seeds)]  # fmt: skip
+    runs = [
+        expert_coverage(
+            web_env,
+            MiniWoBSuite(),
+            TaskSpec("web", name, EXPERT_CHECK_SEED_BASE + i),
+            web_policy,
+            grounding=grounding_gap,
+        )
+        for i in range(seeds)
+    ]
     for run in runs:
         actions = run.actions
         assert run.success, f"{run.task.id}: expert failed after {[a.to_text() for a in actions]}"
@@ -85,7 +102,9 @@ def test_expert_succeeds_on_a_fresh_seed_inside_the_policy_space(web_env, web_po
         assert {a.kind.value for a in actions} <= set(POLICY_KINDS), [a.to_text() for a in actions]
         assert {a.key for a in actions if a.key is not None} <= set(POLICY_KEYS)
     if name in UNREPRESENTABLE:
-        assert not all(run.ok for run in runs), f"{name} is representable now: drop it from UNREPRESENTABLE"
+        assert not all(run.ok for run in runs), (
+            f"{name} is representable now: drop it from UNREPRESENTABLE"
+        )
     else:
         assert all(run.ok for run in runs), [run.summary() for run in runs]
 

@@ -68,8 +68,13 @@ def outcome(group: Group) -> tuple:
 def collect(injector: Injector) -> tuple[Collector, list[Group]]:
     jobs = [Job("root", task, 2) for task in TASKS]
     # Root jobs only: no checkpoints, and the snapshot backend is never asked for a restore
-    collector = Collector(injector.policy(), injector.make_env, CheckpointStore(),
-                          ReplaySnapshots(make_env=injector.make_env), history_window=2)  # fmt: skip
+    collector = Collector(
+        injector.policy(),
+        injector.make_env,
+        CheckpointStore(),
+        ReplaySnapshots(make_env=injector.make_env),
+        history_window=2,
+    )
     return collector, collector.collect(jobs, seed=21)
 
 

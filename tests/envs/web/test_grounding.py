@@ -22,8 +22,14 @@ SHADES = "Select all the shades of green and press Submit."
 
 def _boxes(colours: list[str]) -> Observation:
     """click-shades-like: a row of boxes (text = their colour name, or '' when unnamed) and Submit."""
-    els = [UIElement(i, "box", c, (0.1 * i, 0.4, 0.1 * i + 0.08, 0.5)) for i, c in enumerate(colours)]
-    els.append(UIElement(len(els), "button", "Submit", (0.3, 0.8, 0.7, 0.9), frozenset({"clickable", "enabled"})))
+    els = [
+        UIElement(i, "box", c, (0.1 * i, 0.4, 0.1 * i + 0.08, 0.5)) for i, c in enumerate(colours)
+    ]
+    els.append(
+        UIElement(
+            len(els), "button", "Submit", (0.3, 0.8, 0.7, 0.9), frozenset({"clickable", "enabled"})
+        )
+    )
     return Observation(tuple(els), (160, 210))
 
 
@@ -45,10 +51,15 @@ def test_text_less_look_alike_boxes_are_not_grounded_and_named_colours_are():
 
 
 def test_look_alikes_are_grounded_by_their_row_by_position_words_or_by_all_being_targets():
-    stars = Observation((UIElement(0, "text", "Alice", (0.0, 0.1, 0.5, 0.2)),
-                         UIElement(1, "icon", "star", (0.8, 0.1, 0.9, 0.2)),
-                         UIElement(2, "text", "Bob", (0.0, 0.3, 0.5, 0.4)),
-                         UIElement(3, "icon", "star", (0.8, 0.3, 0.9, 0.4))), (160, 210))  # fmt: skip
+    stars = Observation(
+        (
+            UIElement(0, "text", "Alice", (0.0, 0.1, 0.5, 0.2)),
+            UIElement(1, "icon", "star", (0.8, 0.1, 0.9, 0.2)),
+            UIElement(2, "text", "Bob", (0.0, 0.3, 0.5, 0.4)),
+            UIElement(3, "icon", "star", (0.8, 0.3, 0.9, 0.4)),
+        ),
+        (160, 210),
+    )
     tap = _tap(stars, 3)
     assert grounding_gap("Mark Bob's email as important.", stars, tap, (tap,)) is None
     assert grounding_gap("Mark the email as important.", stars, tap, (tap,)) is not None
@@ -60,8 +71,13 @@ def test_look_alikes_are_grounded_by_their_row_by_position_words_or_by_all_being
 
 def test_the_web_policy_can_type_unquoted_spans_as_written_and_the_default_policy_cannot():
     instruction = "Book the cheapest one-way flight from: Marion, IL to: PIE on 10/15/2016."
-    field = UIElement(0, "textbox", "From", (0.1, 0.1, 0.9, 0.2),
-                      frozenset({"clickable", "enabled", "editable", "focused"}))  # fmt: skip
+    field = UIElement(
+        0,
+        "textbox",
+        "From",
+        (0.1, 0.1, 0.9, 0.2),
+        frozenset({"clickable", "enabled", "editable", "focused"}),
+    )
     ctx = Context(instruction, Observation((field,), (160, 210)))
     web = SmallPolicy(**MiniWoBSuite().policy_hints())
     for text in ("Marion, IL", "PIE", "Marion"):
@@ -81,7 +97,9 @@ def test_a_tap_away_from_the_centre_or_on_a_covered_element_is_outside_the_actio
     assert web.action_space_gap(ctx, Action.tap(0.5, 0.325)) is None
     assert "not the same point" in web.action_space_gap(ctx, Action.tap(0.15, 0.325))
     assert "covered" in web.action_space_gap(ctx, Action.tap(0.42, 0.61))
-    assert "not among the policy's kinds" in web.action_space_gap(ctx, Action(ActionKind.OPEN_APP, app="x"))
+    assert "not among the policy's kinds" in web.action_space_gap(
+        ctx, Action(ActionKind.OPEN_APP, app="x")
+    )
 
 
 def test_unrepresentable_templates_are_curated_and_refused_by_name_before_any_browser():
@@ -101,8 +119,10 @@ def test_a_web_profile_with_an_unrepresentable_template_is_refused_at_config_loa
     cfg = load_config(None, overrides)
     assert cfg.env.suite_options["representable_only"] is True
     pools = next(o for o in overrides if o.startswith("env.suite_options="))
-    bad = [o if o is not pools else pools.replace("templates: [", "templates: [form-sequence, ")
-           for o in overrides]  # fmt: skip
+    bad = [
+        o if o is not pools else pools.replace("templates: [", "templates: [form-sequence, ")
+        for o in overrides
+    ]
     with pytest.raises(ConfigError, match="form-sequence: the slider"):
         MiniWoBSuite(**load_config(None, bad).env.suite_options)
 
@@ -111,7 +131,9 @@ def test_web_long_tasks_trains_long_templates_for_at_least_half_of_its_own():
     from adaroll.envs import get_suite
     from adaroll.envs.web.miniwob import get_task
 
-    cfg = load_config(None, overrides_for(PROFILES["web-long-tasks"], False, Unit("default", 0, ("base",))))
+    cfg = load_config(
+        None, overrides_for(PROFILES["web-long-tasks"], False, Unit("default", 0, ("base",)))
+    )
     suite = get_suite("web", {}, **cfg.env.suite_options)
     trained = suite.train_templates()
     long = [t for t in trained if get_task(t).expert_steps >= 8]

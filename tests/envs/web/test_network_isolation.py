@@ -104,8 +104,13 @@ def test_a_sandboxed_page_cannot_reach_a_server_on_the_hosts_network(browser):
     require(os.geteuid() == 0, "building a network namespace needs root")
     require(shutil.which("ip") is not None, "needs `ip` (iproute2); run scripts/install_system.sh")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
-    run = subprocess.run(["unshare", "--net", "--", sys.executable, "-c", SCRIPT],
-                         capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        ["unshare", "--net", "--", sys.executable, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     lines = [ln for ln in run.stdout.splitlines() if ln.startswith("RESULT ")]
     assert run.returncode == 0 and lines, run.stderr[-3000:]
     out = json.loads(lines[0][len("RESULT ") :])

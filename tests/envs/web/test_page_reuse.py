@@ -24,8 +24,15 @@ def messy_episode(env: WebEnv, task: TaskSpec, rng: random.Random) -> None:
     """Random taps, text, keys and scrolls: leaves focus, scroll offsets, open widgets."""
     env.reset(options={"task": task})
     for _ in range(6):
-        action = rng.choice([Action.tap(rng.random(), rng.random()), Action.type_text("abc"),
-                             Action.press("tab"), Action.swipe("up"), Action.press("down")])  # fmt: skip
+        action = rng.choice(
+            [
+                Action.tap(rng.random(), rng.random()),
+                Action.type_text("abc"),
+                Action.press("tab"),
+                Action.swipe("up"),
+                Action.press("down"),
+            ]
+        )
         _, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
             return
@@ -53,8 +60,10 @@ def test_a_reused_page_starts_the_episode_a_reloaded_page_starts(envs, template)
         before = dict(reused.reset_counts)
         obs_fresh, info_fresh = fresh.reset(options={"task": task})
         obs_reused, info_reused = reused.reset(options={"task": task})
-        assert reused.reset_counts["reused"] + reused.reset_counts["reuse_refused"] > \
-            before["reused"] + before["reuse_refused"]  # fmt: skip
+        assert (
+            reused.reset_counts["reused"] + reused.reset_counts["reuse_refused"]
+            > before["reused"] + before["reuse_refused"]
+        )
         assert obs_reused.elements == obs_fresh.elements
         assert info_reused == info_fresh
         assert reused.evaluate("Date.now()") - fresh.evaluate("Date.now()") < 1000  # same clock
@@ -67,7 +76,9 @@ def test_a_trace_outside_the_task_area_makes_the_reset_reload(envs) -> None:
     fresh, reused = envs
     task = TaskSpec("web", "click-button", 3)
     reused.reset(options={"task": TaskSpec("web", "click-button", 2)})
-    reused.evaluate("document.body.appendChild(document.createElement('p')).textContent = 'left over'")
+    reused.evaluate(
+        "document.body.appendChild(document.createElement('p')).textContent = 'left over'"
+    )
     before = dict(reused.reset_counts)
     obs = reused.reset(options={"task": task})[0]
     assert reused.reset_counts["reuse_refused"] == before["reuse_refused"] + 1

@@ -15,8 +15,14 @@ from adaroll.snapshots.replay import ReplaySnapshots
 
 pytestmark = pytest.mark.web
 
-CASES = [("book-flight", 1, 10), ("email-inbox-reply", 2, 3), ("choose-date", 4, 5),
-         ("social-media-some", 0, 4), ("use-autocomplete", 3, 2), ("search-engine", 5, 4)]  # fmt: skip
+CASES = [
+    ("book-flight", 1, 10),
+    ("email-inbox-reply", 2, 3),
+    ("choose-date", 4, 5),
+    ("social-media-some", 0, 4),
+    ("use-autocomplete", 3, 2),
+    ("search-engine", 5, 4),
+]
 
 
 def assert_same_picture(a: np.ndarray, b: np.ndarray) -> None:

@@ -23,8 +23,10 @@ def test_screenshots_equal_fresh_captures_of_the_settled_page_in_a_default_brows
     # screenshot() is a fresh capture after the step has settled
     default, fast = WebEnv(browser=browser), WebEnv(screenshot=True)
     try:
-        assert all(flag in " ".join(open(f"/proc/{fast.browser.pid}/cmdline").read().split("\0"))
-                   for flag in FAST_FRAME_FLAGS)  # fmt: skip
+        assert all(
+            flag in " ".join(open(f"/proc/{fast.browser.pid}/cmdline").read().split("\0"))
+            for flag in FAST_FRAME_FLAGS
+        )
         task = TaskSpec("web", "click-checkboxes", 5)
         default.reset(options={"task": task})
         shots = [(default.screenshot(), fast.reset(options={"task": task})[0].screenshot)]

@@ -38,20 +38,27 @@ def _press(env, work: str):
     return {e.text for e in obs.elements}, info
 
 
-@pytest.mark.parametrize("work, said", [
-    ("setTimeout(() => say('timer'), 300)", "timer"),
-    ("setTimeout(() => setTimeout(() => say('chained'), 100), 200)", "chained"),
-    ("setTimeout(() => Promise.resolve().then(() => setTimeout(() => say('after promise'), 50)), 100)",
-     "after promise"),
-    ("requestAnimationFrame(() => requestAnimationFrame(() => say('frame')))", "frame"),
-])
+@pytest.mark.parametrize(
+    "work, said",
+    [
+        ("setTimeout(() => say('timer'), 300)", "timer"),
+        ("setTimeout(() => setTimeout(() => say('chained'), 100), 200)", "chained"),
+        (
+            "setTimeout(() => Promise.resolve().then(() => setTimeout(() => say('after promise'), 50)), 100)",
+            "after promise",
+        ),
+        ("requestAnimationFrame(() => requestAnimationFrame(() => say('frame')))", "frame"),
+    ],
+)
 def test_a_step_waits_for_the_short_timers_and_frames_it_started(web_env, work, said) -> None:
     texts, info = _press(web_env, work)
     assert said in texts and info["unsettled"] == 0
 
 
 def test_a_cancelled_timer_is_not_waited_for(web_env) -> None:
-    texts, info = _press(web_env, "const t = setTimeout(() => say('cancelled'), 100); clearTimeout(t); say('now');")
+    texts, info = _press(
+        web_env, "const t = setTimeout(() => say('cancelled'), 100); clearTimeout(t); say('now');"
+    )
     assert "now" in texts and "cancelled" not in texts and info["unsettled"] == 0
 
 
@@ -61,5 +68,7 @@ def test_a_step_does_not_wait_for_long_timers(web_env) -> None:
 
 
 def test_a_page_that_never_settles_is_given_up_on(web_env) -> None:
-    texts, info = _press(web_env, "const loop = () => { setTimeout(loop, 5); }; loop(); say('busy');")
+    texts, info = _press(
+        web_env, "const loop = () => { setTimeout(loop, 5); }; loop(); say('busy');"
+    )
     assert "busy" in texts and info["unsettled"] > 0

@@ -77,8 +77,10 @@ def test_hidden_scrollbars_break_fidelity_on_email_inbox() -> None:
     require_chromium()
     config = WebEnvConfig(browser=BrowserConfig(extra_args=("--hide-scrollbars",)))
     with WebEnv(config) as env:
-        sequences = {("email-inbox", s): run_expert(env, SUITE, TaskSpec("web", "email-inbox", s))[0]
-                     for s in CASES["email-inbox"]}  # fmt: skip
+        sequences = {
+            ("email-inbox", s): run_expert(env, SUITE, TaskSpec("web", "email-inbox", s))[0]
+            for s in CASES["email-inbox"]
+        }
     won = _replay_all(sequences)
     assert not all(won.values()), won
 

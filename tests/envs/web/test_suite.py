@@ -17,7 +17,9 @@ def test_val_holds_new_seeds_of_the_train_templates() -> None:
     assert {t.template for t in val} == {t.template for t in train}
     everything = [t for name in SPLITS for t in suite.split(name)]
     assert len(everything) == len(set(everything))  # no instance in two splits
-    assert len(MiniWoBSuite(eval_seeds=2, val_seeds=5).split("val")) == 5 * len(suite.train_templates())
+    assert len(MiniWoBSuite(eval_seeds=2, val_seeds=5).split("val")) == 5 * len(
+        suite.train_templates()
+    )
     with pytest.raises(ConfigError, match="val_seeds must be a non-negative int"):
         MiniWoBSuite(val_seeds=-1)
 

@@ -11,7 +11,12 @@ from adaroll.actions import Action, ActionKind
 from adaroll.envs.base import InvalidActionError, Observation, TaskSpec, UIElement
 from adaroll.envs.gymnasium.adapter import ADAPTERS, GymAdapter
 
-MOVES = {"left": (0, 0, -1), "down": (1, 1, 0), "right": (2, 0, 1), "up": (3, -1, 0)}  # action, dy, dx
+MOVES = {
+    "left": (0, 0, -1),
+    "down": (1, 1, 0),
+    "right": (2, 0, 1),
+    "up": (3, -1, 0),
+}  # action, dy, dx
 TILES = {b"S": "start", b"F": "ice", b"H": "hole", b"G": "goal"}
 
 
@@ -19,8 +24,12 @@ TILES = {b"S": "start", b"F": "ice", b"H": "hole", b"G": "goal"}
 class FrozenLakeAdapter(GymAdapter):
     """Seeded random lakes (template ``lake-NxN``); the agent moves with key(left|down|right|up)."""
 
-    def __init__(self, sizes: tuple[int, ...] = (4, 5, 6, 7), heldout: tuple[int, ...] = (7,),
-                 slippery: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        sizes: tuple[int, ...] = (4, 5, 6, 7),
+        heldout: tuple[int, ...] = (7,),
+        slippery: bool = False,
+    ) -> None:
         self.sizes, self.heldout, self.slippery = tuple(sizes), tuple(heldout), slippery
 
     def templates(self) -> list[str]:
@@ -42,16 +51,25 @@ class FrozenLakeAdapter(GymAdapter):
     def observation(self, env: Any, raw: Any) -> Observation:  # one element per tile
         lake = env.unwrapped  # read the state itself (not `raw`), so that restores are checked
         rows, cols = lake.desc.shape
-        tiles = tuple(UIElement(r * cols + c, "tile", TILES[lake.desc[r, c]],
-                                (c / cols, r / rows, (c + 1) / cols, (r + 1) / rows),
-                                frozenset({"selected"}) if r * cols + c == lake.s else frozenset())
-                      for r in range(rows) for c in range(cols))  # fmt: skip
+        tiles = tuple(
+            UIElement(
+                r * cols + c,
+                "tile",
+                TILES[lake.desc[r, c]],
+                (c / cols, r / rows, (c + 1) / cols, (r + 1) / rows),
+                frozenset({"selected"}) if r * cols + c == lake.s else frozenset(),
+            )
+            for r in range(rows)
+            for c in range(cols)
+        )
         return Observation(tiles, (64 * cols, 64 * rows))
 
     def action(self, env: Any, action: Action) -> int:
         if action.kind is ActionKind.KEY and action.key in MOVES:
             return MOVES[action.key][0]
-        raise InvalidActionError(f"FrozenLake moves with key(left|down|right|up), not {action.to_text()}")
+        raise InvalidActionError(
+            f"FrozenLake moves with key(left|down|right|up), not {action.to_text()}"
+        )
 
     def policy_hints(self) -> dict[str, Any]:  # the small policy only needs the four keys
         return {"kinds": ("key",), "keys": tuple(MOVES)}
@@ -68,7 +86,12 @@ class FrozenLakeAdapter(GymAdapter):
                 return Action.press(first_move[(r, c)] or "left")
             for key, (_, dr, dc) in MOVES.items():
                 nxt = (r + dr, c + dc)
-                if 0 <= nxt[0] < rows and 0 <= nxt[1] < cols and lake.desc[nxt] != b"H" and nxt not in first_move:
+                if (
+                    0 <= nxt[0] < rows
+                    and 0 <= nxt[1] < cols
+                    and lake.desc[nxt] != b"H"
+                    and nxt not in first_move
+                ):
                     first_move[nxt] = first_move[(r, c)] or key
                     queue.append(nxt)
         return Action.done()  # no path: give up (the episode fails)

@@ -15,8 +15,10 @@ from adaroll.envs.mobile.apps import (
 )
 from adaroll.envs.mobile.apps.base import App
 
-APPS: dict[str, App] = {a.APP.name: a.APP for a in (
-    settings, contacts, clock, messages, notes, calendar, shop, mail, files)}  # fmt: skip
+APPS: dict[str, App] = {
+    a.APP.name: a.APP
+    for a in (settings, contacts, clock, messages, notes, calendar, shop, mail, files)
+}
 """Apps by display name, in launcher order."""
 
 APP_NAMES = tuple(APPS)

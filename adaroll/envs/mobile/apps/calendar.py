@@ -55,8 +55,10 @@ class CalendarState:
     events: tuple[Event, ...]
 
     def on(self, month: int, day: int) -> list[Event]:
-        return sorted((e for e in self.events if e.month == month and e.day == day),
-                      key=lambda e: (e.hour, e.uid))  # fmt: skip
+        return sorted(
+            (e for e in self.events if e.month == month and e.day == day),
+            key=lambda e: (e.hour, e.uid),
+        )
 
     def by_uid(self, uid: int) -> Event | None:
         return next((e for e in self.events if e.uid == uid), None)
@@ -70,8 +72,15 @@ def generate(rng: Random, _made: dict[str, Any]) -> CalendarState:
     events = []
     for i in range(rng.randrange(10, 17)):
         month = rng.choice((0, 1, 1, 1, 2))
-        events.append(Event(i + 1, month, rng.randrange(1, data.MONTH_DAYS[month] + 1),
-                            rng.choice(data.EVENT_TITLES), rng.randrange(8, 21)))  # fmt: skip
+        events.append(
+            Event(
+                i + 1,
+                month,
+                rng.randrange(1, data.MONTH_DAYS[month] + 1),
+                rng.choice(data.EVENT_TITLES),
+                rng.randrange(8, 21),
+            )
+        )
     return CalendarState(tuple(events))
 
 
@@ -92,7 +101,9 @@ def _save(p: Phone, a: Any) -> Phone:
 def _delete(uid: int):
     def handler(p: Phone, a: Any) -> Phone:
         st: CalendarState = p.apps.calendar
-        return p.set_app("calendar", CalendarState(tuple(e for e in st.events if e.uid != uid))).pop()
+        return p.set_app(
+            "calendar", CalendarState(tuple(e for e in st.events if e.uid != uid))
+        ).pop()
 
     return handler
 
@@ -114,17 +125,37 @@ def _day_cells(st: CalendarState, m: int) -> tuple[Any, ...]:
     for day in range(1, data.MONTH_DAYS[m] + 1):
         cell = first + day - 1
         x, y = (cell % 7) * 154, 460 + (cell // 7) * 220
-        cells.append(("button", f"{day} •" if day in busy else str(day), (x + 2, y, x + 152, y + 200),
-                      f"day:{day}", push(Route("Calendar", "day", (m, day))), None,
-                      SELECTED if (m, day) == data.TODAY else 0))  # fmt: skip
+        cells.append(
+            (
+                "button",
+                f"{day} •" if day in busy else str(day),
+                (x + 2, y, x + 152, y + 200),
+                f"day:{day}",
+                push(Route("Calendar", "day", (m, day))),
+                None,
+                SELECTED if (m, day) == data.TODAY else 0,
+            )
+        )
     return tuple(cells)
 
 
 @memo
 def _day_rows(st: CalendarState, m: int, d: int) -> tuple[Any, ...]:
-    rows = [row(f"{e.time}  {e.title}", f"event:{e.uid}", push(Route(
-        "Calendar", "event", (m, d, e.uid), fields=(("title", e.title), ("hour", f"{e.hour:02d}")))))
-        for e in st.on(m, d)]  # fmt: skip
+    rows = [
+        row(
+            f"{e.time}  {e.title}",
+            f"event:{e.uid}",
+            push(
+                Route(
+                    "Calendar",
+                    "event",
+                    (m, d, e.uid),
+                    fields=(("title", e.title), ("hour", f"{e.hour:02d}")),
+                )
+            ),
+        )
+        for e in st.on(m, d)
+    ]
     return tuple(rows) or (text_row("No events"),)
 
 
@@ -134,11 +165,23 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
     if screen == "month":
         m = route.arg
         appbar(b, "Calendar", show_back=False)
-        b.add("icon", "Previous month", (0, APPBAR_BOTTOM, 180, TABS_BOTTOM), "nav:prev",
-              _month(m - 1), enabled=m > 0)  # fmt: skip
+        b.add(
+            "icon",
+            "Previous month",
+            (0, APPBAR_BOTTOM, 180, TABS_BOTTOM),
+            "nav:prev",
+            _month(m - 1),
+            enabled=m > 0,
+        )
         b.add("text", f"{data.MONTHS[m]} 2025", (200, APPBAR_BOTTOM, 880, TABS_BOTTOM))
-        b.add("icon", "Next month", (900, APPBAR_BOTTOM, 1080, TABS_BOTTOM), "nav:next",
-              _month(m + 1), enabled=m < len(data.MONTHS) - 1)  # fmt: skip
+        b.add(
+            "icon",
+            "Next month",
+            (900, APPBAR_BOTTOM, 1080, TABS_BOTTOM),
+            "nav:next",
+            _month(m + 1),
+            enabled=m < len(data.MONTHS) - 1,
+        )
         b.add("text", "Mon Tue Wed Thu Fri Sat Sun", (0, TABS_BOTTOM, 1080, 440))
         b.extend(_day_cells(st, m))
         return
@@ -146,7 +189,9 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         m, d = route.arg
         appbar(b, date_text(m, d))
         b.vlist(_day_rows(st, m, d), APPBAR_BOTTOM, H, route.scroll)
-        fab(b, "New event", push(Route("Calendar", "event", (m, d, None), fields=(("hour", "09"),))))
+        fab(
+            b, "New event", push(Route("Calendar", "event", (m, d, None), fields=(("hour", "09"),)))
+        )
         return
     # event editor
     m, d, uid = route.arg
@@ -166,7 +211,13 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
     b.add("text", date_text(m, d), (48, 240, 1032, 360))
     text_field(b, route, "title", "Title", (48, 380, 1032, 520))
     b.add("text", "Starts at", (48, 560, 500, 700))
-    b.add("picker", f"{route.field('hour')}:00", (520, 560, 1032, 700), "picker:hour", open_dialog("hour"))
+    b.add(
+        "picker",
+        f"{route.field('hour')}:00",
+        (520, 560, 1032, 700),
+        "picker:hour",
+        open_dialog("hour"),
+    )
 
 
 APP = App("Calendar", "calendar", Route("Calendar", "month", data.TODAY[0]), generate, view)

@@ -35,8 +35,20 @@ from adaroll.envs.mobile.widgets import (
     text_row,
 )
 
-LABELS = ("Work", "Gym", "Meds", "School run", "Nap", "Yoga", "Bins out", "Call Mom", "Run",
-          "Standup", "Laundry", "Pick up kids")  # fmt: skip
+LABELS = (
+    "Work",
+    "Gym",
+    "Meds",
+    "School run",
+    "Nap",
+    "Yoga",
+    "Bins out",
+    "Call Mom",
+    "Run",
+    "Standup",
+    "Laundry",
+    "Pick up kids",
+)
 HOURS = tuple(f"{h:02d}" for h in range(24))
 MINUTES = tuple(f"{m:02d}" for m in range(0, 60, 5))
 
@@ -74,8 +86,10 @@ def generate(rng: Random, _made: dict[str, Any]) -> ClockState:
     while len(times) < rng.randrange(3, 8):
         times.add(random_time(rng))
     labels = rng.sample(LABELS, len(times))
-    alarms = tuple(Alarm(i + 1, h, m, labels[i] if rng.random() < 0.8 else "", rng.random() < 0.6)
-                   for i, (h, m) in enumerate(sorted(times)))  # fmt: skip
+    alarms = tuple(
+        Alarm(i + 1, h, m, labels[i] if rng.random() < 0.8 else "", rng.random() < 0.6)
+        for i, (h, m) in enumerate(sorted(times))
+    )
     return ClockState(alarms, 0, False, tuple(rng.sample(data.CITIES, 2)))
 
 
@@ -86,20 +100,35 @@ def _clock(p: Phone, state: ClockState) -> Phone:
 def _switch(uid: int):
     def handler(p: Phone, a: Any) -> Phone:
         st: ClockState = p.apps.clock
-        return _clock(p, replace(st, alarms=tuple(
-            replace(x, enabled=not x.enabled) if x.uid == uid else x for x in st.alarms)))
+        return _clock(
+            p,
+            replace(
+                st,
+                alarms=tuple(
+                    replace(x, enabled=not x.enabled) if x.uid == uid else x for x in st.alarms
+                ),
+            ),
+        )
 
     return handler
 
 
 def _save_alarm(p: Phone, a: Any) -> Phone:
     top, st = p.screen, p.apps.clock
-    hour, minute, label = int(top.field("hour")), int(top.field("minute")), top.field("label").strip()
+    hour, minute, label = (
+        int(top.field("hour")),
+        int(top.field("minute")),
+        top.field("label").strip(),
+    )
     if top.arg is None:
         alarms = st.alarms + (Alarm(next_uid(st.alarms), hour, minute, label),)
     else:
-        alarms = tuple(replace(x, hour=hour, minute=minute, label=label, enabled=True)
-                       if x.uid == top.arg else x for x in st.alarms)  # fmt: skip
+        alarms = tuple(
+            replace(x, hour=hour, minute=minute, label=label, enabled=True)
+            if x.uid == top.arg
+            else x
+            for x in st.alarms
+        )
     alarms = tuple(sorted(alarms, key=lambda x: (x.hour, x.minute, x.uid)))
     return _clock(p, replace(st, alarms=alarms)).pop()
 
@@ -115,8 +144,18 @@ def _delete_alarm(uid: int):
 def _edit(alarm: Alarm | None):
     if alarm is None:
         return push(Route("Clock", "alarm_edit", None, fields=(("hour", "07"), ("minute", "00"))))
-    return push(Route("Clock", "alarm_edit", alarm.uid, fields=(
-        ("hour", f"{alarm.hour:02d}"), ("minute", f"{alarm.minute:02d}"), ("label", alarm.label))))
+    return push(
+        Route(
+            "Clock",
+            "alarm_edit",
+            alarm.uid,
+            fields=(
+                ("hour", f"{alarm.hour:02d}"),
+                ("minute", f"{alarm.minute:02d}"),
+                ("label", alarm.label),
+            ),
+        )
+    )
 
 
 def _pick(name: str):
@@ -164,13 +203,17 @@ def _remove_city(city: str):
     def handler(p: Phone, a: Any) -> Phone:
         st: ClockState = p.apps.clock
         return _clock(p, replace(st, cities=tuple(c for c in st.cities if c != city))).update_top(
-            dialog=None)
+            dialog=None
+        )
 
     return handler
 
 
-_TABS = {"Alarm": replace_top(Route("Clock", "alarms")), "Timer": replace_top(Route("Clock", "timer")),
-         "World": replace_top(Route("Clock", "world"))}  # fmt: skip
+_TABS = {
+    "Alarm": replace_top(Route("Clock", "alarms")),
+    "Timer": replace_top(Route("Clock", "timer")),
+    "World": replace_top(Route("Clock", "world")),
+}
 _TAB_OF = {"alarms": "Alarm", "timer": "Timer", "world": "World"}
 _DIGITS = {d: _digit(d) for d in "0123456789"}
 _PICK_CITY = push(Route("Clock", "city_pick"))
@@ -181,8 +224,13 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
     screen, dialog = route.screen, route.dialog
     if screen in _TAB_OF:
         if dialog is not None:  # remove a world clock
-            confirm(b, "Remove city?", f"Remove {dialog[1]} from the world clock?", "Remove",
-                    _remove_city(dialog[1]))  # fmt: skip
+            confirm(
+                b,
+                "Remove city?",
+                f"Remove {dialog[1]} from the world clock?",
+                "Remove",
+                _remove_city(dialog[1]),
+            )
             return
         appbar(b, "Clock", show_back=False)
         tabs(b, ("Alarm", "Timer", "World"), _TAB_OF[screen], _TABS.__getitem__)
@@ -197,7 +245,9 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         return
     if screen == "city_pick":
         appbar(b, "Choose a city")
-        text_field(b, route, "search", "Search cities", (24, APPBAR_BOTTOM + 8, 1056, APPBAR_BOTTOM + 148))
+        text_field(
+            b, route, "search", "Search cities", (24, APPBAR_BOTTOM + 8, 1056, APPBAR_BOTTOM + 148)
+        )
         query = route.field("search").strip().casefold()
         b.vlist(_city_rows(data.CITIES, query), APPBAR_BOTTOM + 160, H, route.scroll)
         return
@@ -208,7 +258,13 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         elif dialog[0] == "minute":
             grid(b, "Minute", MINUTES, 4, route.field("minute"), _pick("minute"), "m")
         else:
-            confirm(b, "Delete alarm?", "This alarm will be deleted.", "Delete", _delete_alarm(route.arg))
+            confirm(
+                b,
+                "Delete alarm?",
+                "This alarm will be deleted.",
+                "Delete",
+                _delete_alarm(route.arg),
+            )
         return
     actions: list[tuple[str, str, Handler]] = [("btn:save", "Save", _save_alarm)]
     if route.arg is not None:
@@ -216,7 +272,13 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
     appbar(b, "New alarm" if route.arg is None else "Edit alarm", actions)
     b.add("picker", route.field("hour"), (160, 300, 500, 560), "picker:hour", open_dialog("hour"))
     b.add("text", ":", (500, 300, 580, 560))
-    b.add("picker", route.field("minute"), (580, 300, 920, 560), "picker:minute", open_dialog("minute"))
+    b.add(
+        "picker",
+        route.field("minute"),
+        (580, 300, 920, 560),
+        "picker:minute",
+        open_dialog("minute"),
+    )
     text_field(b, route, "label", "Label", (48, 620, 1032, 760))
 
 
@@ -227,9 +289,31 @@ def _alarm_rows(st: ClockState) -> tuple[Any, ...]:
 
 @memo
 def _alarm_row(x: Alarm) -> Any:
-    return (ROW_H, (("list_item", f"{x.time}  {x.label}".strip(), 0, 820, f"alarm:{x.uid}", _edit(x), None, 0),
-                    ("toggle", f"{x.time} alarm", 820, 1080, f"switch:{x.uid}", _switch(x.uid), None,
-                     CHECKED if x.enabled else 0)))  # fmt: skip
+    return (
+        ROW_H,
+        (
+            (
+                "list_item",
+                f"{x.time}  {x.label}".strip(),
+                0,
+                820,
+                f"alarm:{x.uid}",
+                _edit(x),
+                None,
+                0,
+            ),
+            (
+                "toggle",
+                f"{x.time} alarm",
+                820,
+                1080,
+                f"switch:{x.uid}",
+                _switch(x.uid),
+                None,
+                CHECKED if x.enabled else 0,
+            ),
+        ),
+    )
 
 
 @memo

@@ -61,7 +61,11 @@ def full_names(rng: Random, k: int, exclude: set[str] = frozenset()) -> list[str
     names: list[str] = []
     while len(names) < k:
         name = f"{rng.choice(data.FIRST_NAMES)} {rng.choice(data.LAST_NAMES)}"
-        if name not in names and name not in exclude and name.split()[0] not in {n.split()[0] for n in names}:
+        if (
+            name not in names
+            and name not in exclude
+            and name.split()[0] not in {n.split()[0] for n in names}
+        ):
             names.append(name)
     return names
 
@@ -69,8 +73,10 @@ def full_names(rng: Random, k: int, exclude: set[str] = frozenset()) -> list[str
 def generate(rng: Random, _made: dict[str, Any]) -> ContactsState:
     names = full_names(rng, rng.randrange(16, 23))
     favs = set(rng.sample(names, rng.randrange(2, 5)))
-    contacts = tuple(Contact(i + 1, n, phone_number(rng), email_for(n, rng), n in favs)
-                     for i, n in enumerate(names))  # fmt: skip
+    contacts = tuple(
+        Contact(i + 1, n, phone_number(rng), email_for(n, rng), n in favs)
+        for i, n in enumerate(names)
+    )
     return ContactsState(contacts)
 
 
@@ -90,8 +96,10 @@ def _save(p: Phone, a: Any) -> Phone:
     if top.arg is None:
         contacts = state.contacts + (Contact(next_uid(state.contacts), name, number, email),)
     else:
-        contacts = tuple(replace(c, name=name, phone=number, email=email) if c.uid == top.arg else c
-                         for c in state.contacts)  # fmt: skip
+        contacts = tuple(
+            replace(c, name=name, phone=number, email=email) if c.uid == top.arg else c
+            for c in state.contacts
+        )
     return p.set_app("contacts", ContactsState(contacts)).pop()
 
 
@@ -107,15 +115,28 @@ def _delete(uid: int):
 def _toggle_favorite(uid: int):
     def handler(p: Phone, a: Any) -> Phone:
         state: ContactsState = p.apps.contacts
-        return p.set_app("contacts", ContactsState(tuple(
-            replace(c, favorite=not c.favorite) if c.uid == uid else c for c in state.contacts)))
+        return p.set_app(
+            "contacts",
+            ContactsState(
+                tuple(
+                    replace(c, favorite=not c.favorite) if c.uid == uid else c
+                    for c in state.contacts
+                )
+            ),
+        )
 
     return handler
 
 
 def _edit(c: Contact):
-    return push(Route("Contacts", "edit", c.uid,
-                      fields=(("name", c.name), ("phone", c.phone), ("email", c.email))))  # fmt: skip
+    return push(
+        Route(
+            "Contacts",
+            "edit",
+            c.uid,
+            fields=(("name", c.name), ("phone", c.phone), ("email", c.email)),
+        )
+    )
 
 
 def _message(name: str):
@@ -124,14 +145,20 @@ def _message(name: str):
 
 
 def _email(address: str):
-    stack = (Route("Mail", "inbox", "Inbox"), Route("Mail", "compose", ("new", None), fields=(("to", address),)))
+    stack = (
+        Route("Mail", "inbox", "Inbox"),
+        Route("Mail", "compose", ("new", None), fields=(("to", address),)),
+    )
     return lambda p, a: p.with_stack(stack)
 
 
 @memo
 def _list_rows(state: ContactsState, favorites: bool, query: str) -> tuple[Any, ...]:
-    people = [c for c in sorted_contacts(state)
-              if (c.favorite if favorites else query in c.name.casefold())]  # fmt: skip
+    people = [
+        c
+        for c in sorted_contacts(state)
+        if (c.favorite if favorites else query in c.name.casefold())
+    ]
     return tuple(_contact_row(c) for c in people) or (text_row("No contacts"),)
 
 
@@ -140,8 +167,10 @@ def _contact_row(c: Contact) -> Any:
     return row(c.name, f"contact:{c.uid}", push(Route("Contacts", "detail", c.uid)))
 
 
-_TAB = {"All": replace_top(Route("Contacts", "list")),
-        "Favorites": replace_top(Route("Contacts", "favorites"))}  # fmt: skip
+_TAB = {
+    "All": replace_top(Route("Contacts", "list")),
+    "Favorites": replace_top(Route("Contacts", "favorites")),
+}
 _NEW = push(Route("Contacts", "edit", None))
 
 
@@ -156,7 +185,13 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         tabs(b, ("All", "Favorites"), "All" if screen == "list" else "Favorites", _TAB.__getitem__)
         top, query = TABS_BOTTOM, ""
         if screen == "list":
-            text_field(b, route, "search", "Search contacts", (24, TABS_BOTTOM + 8, 1056, TABS_BOTTOM + 136))
+            text_field(
+                b,
+                route,
+                "search",
+                "Search contacts",
+                (24, TABS_BOTTOM + 8, 1056, TABS_BOTTOM + 136),
+            )
             query = route.field("search").strip().casefold()
             top = TABS_BOTTOM + 144
         b.vlist(_list_rows(state, screen == "favorites", query), top, H, route.scroll)
@@ -171,19 +206,27 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         if route.dialog is not None:
             confirm(b, "Delete contact?", f"{c.name} will be removed.", "Delete", _delete(c.uid))
             return
-        appbar(b, c.name, (("btn:edit", "Edit", _edit(c)),
-                           ("btn:delete", "Delete", open_dialog("delete"))))  # fmt: skip
-        rows = [text_row(f"Phone: {c.phone}", 150), text_row(f"Email: {c.email}", 150),
-                toggle_row("Favorite", "toggle:favorite", c.favorite, _toggle_favorite(c.uid)),
-                row("Message", "btn:message", _message(c.name), role="button", height=150),
-                row("Send email", "btn:email", _email(c.email), role="button", height=150)]  # fmt: skip
+        appbar(
+            b,
+            c.name,
+            (("btn:edit", "Edit", _edit(c)), ("btn:delete", "Delete", open_dialog("delete"))),
+        )
+        rows = [
+            text_row(f"Phone: {c.phone}", 150),
+            text_row(f"Email: {c.email}", 150),
+            toggle_row("Favorite", "toggle:favorite", c.favorite, _toggle_favorite(c.uid)),
+            row("Message", "btn:message", _message(c.name), role="button", height=150),
+            row("Send email", "btn:email", _email(c.email), role="button", height=150),
+        ]
         b.vlist(rows, APPBAR_BOTTOM, H, 0)
         return
     # edit / new contact form
     if route.dialog is not None:
         notice(b, "Missing name", ["Enter a name to save the contact."])
         return
-    appbar(b, "New contact" if route.arg is None else "Edit contact", (("btn:save", "Save", _save),))
+    appbar(
+        b, "New contact" if route.arg is None else "Edit contact", (("btn:save", "Save", _save),)
+    )
     for i, (name, hint) in enumerate((("name", "Name"), ("phone", "Phone"), ("email", "Email"))):
         y = 260 + i * 170
         text_field(b, route, name, hint, (48, y, 1032, y + 140))

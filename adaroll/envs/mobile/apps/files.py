@@ -77,8 +77,12 @@ def generate(rng: Random, _made: dict[str, Any]) -> FilesState:
 
 def _update(p: Phone, uid: int, **changes: Any) -> Phone:
     st: FilesState = p.apps.files
-    return p.set_app("files", FilesState(
-        tuple(replace(f, **changes) if f.uid == uid else f for f in st.files), st.folders))
+    return p.set_app(
+        "files",
+        FilesState(
+            tuple(replace(f, **changes) if f.uid == uid else f for f in st.files), st.folders
+        ),
+    )
 
 
 def _move(uid: int, folder: str):
@@ -90,20 +94,25 @@ def _trash(f: File):
 
 
 def _restore(f: File):
-    return lambda p, a: close_dialog(_update(p, f.uid, folder=f.origin or data.FOLDERS[0], origin=""))
+    return lambda p, a: close_dialog(
+        _update(p, f.uid, folder=f.origin or data.FOLDERS[0], origin="")
+    )
 
 
 def _erase(uid: int):
     def handler(p: Phone, a: Any) -> Phone:
         st: FilesState = p.apps.files
-        return close_dialog(p.set_app("files", FilesState(
-            tuple(f for f in st.files if f.uid != uid), st.folders)))
+        return close_dialog(
+            p.set_app("files", FilesState(tuple(f for f in st.files if f.uid != uid), st.folders))
+        )
 
     return handler
 
 
 def _rename_open(f: File):
-    return lambda p, a: p.set_top(replace(p.screen.with_field("name", f.name), dialog=("rename", f.uid)))
+    return lambda p, a: p.set_top(
+        replace(p.screen.with_field("name", f.name), dialog=("rename", f.uid))
+    )
 
 
 def _rename_ok(uid: int):
@@ -150,8 +159,14 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
 
 @memo
 def _folder_rows(st: FilesState) -> tuple[Any, ...]:
-    return tuple(row(f"{folder} ({len(st.in_folder(folder))} files)", f"folder:{folder}",
-                     push(Route("Files", "folder", folder))) for folder in st.folders + (TRASH,))  # fmt: skip
+    return tuple(
+        row(
+            f"{folder} ({len(st.in_folder(folder))} files)",
+            f"folder:{folder}",
+            push(Route("Files", "folder", folder)),
+        )
+        for folder in st.folders + (TRASH,)
+    )
 
 
 @memo
@@ -161,25 +176,41 @@ def _file_rows(st: FilesState, folder: str) -> tuple[Any, ...]:
 
 @memo
 def _file_row(f: File) -> Any:
-    return row(f"{f.name}  {f.size}", f"file:{f.name}", open_dialog("info", f.uid), open_dialog("menu", f.uid))
+    return row(
+        f"{f.name}  {f.size}",
+        f"file:{f.name}",
+        open_dialog("info", f.uid),
+        open_dialog("menu", f.uid),
+    )
 
 
 def _file_dialog(b: ViewBuilder, route: Route, st: FilesState, f: File, kind: str) -> None:
     if kind == "menu":
         if f.folder == TRASH:
-            options = [("Restore", "menu:restore", _restore(f), None),
-                       ("Delete forever", "menu:erase", open_dialog("erase", f.uid), None)]
+            options = [
+                ("Restore", "menu:restore", _restore(f), None),
+                ("Delete forever", "menu:erase", open_dialog("erase", f.uid), None),
+            ]
         else:
-            options = [("Rename", "menu:rename", _rename_open(f), None),
-                       ("Move to", "menu:move", open_dialog("move", f.uid), None),
-                       ("Delete", "menu:delete", open_dialog("delete", f.uid), None),
-                       ("Details", "menu:details", open_dialog("info", f.uid), None)]
+            options = [
+                ("Rename", "menu:rename", _rename_open(f), None),
+                ("Move to", "menu:move", open_dialog("move", f.uid), None),
+                ("Delete", "menu:delete", open_dialog("delete", f.uid), None),
+                ("Details", "menu:details", open_dialog("info", f.uid), None),
+            ]
         choice(b, f.name, options)
     elif kind == "info":
         notice(b, f.name, [f"Size: {f.size}", f"Folder: {f.folder}"])
     elif kind == "move":
-        choice(b, "Move to", [(name, f"move:{name}", _move(f.uid, name), None)
-                              for name in st.folders if name != f.folder])  # fmt: skip
+        choice(
+            b,
+            "Move to",
+            [
+                (name, f"move:{name}", _move(f.uid, name), None)
+                for name in st.folders
+                if name != f.folder
+            ],
+        )
     elif kind == "delete":
         confirm(b, "Delete file?", f"Move {f.name} to the Trash?", "Delete", _trash(f))
     elif kind == "erase":

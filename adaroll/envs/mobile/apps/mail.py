@@ -61,11 +61,21 @@ class MailState:
 def generate(rng: Random, made: dict[str, Any]) -> MailState:
     contacts = made["contacts"].contacts
     strangers = full_names(rng, 4, {c.name for c in contacts})
-    people = [(c.name, c.email) for c in rng.sample(contacts, 5)] + [(n, email_for(n, rng)) for n in strangers]
+    people = [(c.name, c.email) for c in rng.sample(contacts, 5)] + [
+        (n, email_for(n, rng)) for n in strangers
+    ]
     subjects = rng.sample(data.MAIL_SUBJECTS, rng.randrange(10, 16))
-    emails = tuple(Email(i + 1, *rng.choice(people), subject, rng.choice(data.MAIL_BODIES),
-                         read=rng.random() < 0.6, starred=rng.random() < 0.15)
-                   for i, subject in enumerate(subjects))  # fmt: skip
+    emails = tuple(
+        Email(
+            i + 1,
+            *rng.choice(people),
+            subject,
+            rng.choice(data.MAIL_BODIES),
+            read=rng.random() < 0.6,
+            starred=rng.random() < 0.15,
+        )
+        for i, subject in enumerate(subjects)
+    )
     return MailState(emails)
 
 
@@ -107,7 +117,11 @@ def valid_address(text: str) -> bool:
 
 def _send(p: Phone, a: Any) -> Phone:
     top = p.screen
-    to, subject, body = top.field("to").strip(), top.field("subject").strip(), top.field("body").strip()
+    to, subject, body = (
+        top.field("to").strip(),
+        top.field("subject").strip(),
+        top.field("body").strip(),
+    )
     if not valid_address(to):
         return p.update_top(dialog=("invalid",), focus=None)
     st: MailState = p.apps.mail
@@ -126,15 +140,24 @@ def _rows(st: MailState, tab: str) -> tuple[Any, ...]:
     if tab == "Sent":
         rows = [text_row(f"To {s.to}: {s.subject}", 168) for s in reversed(st.sent)]
     else:
-        shown = [e for e in st.emails if (e.folder == "archive" if tab == "Archive"
-                                          else e.folder == "inbox" and (tab == "Inbox" or e.starred))]  # fmt: skip
+        shown = [
+            e
+            for e in st.emails
+            if (
+                e.folder == "archive"
+                if tab == "Archive"
+                else e.folder == "inbox" and (tab == "Inbox" or e.starred)
+            )
+        ]
         rows = [_email_row(e) for e in shown]
     return tuple(rows) or (text_row("Nothing here"),)
 
 
 @memo
 def _email_row(e: Email) -> Any:
-    return row(("" if e.read else "Unread: ") + f"{e.sender}: {e.subject}", f"mail:{e.uid}", _open(e.uid))
+    return row(
+        ("" if e.read else "Unread: ") + f"{e.sender}: {e.subject}", f"mail:{e.uid}", _open(e.uid)
+    )
 
 
 def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
@@ -152,15 +175,27 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         if e is None:
             appbar(b, "Email")
             return
-        appbar(b, "", (("btn:star", "Unstar" if e.starred else "Star", _star(e.uid, not e.starred)),
-                       ("btn:archive", "Archive", _set_and_leave(e.uid, folder="archive")),
-                       ("btn:delete", "Delete", _set_and_leave(e.uid, folder="trash"))))  # fmt: skip
+        appbar(
+            b,
+            "",
+            (
+                ("btn:star", "Unstar" if e.starred else "Star", _star(e.uid, not e.starred)),
+                ("btn:archive", "Archive", _set_and_leave(e.uid, folder="archive")),
+                ("btn:delete", "Delete", _set_and_leave(e.uid, folder="trash")),
+            ),
+        )
         b.add("text", e.subject, (48, 240, 1032, 380))
         b.add("text", f"From: {e.sender} <{e.address}>", (48, 390, 1032, 500))
         b.add("text", e.body, (48, 520, 1032, 760))
         b.add("button", "Reply", (48, 800, 360, 940), "btn:reply", _compose("reply", e))
         b.add("button", "Forward", (384, 800, 696, 940), "btn:forward", _compose("forward", e))
-        b.add("button", "Mark unread", (720, 800, 1032, 940), "btn:unread", _set_and_leave(e.uid, read=False))
+        b.add(
+            "button",
+            "Mark unread",
+            (720, 800, 1032, 940),
+            "btn:unread",
+            _set_and_leave(e.uid, read=False),
+        )
         return
     # compose
     if route.dialog is not None:
@@ -175,8 +210,13 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         if matches:  # a dropdown under To covers the other fields
             for i, c in enumerate(matches):
                 y = 390 + i * 140
-                b.add("list_item", f"{c.name} <{c.email}>", (48, y, 1032, y + 140), f"suggest:{c.name}",
-                      _suggest(c.email))  # fmt: skip
+                b.add(
+                    "list_item",
+                    f"{c.name} <{c.email}>",
+                    (48, y, 1032, y + 140),
+                    f"suggest:{c.name}",
+                    _suggest(c.email),
+                )
             return
     text_field(b, route, "subject", "Subject", (48, 400, 1032, 540))
     text_field(b, route, "body", "Compose email", (48, 560, 1032, 1100))

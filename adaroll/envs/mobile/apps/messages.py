@@ -54,8 +54,10 @@ def generate(rng: Random, made: dict[str, Any]) -> MessagesState:
     chosen = rng.sample(names, min(len(names), rng.randrange(6, 10)))
     threads = []
     for i, name in enumerate(chosen):
-        msgs = [Message(rng.random() < 0.4, rng.choice(data.MESSAGE_TEXTS + data.REPLY_TEXTS))
-                for _ in range(rng.randrange(1, 4))]  # fmt: skip
+        msgs = [
+            Message(rng.random() < 0.4, rng.choice(data.MESSAGE_TEXTS + data.REPLY_TEXTS))
+            for _ in range(rng.randrange(1, 4))
+        ]
         msgs.append(Message(False, rng.choice(data.MESSAGE_TEXTS)))
         threads.append(Thread(i + 1, name, tuple(msgs)))
     return MessagesState(tuple(threads))
@@ -77,14 +79,16 @@ def _send(p: Phone, a: Any) -> Phone:
     if not text:
         return p
     return p.set_app("messages", send(p.apps.messages, top.arg, text)).set_top(
-        top.with_field("message", ""))
+        top.with_field("message", "")
+    )
 
 
 def _delete(contact: str):
     def handler(p: Phone, a: Any) -> Phone:
         st: MessagesState = p.apps.messages
-        return p.set_app("messages", MessagesState(
-            tuple(t for t in st.threads if t.contact != contact))).update_top(dialog=None)
+        return p.set_app(
+            "messages", MessagesState(tuple(t for t in st.threads if t.contact != contact))
+        ).update_top(dialog=None)
 
     return handler
 
@@ -107,8 +111,13 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
     if screen == "threads":
         if route.dialog is not None:
             contact = route.dialog[1]
-            confirm(b, "Delete conversation?", f"All messages with {contact} will be deleted.",
-                    "Delete", _delete(contact))  # fmt: skip
+            confirm(
+                b,
+                "Delete conversation?",
+                f"All messages with {contact} will be deleted.",
+                "Delete",
+                _delete(contact),
+            )
             return
         appbar(b, "Messages", show_back=False)
         b.vlist(_thread_rows(st), APPBAR_BOTTOM, H, route.scroll)
@@ -123,7 +132,9 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         y = APPBAR_BOTTOM + 10
         for m in msgs[-fit:]:
             who = "You" if m.outgoing else route.arg.split(" ")[0]
-            box = (300, y, W - 24, y + MSG_H - 10) if m.outgoing else (24, y, W - 300, y + MSG_H - 10)
+            box = (
+                (300, y, W - 24, y + MSG_H - 10) if m.outgoing else (24, y, W - 300, y + MSG_H - 10)
+            )
             b.add("text", f"{who}: {m.text}", box)
             y += MSG_H
         text_field(b, route, "message", "Text message", (24, bar_top, 820, bar_top + 150), _send)
@@ -143,8 +154,12 @@ def _thread_rows(st: MessagesState) -> tuple[Any, ...]:
 
 @memo
 def _thread_row(t: Thread) -> Any:
-    return row(f"{t.contact}: {_preview(t.messages[-1].text)}", f"thread:{t.contact}",
-               push(Route("Messages", "thread", t.contact)), open_dialog("delete", t.contact))
+    return row(
+        f"{t.contact}: {_preview(t.messages[-1].text)}",
+        f"thread:{t.contact}",
+        push(Route("Messages", "thread", t.contact)),
+        open_dialog("delete", t.contact),
+    )
 
 
 @memo

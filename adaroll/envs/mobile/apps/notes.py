@@ -54,14 +54,16 @@ def body_text(rng: Random) -> str:
 
 def generate(rng: Random, _made: dict[str, Any]) -> NotesState:
     titles = rng.sample(data.NOTE_TITLES, rng.randrange(7, 15))
-    return NotesState(tuple(Note(i + 1, t, body_text(rng), rng.random() < 0.15)
-                            for i, t in enumerate(titles)))  # fmt: skip
+    return NotesState(
+        tuple(Note(i + 1, t, body_text(rng), rng.random() < 0.15) for i, t in enumerate(titles))
+    )
 
 
 def _update(p: Phone, uid: int, **changes: Any) -> Phone:
     st: NotesState = p.apps.notes
-    return p.set_app("notes", NotesState(
-        tuple(replace(n, **changes) if n.uid == uid else n for n in st.notes)))
+    return p.set_app(
+        "notes", NotesState(tuple(replace(n, **changes) if n.uid == uid else n for n in st.notes))
+    )
 
 
 def _save(p: Phone, a: Any) -> Phone:
@@ -104,8 +106,12 @@ def _rows(st: NotesState) -> tuple[Any, ...]:
 
 @memo
 def _note_row(n: Note) -> Any:
-    return row(f"Pinned: {n.title}" if n.pinned else n.title, f"note:{n.uid}", _open(n),
-               open_dialog("menu", n.uid))  # fmt: skip
+    return row(
+        f"Pinned: {n.title}" if n.pinned else n.title,
+        f"note:{n.uid}",
+        _open(n),
+        open_dialog("menu", n.uid),
+    )
 
 
 def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
@@ -118,11 +124,22 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
                 return
             if dialog[0] == "menu":
                 label = "Unpin" if note.pinned else "Pin"
-                choice(b, note.title, ((label, "menu:pin", _pin(note.uid, not note.pinned), None),
-                                       ("Delete", "menu:delete", open_dialog("delete", note.uid), None)))  # fmt: skip
+                choice(
+                    b,
+                    note.title,
+                    (
+                        (label, "menu:pin", _pin(note.uid, not note.pinned), None),
+                        ("Delete", "menu:delete", open_dialog("delete", note.uid), None),
+                    ),
+                )
             else:
-                confirm(b, "Delete note?", f'"{note.title}" will be deleted.', "Delete",
-                        _delete(note.uid, leave=False))  # fmt: skip
+                confirm(
+                    b,
+                    "Delete note?",
+                    f'"{note.title}" will be deleted.',
+                    "Delete",
+                    _delete(note.uid, leave=False),
+                )
             return
         appbar(b, "Notes", show_back=False)
         b.vlist(_rows(st), APPBAR_BOTTOM, H, route.scroll)
@@ -133,8 +150,13 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         if dialog[0] == "required":
             notice(b, "Missing title", ["Give the note a title to save it."])
         else:
-            confirm(b, "Delete note?", "This note will be deleted.", "Delete",
-                    _delete(route.arg, leave=True))  # fmt: skip
+            confirm(
+                b,
+                "Delete note?",
+                "This note will be deleted.",
+                "Delete",
+                _delete(route.arg, leave=True),
+            )
         return
     actions: list[tuple[str, str, Handler]] = [("btn:save", "Save", _save)]
     if route.arg is not None:

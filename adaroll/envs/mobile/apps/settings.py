@@ -51,14 +51,27 @@ class SettingsState:
 def generate(rng: Random, _made: dict[str, Any]) -> SettingsState:
     model = rng.choice(data.DEVICE_MODELS)
     return SettingsState(
-        wifi=rng.random() < 0.5, bluetooth=rng.random() < 0.5, airplane=False,
-        mobile_data=True, location=rng.random() < 0.5, dark_mode=rng.random() < 0.5,
-        brightness=rng.randrange(1, 10) * 10, font_size="Default", auto_rotate=rng.random() < 0.5,
-        ring_volume=rng.randrange(1, 10) * 10, dnd=False, vibrate=rng.random() < 0.5,
-        ringtone=rng.choice(data.RINGTONES), battery_saver=False, battery=rng.randrange(15, 99),
-        language="English", device_name=f"{rng.choice(data.FIRST_NAMES)}'s {model}", model=model,
-        android=rng.choice(data.ANDROID_VERSIONS), storage_used=rng.randrange(20, 120),
-    )  # fmt: skip
+        wifi=rng.random() < 0.5,
+        bluetooth=rng.random() < 0.5,
+        airplane=False,
+        mobile_data=True,
+        location=rng.random() < 0.5,
+        dark_mode=rng.random() < 0.5,
+        brightness=rng.randrange(1, 10) * 10,
+        font_size="Default",
+        auto_rotate=rng.random() < 0.5,
+        ring_volume=rng.randrange(1, 10) * 10,
+        dnd=False,
+        vibrate=rng.random() < 0.5,
+        ringtone=rng.choice(data.RINGTONES),
+        battery_saver=False,
+        battery=rng.randrange(15, 99),
+        language="English",
+        device_name=f"{rng.choice(data.FIRST_NAMES)}'s {model}",
+        model=model,
+        android=rng.choice(data.ANDROID_VERSIONS),
+        storage_used=rng.randrange(20, 120),
+    )
 
 
 # -- sliders: a tap anywhere on the track sets the value (steps of 10) ------------------------
@@ -93,18 +106,30 @@ def _slide(attr: str):
 
 
 def _slider_row(label: str, attr: str, value: int) -> tuple[int, Any]:
-    return (ROW_H, (("slider", f"{label} {value}%", 0, W, f"slider:{attr}", _slide(attr), None, 0),))
+    return (
+        ROW_H,
+        (("slider", f"{label} {value}%", 0, W, f"slider:{attr}", _slide(attr), None, 0),),
+    )
 
 
 # -- screens ------------------------------------------------------------------------------------
 
 CATEGORIES = (
-    ("Network & internet", "network"), ("Connected devices", "devices"), ("Apps", "apps"),
-    ("Notifications", "notifications"), ("Battery", "battery"), ("Storage", "storage"),
-    ("Sound & vibration", "sound"), ("Display", "display"), ("Accessibility", "accessibility"),
-    ("Security", "security"), ("Location", "location"), ("Languages", "language"),
-    ("System", "system"), ("About phone", "about"),
-)  # fmt: skip
+    ("Network & internet", "network"),
+    ("Connected devices", "devices"),
+    ("Apps", "apps"),
+    ("Notifications", "notifications"),
+    ("Battery", "battery"),
+    ("Storage", "storage"),
+    ("Sound & vibration", "sound"),
+    ("Display", "display"),
+    ("Accessibility", "accessibility"),
+    ("Security", "security"),
+    ("Location", "location"),
+    ("Languages", "language"),
+    ("System", "system"),
+    ("About phone", "about"),
+)
 _PUSH = {screen: push(Route("Settings", screen)) for _, screen in CATEGORIES}
 _INFO = {
     "apps": ("Recently opened apps", "Contacts", "Messages", "Clock"),
@@ -116,7 +141,9 @@ _INFO = {
 }
 
 
-_MAIN_ROWS = tuple(row(label, f"row:{screen}", _PUSH[screen], height=200) for label, screen in CATEGORIES)
+_MAIN_ROWS = tuple(
+    row(label, f"row:{screen}", _PUSH[screen], height=200) for label, screen in CATEGORIES
+)
 
 
 def _main(b: ViewBuilder, route: Route) -> None:
@@ -146,38 +173,61 @@ def _rows(s: SettingsState, screen: str) -> tuple[Any, ...]:
     """The rows of a category screen for one version of the settings."""
     rows: list[Any]
     if screen == "network":
-        rows = [toggle_row("Wi-Fi", "toggle:wifi", s.wifi, _flip("wifi")),
-                toggle_row("Mobile data", "toggle:mobile_data", s.mobile_data, _flip("mobile_data")),
-                toggle_row("Airplane mode", "toggle:airplane", s.airplane, _flip("airplane"))]  # fmt: skip
+        rows = [
+            toggle_row("Wi-Fi", "toggle:wifi", s.wifi, _flip("wifi")),
+            toggle_row("Mobile data", "toggle:mobile_data", s.mobile_data, _flip("mobile_data")),
+            toggle_row("Airplane mode", "toggle:airplane", s.airplane, _flip("airplane")),
+        ]
     elif screen == "devices":
-        rows = [toggle_row("Bluetooth", "toggle:bluetooth", s.bluetooth, _flip("bluetooth")),
-                row(f"Device name: {s.device_name}", "row:device_name", _RENAME),
-                text_row("Pair new device")]  # fmt: skip
+        rows = [
+            toggle_row("Bluetooth", "toggle:bluetooth", s.bluetooth, _flip("bluetooth")),
+            row(f"Device name: {s.device_name}", "row:device_name", _RENAME),
+            text_row("Pair new device"),
+        ]
     elif screen == "display":
-        rows = [toggle_row("Dark theme", "toggle:dark_mode", s.dark_mode, _flip("dark_mode")),
-                _slider_row("Brightness", "brightness", s.brightness),
-                row(f"Font size: {s.font_size}", "row:font_size", open_dialog("font")),
-                toggle_row("Auto-rotate screen", "toggle:auto_rotate", s.auto_rotate,
-                           _flip("auto_rotate"))]  # fmt: skip
+        rows = [
+            toggle_row("Dark theme", "toggle:dark_mode", s.dark_mode, _flip("dark_mode")),
+            _slider_row("Brightness", "brightness", s.brightness),
+            row(f"Font size: {s.font_size}", "row:font_size", open_dialog("font")),
+            toggle_row(
+                "Auto-rotate screen", "toggle:auto_rotate", s.auto_rotate, _flip("auto_rotate")
+            ),
+        ]
     elif screen == "sound":
-        rows = [_slider_row("Ring volume", "ring_volume", s.ring_volume),
-                toggle_row("Do Not Disturb", "toggle:dnd", s.dnd, _flip("dnd")),
-                toggle_row("Vibrate for calls", "toggle:vibrate", s.vibrate, _flip("vibrate")),
-                row(f"Ringtone: {s.ringtone}", "row:ringtone", open_dialog("ringtone"))]  # fmt: skip
+        rows = [
+            _slider_row("Ring volume", "ring_volume", s.ring_volume),
+            toggle_row("Do Not Disturb", "toggle:dnd", s.dnd, _flip("dnd")),
+            toggle_row("Vibrate for calls", "toggle:vibrate", s.vibrate, _flip("vibrate")),
+            row(f"Ringtone: {s.ringtone}", "row:ringtone", open_dialog("ringtone")),
+        ]
     elif screen == "battery":
-        rows = [text_row(f"Battery {s.battery}%"),
-                toggle_row("Battery Saver", "toggle:battery_saver", s.battery_saver,
-                           _flip("battery_saver"))]  # fmt: skip
+        rows = [
+            text_row(f"Battery {s.battery}%"),
+            toggle_row(
+                "Battery Saver", "toggle:battery_saver", s.battery_saver, _flip("battery_saver")
+            ),
+        ]
     elif screen == "location":
         rows = [toggle_row("Use location", "toggle:location", s.location, _flip("location"))]
     elif screen == "language":
-        rows = [row(lang, f"lang:{lang}", open_dialog("language", lang),
-                    bits=SELECTED if lang == s.language else 0) for lang in data.LANGUAGES]  # fmt: skip
+        rows = [
+            row(
+                lang,
+                f"lang:{lang}",
+                open_dialog("language", lang),
+                bits=SELECTED if lang == s.language else 0,
+            )
+            for lang in data.LANGUAGES
+        ]
     elif screen == "about":
-        rows = [text_row(f"Device name: {s.device_name}"), text_row(f"Model: {s.model}"),
-                text_row(f"Android version: {s.android}"),
-                text_row(f"Storage used: {s.storage_used} GB"), text_row("Total storage: 128 GB"),
-                text_row(f"Build number: AP{s.android}A.{s.storage_used:03d}")]  # fmt: skip
+        rows = [
+            text_row(f"Device name: {s.device_name}"),
+            text_row(f"Model: {s.model}"),
+            text_row(f"Android version: {s.android}"),
+            text_row(f"Storage used: {s.storage_used} GB"),
+            text_row("Total storage: 128 GB"),
+            text_row(f"Build number: AP{s.android}A.{s.storage_used:03d}"),
+        ]
     else:
         rows = [text_row(line) for line in _INFO[screen]]
     return tuple(rows)
@@ -201,15 +251,32 @@ def _rename_ok(p: Phone, a: Any) -> Phone:
 def _dialog(s: SettingsState, route: Route, b: ViewBuilder) -> None:
     kind = route.dialog[0]  # type: ignore[index]
     if kind == "font":
-        choice(b, "Font size", [(size, f"opt:{size}", _pick(font_size=size), size == s.font_size)
-                                for size in data.FONT_SIZES])  # fmt: skip
+        choice(
+            b,
+            "Font size",
+            [
+                (size, f"opt:{size}", _pick(font_size=size), size == s.font_size)
+                for size in data.FONT_SIZES
+            ],
+        )
     elif kind == "ringtone":
-        choice(b, "Ringtone", [(tone, f"opt:{tone}", _pick(ringtone=tone), tone == s.ringtone)
-                               for tone in data.RINGTONES])  # fmt: skip
+        choice(
+            b,
+            "Ringtone",
+            [
+                (tone, f"opt:{tone}", _pick(ringtone=tone), tone == s.ringtone)
+                for tone in data.RINGTONES
+            ],
+        )
     elif kind == "language":
         lang = route.dialog[1]  # type: ignore[index]
-        confirm(b, "Change language?", f"Use {lang} as the phone language?", "Change",
-                _pick(language=lang))  # fmt: skip
+        confirm(
+            b,
+            "Change language?",
+            f"Use {lang} as the phone language?",
+            "Change",
+            _pick(language=lang),
+        )
     elif kind == "rename":
         prompt(b, route, "Device name", "device_name", "Device name", "Rename", _rename_ok)
 

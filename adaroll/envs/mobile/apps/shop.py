@@ -79,8 +79,10 @@ def money(cents: int) -> str:
 
 
 def generate(rng: Random, _made: dict[str, Any]) -> ShopState:
-    catalog = tuple(Product(name, cat, max(199, round(base * rng.uniform(0.8, 1.2) / 100) * 100 - 1), kind)
-                    for name, cat, base, kind in data.PRODUCTS)  # fmt: skip
+    catalog = tuple(
+        Product(name, cat, max(199, round(base * rng.uniform(0.8, 1.2) / 100) * 100 - 1), kind)
+        for name, cat, base, kind in data.PRODUCTS
+    )
     return ShopState(catalog)
 
 
@@ -106,8 +108,11 @@ def _search(p: Phone, a: Any) -> Phone:
     query = p.screen.field("query").strip()
     if not query:
         return p
-    return p.set_top(p.screen.with_field("query", "")).update_top(focus=None).push(
-        Route("Shop", "results", query))
+    return (
+        p.set_top(p.screen.with_field("query", ""))
+        .update_top(focus=None)
+        .push(Route("Shop", "results", query))
+    )
 
 
 def _open_product(name: str):
@@ -189,13 +194,17 @@ def _product_rows(catalog: tuple[Product, ...], search: bool, arg: str) -> tuple
     """Search results (``search``) or a category's products, as rows."""
     q = arg.casefold()
     products = [p for p in catalog if (q in p.name.casefold() if search else p.category == arg)]
-    rows = [row(f"{p.name} · {money(p.price)}", f"product:{p.name}", _open_product(p.name))
-            for p in products]  # fmt: skip
+    rows = [
+        row(f"{p.name} · {money(p.price)}", f"product:{p.name}", _open_product(p.name))
+        for p in products
+    ]
     return tuple(rows) or (text_row("No results"),)
 
 
-_HOME_ROWS = tuple([row(c, f"cat:{c}", push(Route("Shop", "category", c))) for c in data.CATEGORIES]
-                   + [row("Your orders", "row:orders", push(Route("Shop", "orders")))])  # fmt: skip
+_HOME_ROWS = tuple(
+    [row(c, f"cat:{c}", push(Route("Shop", "category", c))) for c in data.CATEGORIES]
+    + [row("Your orders", "row:orders", push(Route("Shop", "orders")))]
+)
 
 
 def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
@@ -209,7 +218,12 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
     elif screen in ("results", "category"):
         title = f"Results for {route.arg}" if screen == "results" else route.arg
         appbar(b, title, (_cart_action(st),))
-        b.vlist(_product_rows(st.catalog, screen == "results", route.arg), APPBAR_BOTTOM, H, route.scroll)
+        b.vlist(
+            _product_rows(st.catalog, screen == "results", route.arg),
+            APPBAR_BOTTOM,
+            H,
+            route.scroll,
+        )
     elif screen == "product":
         _product(st, route, b)
     elif screen == "cart":
@@ -222,9 +236,14 @@ def view(phone: Phone, route: Route, b: ViewBuilder) -> None:
         b.add("button", "Continue shopping", (240, 520, 840, 680), "btn:continue", _continue)
     else:  # orders
         appbar(b, "Your orders")
-        rows = [text_row(f"Order #{o.number}: {sum(i.qty for i in o.items)} items, "
-                         f"{money(sum(st.get(i.product).price * i.qty for i in o.items))}", ROW_H)
-                for o in st.orders]  # fmt: skip
+        rows = [
+            text_row(
+                f"Order #{o.number}: {sum(i.qty for i in o.items)} items, "
+                f"{money(sum(st.get(i.product).price * i.qty for i in o.items))}",
+                ROW_H,
+            )
+            for o in st.orders
+        ]
         b.vlist(rows or [text_row("No orders yet")], APPBAR_BOTTOM, H, route.scroll)
 
 
@@ -240,8 +259,14 @@ def _product(st: ShopState, route: Route, b: ViewBuilder) -> None:
         chosen = route.field("option")
         for i, opt in enumerate(product.options):
             x = 48 + i * 250
-            b.add("button", opt, (x, 500, x + 230, 640), f"opt:{opt}", _option(opt),
-                  bits=SELECTED if opt == chosen else 0)  # fmt: skip
+            b.add(
+                "button",
+                opt,
+                (x, 500, x + 230, 640),
+                f"opt:{opt}",
+                _option(opt),
+                bits=SELECTED if opt == chosen else 0,
+            )
     b.add("button", "-", (48, 700, 248, 840), "qty:minus", _qty(-1))
     b.add("text", f"Quantity: {route.field('qty', '1')}", (280, 700, 800, 840))
     b.add("button", "+", (832, 700, 1032, 840), "qty:plus", _qty(1))
@@ -254,7 +279,14 @@ def _cart(st: ShopState, route: Route, b: ViewBuilder) -> None:
     appbar(b, "Cart")
     b.vlist(_cart_rows(st), APPBAR_BOTTOM, 1880, route.scroll)
     b.add("text", f"Total: {money(st.cart_total())}", (48, 1900, 1032, 2020))
-    b.add("button", "Checkout", (240, 2060, 840, 2220), "btn:checkout", _CHECKOUT, enabled=bool(st.cart))
+    b.add(
+        "button",
+        "Checkout",
+        (240, 2060, 840, 2220),
+        "btn:checkout",
+        _CHECKOUT,
+        enabled=bool(st.cart),
+    )
 
 
 @memo
@@ -264,10 +296,26 @@ def _cart_rows(st: ShopState) -> tuple[Any, ...]:
         key = item_key(item)
         label = item.product + (f" ({item.option})" if item.option else "")
         price = money(st.get(item.product).price * item.qty)
-        rows.append((180, (("list_item", f"{label} x{item.qty} {price}", 0, 600, f"item:{key}", None, None, 0),
-                           ("button", "-", 600, 740, f"minus:{key}", _change(key, -1), None, 0),
-                           ("button", "+", 740, 880, f"plus:{key}", _change(key, 1), None, 0),
-                           ("button", "Remove", 880, 1080, f"remove:{key}", _change(key, None), None, 0))))  # fmt: skip
+        rows.append(
+            (
+                180,
+                (
+                    (
+                        "list_item",
+                        f"{label} x{item.qty} {price}",
+                        0,
+                        600,
+                        f"item:{key}",
+                        None,
+                        None,
+                        0,
+                    ),
+                    ("button", "-", 600, 740, f"minus:{key}", _change(key, -1), None, 0),
+                    ("button", "+", 740, 880, f"plus:{key}", _change(key, 1), None, 0),
+                    ("button", "Remove", 880, 1080, f"remove:{key}", _change(key, None), None, 0),
+                ),
+            )
+        )
     return tuple(rows) or (text_row("Your cart is empty"),)
 
 
@@ -276,16 +324,23 @@ def _checkout(route: Route, b: ViewBuilder) -> None:
         notice(b, "Missing details", ["Fill in name, address, city and payment."])
         return
     appbar(b, "Checkout")
-    for i, (name, hint) in enumerate((("name", "Full name"), ("address", "Street address"),
-                                      ("city", "City"))):  # fmt: skip
+    for i, (name, hint) in enumerate(
+        (("name", "Full name"), ("address", "Street address"), ("city", "City"))
+    ):
         y = 250 + i * 160
         text_field(b, route, name, hint, (48, y, 1032, y + 140))
     b.add("text", "Payment", (48, 740, 1032, 840))
     chosen = route.field("payment")
     for i, method in enumerate(PAYMENTS):
         y = 850 + i * 150
-        b.add("checkbox", method, (48, y, 1032, y + 140), f"pay:{method}", _pay(method),
-              bits=CHECKED if method == chosen else 0)  # fmt: skip
+        b.add(
+            "checkbox",
+            method,
+            (48, y, 1032, y + 140),
+            f"pay:{method}",
+            _pay(method),
+            bits=CHECKED if method == chosen else 0,
+        )
     b.add("button", "Place order", (240, 1180, 840, 1340), "btn:place", _place)
 
 

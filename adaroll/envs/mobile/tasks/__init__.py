@@ -26,5 +26,16 @@ from adaroll.envs.mobile.tasks.base import (
     register,
 )
 
-__all__ = ["FAMILIES", "LONG_TEMPLATES", "TEMPLATES", "TaskInstance", "TaskTemplate", "all_templates",
-           "expert_rollout", "get_template", "instantiate", "normalise_answer", "register"]  # fmt: skip
+__all__ = [
+    "FAMILIES",
+    "LONG_TEMPLATES",
+    "TEMPLATES",
+    "TaskInstance",
+    "TaskTemplate",
+    "all_templates",
+    "expert_rollout",
+    "get_template",
+    "instantiate",
+    "normalise_answer",
+    "register",
+]

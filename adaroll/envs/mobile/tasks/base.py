@@ -23,8 +23,20 @@ from adaroll.envs.mobile.state import Phone
 from adaroll.envs.mobile.system import execute
 from adaroll.envs.mobile.world import Apps, home_phone, make_world
 
-TAGS = frozenset({"scroll", "text", "dialog", "cross_app", "answer", "long_press", "slider",
-                  "picker", "tabs", "multi"})  # fmt: skip
+TAGS = frozenset(
+    {
+        "scroll",
+        "text",
+        "dialog",
+        "cross_app",
+        "answer",
+        "long_press",
+        "slider",
+        "picker",
+        "tabs",
+        "multi",
+    }
+)
 """Skills a template exercises (for reports and balanced splits)."""
 
 EXPERT_STEP_CAP = 80
@@ -86,7 +98,9 @@ def register(cls: type[TaskTemplate]) -> type[TaskTemplate]:
     if unknown:
         raise ValueError(f"template {tpl.name}: unknown tags {sorted(unknown)}")
     if tpl.family not in FAMILIES:
-        raise ValueError(f"template {tpl.name}: unknown family {tpl.family!r}; families: {', '.join(FAMILIES)}")
+        raise ValueError(
+            f"template {tpl.name}: unknown family {tpl.family!r}; families: {', '.join(FAMILIES)}"
+        )
     FAMILIES[tpl.family][tpl.name] = tpl
     return cls
 
@@ -123,7 +137,8 @@ class TaskInstance:
         """Success of the episode given the final data and the ``done`` answer (if any)."""
         if self.expected_answer is not None:
             return answer is not None and (
-                normalise_answer(answer) == normalise_answer(self.expected_answer))
+                normalise_answer(answer) == normalise_answer(self.expected_answer)
+            )
         return self.template.check(world, self.params)
 
 
@@ -135,8 +150,10 @@ def max_steps_for(expert_steps: int) -> int:
 def get_template(name: str) -> TaskTemplate:
     tpl = TEMPLATES.get(name) or LONG_TEMPLATES.get(name)
     if tpl is None:
-        raise KeyError(f"unknown mobile task template {name!r}; templates: "
-                       f"{', '.join(sorted(all_templates()))}")  # fmt: skip
+        raise KeyError(
+            f"unknown mobile task template {name!r}; templates: "
+            f"{', '.join(sorted(all_templates()))}"
+        )
     return tpl
 
 
@@ -152,15 +169,18 @@ def instantiate(spec: TaskSpec) -> TaskInstance:
     expected = tpl.answer(world, frozen)
     if expected is None and tpl.check(world, frozen):
         raise RuntimeError(f"task {spec.id} is already solved at reset (template bug)")
-    draft = TaskInstance(spec, tpl, frozen, tpl.describe(frozen), home_phone(world), expected,
-                         EXPERT_STEP_CAP, 0)  # fmt: skip
+    draft = TaskInstance(
+        spec, tpl, frozen, tpl.describe(frozen), home_phone(world), expected, EXPERT_STEP_CAP, 0
+    )
     steps, _ = expert_rollout(draft)
-    return TaskInstance(spec, tpl, frozen, draft.instruction, draft.phone, expected,
-                        max_steps_for(steps), steps)  # fmt: skip
+    return TaskInstance(
+        spec, tpl, frozen, draft.instruction, draft.phone, expected, max_steps_for(steps), steps
+    )
 
 
-def expert_rollout(inst: TaskInstance, phone: Phone | None = None,
-                   cap: int = EXPERT_STEP_CAP) -> tuple[int, bool]:  # fmt: skip
+def expert_rollout(
+    inst: TaskInstance, phone: Phone | None = None, cap: int = EXPERT_STEP_CAP
+) -> tuple[int, bool]:
     """Run the expert from ``phone`` (default: reset) without an env: (steps, success)."""
     phone = inst.phone if phone is None else phone
     for steps in range(1, cap + 1):

@@ -46,8 +46,9 @@ def random_day(rng: Random, month: int) -> int:
 
 
 def has_event(world: Apps, month: int, day: int, title: str, hour: int | None = None) -> bool:
-    return any(e.title == title and (hour is None or e.hour == hour)
-               for e in world.calendar.on(month, day))  # fmt: skip
+    return any(
+        e.title == title and (hour is None or e.hour == hour) for e in world.calendar.on(month, day)
+    )
 
 
 class _AddEvent(TaskTemplate):
@@ -59,11 +60,16 @@ class _AddEvent(TaskTemplate):
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         month = rng.choice(self.months)
         day = random_day(rng, month)
-        title = rng.choice([t for t in data.EVENT_TITLES
-                            if not has_event(world, month, day, t)])  # fmt: skip
+        title = rng.choice([t for t in data.EVENT_TITLES if not has_event(world, month, day, t)])
         hour = rng.choice([h for h in range(7, 22) if h != 9])
-        return {"month": month, "day": day, "date": date_text(month, day), "title": title,
-                "hour": hour, "time": f"{hour:02d}:00"}, world  # fmt: skip
+        return {
+            "month": month,
+            "day": day,
+            "date": date_text(month, day),
+            "title": title,
+            "hour": hour,
+            "time": f"{hour:02d}:00",
+        }, world
 
     def check(self, world: Apps, p: P) -> bool:
         return has_event(world, p["month"], p["day"], p["title"], p["hour"] if self.timed else None)
@@ -71,7 +77,8 @@ class _AddEvent(TaskTemplate):
     def expert(self, x: Expert, p: P) -> Action:
         new = ("event", (p["month"], p["day"], None), "fab")
         return goto_day(x, p["month"], p["day"], new) or edit_event(
-            x, p["title"], p["hour"] if self.timed else None)
+            x, p["title"], p["hour"] if self.timed else None
+        )
 
 
 @register
@@ -108,16 +115,25 @@ class DeleteEvent(TaskTemplate):
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         e = pick_event(rng, world)
-        return {"uid": e.uid, "month": e.month, "day": e.day, "title": e.title,
-                "date": date_text(e.month, e.day), "count": len(world.calendar.events)}, world  # fmt: skip
+        return {
+            "uid": e.uid,
+            "month": e.month,
+            "day": e.day,
+            "title": e.title,
+            "date": date_text(e.month, e.day),
+            "count": len(world.calendar.events),
+        }, world
 
     def check(self, world: Apps, p: P) -> bool:
-        return len(world.calendar.events) == p["count"] - 1 and world.calendar.by_uid(p["uid"]) is None
+        return (
+            len(world.calendar.events) == p["count"] - 1 and world.calendar.by_uid(p["uid"]) is None
+        )
 
     def expert(self, x: Expert, p: P) -> Action:
         hop = ("event", (p["month"], p["day"], p["uid"]), f"event:{p['uid']}")
         return goto_day(x, p["month"], p["day"], hop) or (
-            x.press("dlg:ok") if x.route.dialog else x.press("btn:delete"))
+            x.press("dlg:ok") if x.route.dialog else x.press("btn:delete")
+        )
 
 
 @register
@@ -130,8 +146,15 @@ class Reschedule(TaskTemplate):
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         e = pick_event(rng, world)
         hour = rng.choice([h for h in range(7, 22) if h != e.hour])
-        return {"uid": e.uid, "month": e.month, "day": e.day, "title": e.title, "hour": hour,
-                "date": date_text(e.month, e.day), "time": f"{hour:02d}:00"}, world  # fmt: skip
+        return {
+            "uid": e.uid,
+            "month": e.month,
+            "day": e.day,
+            "title": e.title,
+            "hour": hour,
+            "date": date_text(e.month, e.day),
+            "time": f"{hour:02d}:00",
+        }, world
 
     def check(self, world: Apps, p: P) -> bool:
         e = world.calendar.by_uid(p["uid"])
@@ -151,8 +174,13 @@ class EventTime(TaskTemplate):
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         e = pick_event(rng, world)
-        return {"uid": e.uid, "month": e.month, "day": e.day, "title": e.title,
-                "date": date_text(e.month, e.day)}, world  # fmt: skip
+        return {
+            "uid": e.uid,
+            "month": e.month,
+            "day": e.day,
+            "title": e.title,
+            "date": date_text(e.month, e.day),
+        }, world
 
     def answer(self, world: Apps, p: P) -> str:
         return world.calendar.by_uid(p["uid"]).time
@@ -173,8 +201,15 @@ class CountEvents(TaskTemplate):
         month, day = 1, random_day(rng, 1)
         events = list(world.calendar.events)
         for _ in range(rng.randrange(0, 3)):
-            events.append(Event(next_uid(tuple(events)), month, day, rng.choice(data.EVENT_TITLES),
-                                rng.randrange(8, 21)))  # fmt: skip
+            events.append(
+                Event(
+                    next_uid(tuple(events)),
+                    month,
+                    day,
+                    rng.choice(data.EVENT_TITLES),
+                    rng.randrange(8, 21),
+                )
+            )
         world = replace(world, calendar=CalendarState(tuple(events)))
         return {"month": month, "day": day, "date": date_text(month, day)}, world
 
@@ -190,15 +225,19 @@ class EventFromMessage(TaskTemplate):
     name = "calendar.event_from_message"
     apps = ("Messages", "Calendar")
     tags = ("cross_app", "text")
-    instruction = ('Read the last message from {contact} and add an event "{title}" to your '
-                   "calendar on the day they suggest")  # fmt: skip
+    instruction = (
+        'Read the last message from {contact} and add an event "{title}" to your '
+        "calendar on the day they suggest"
+    )
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         thread = rng.choice(world.messages.threads)
         month, day = 1, rng.randrange(10, 31)
         ask = Message(False, f"Can we meet on {date_text(month, day)}?")
-        threads = tuple(Thread(t.uid, t.contact, t.messages + (ask,)) if t is thread else t
-                        for t in world.messages.threads)  # fmt: skip
+        threads = tuple(
+            Thread(t.uid, t.contact, t.messages + (ask,)) if t is thread else t
+            for t in world.messages.threads
+        )
         world = replace(world, messages=MessagesState(threads))
         title = f"Meet {thread.contact.split()[0]}"
         return {"contact": thread.contact, "month": month, "day": day, "title": title}, world
@@ -210,5 +249,6 @@ class EventFromMessage(TaskTemplate):
         if x.top is not None and x.route.app == "Calendar":
             new = ("event", (p["month"], p["day"], None), "fab")
             return goto_day(x, p["month"], p["day"], new) or edit_event(x, p["title"], None)
-        return (x.goto("Messages", thread_path(p["contact"]))
-                or Action(ActionKind.OPEN_APP, app="Calendar"))  # fmt: skip
+        return x.goto("Messages", thread_path(p["contact"])) or Action(
+            ActionKind.OPEN_APP, app="Calendar"
+        )

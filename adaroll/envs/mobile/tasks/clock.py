@@ -29,8 +29,13 @@ def free_time(rng: Random, world: Apps) -> tuple[int, int]:
 
 
 def labelled(rng: Random, world: Apps, **where: Any) -> Alarm:
-    return rng.choice([a for a in world.clock.alarms if a.label
-                       and all(getattr(a, k) == v for k, v in where.items())])  # fmt: skip
+    return rng.choice(
+        [
+            a
+            for a in world.clock.alarms
+            if a.label and all(getattr(a, k) == v for k, v in where.items())
+        ]
+    )
 
 
 def ensure_labelled(rng: Random, world: Apps) -> Apps:
@@ -40,7 +45,9 @@ def ensure_labelled(rng: Random, world: Apps) -> Apps:
         return world
     used = {a.label for a in alarms}
     label = rng.choice([x for x in LABELS if x not in used])
-    return replace(world, clock=replace(world.clock, alarms=(replace(alarms[0], label=label),) + alarms[1:]))
+    return replace(
+        world, clock=replace(world.clock, alarms=(replace(alarms[0], label=label),) + alarms[1:])
+    )
 
 
 def set_time(x: Expert, hour: int, minute: int, label: str | None) -> Action:
@@ -57,8 +64,10 @@ def set_time(x: Expert, hour: int, minute: int, label: str | None) -> Action:
 
 
 def has_alarm(world: Apps, hour: int, minute: int, label: str | None) -> bool:
-    return any(a.hour == hour and a.minute == minute and a.enabled
-               and (label is None or a.label == label) for a in world.clock.alarms)  # fmt: skip
+    return any(
+        a.hour == hour and a.minute == minute and a.enabled and (label is None or a.label == label)
+        for a in world.clock.alarms
+    )
 
 
 class _NewAlarm(TaskTemplate):
@@ -69,14 +78,20 @@ class _NewAlarm(TaskTemplate):
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         hour, minute = free_time(rng, world)
         label = rng.choice(LABELS)
-        return {"hour": hour, "minute": minute, "time": f"{hour:02d}:{minute:02d}", "label": label}, world
+        return {
+            "hour": hour,
+            "minute": minute,
+            "time": f"{hour:02d}:{minute:02d}",
+            "label": label,
+        }, world
 
     def check(self, world: Apps, p: P) -> bool:
         return has_alarm(world, p["hour"], p["minute"], p["label"] if self.with_label else None)
 
     def expert(self, x: Expert, p: P) -> Action:
         return x.goto("Clock", [ALARMS, ("alarm_edit", None, "fab")]) or set_time(
-            x, p["hour"], p["minute"], p["label"] if self.with_label else None)
+            x, p["hour"], p["minute"], p["label"] if self.with_label else None
+        )
 
 
 @register
@@ -101,7 +116,9 @@ class AlarmOff(TaskTemplate):
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         a = rng.choice(world.clock.alarms)
-        alarms = tuple(replace(x, enabled=True) if x.uid == a.uid else x for x in world.clock.alarms)
+        alarms = tuple(
+            replace(x, enabled=True) if x.uid == a.uid else x for x in world.clock.alarms
+        )
         world = replace(world, clock=replace(world.clock, alarms=alarms))
         return {"uid": a.uid, "time": a.time}, world
 
@@ -131,7 +148,8 @@ class DeleteAlarm(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         return x.goto("Clock", [ALARMS, ("alarm_edit", p["uid"], f"alarm:{p['uid']}")]) or (
-            x.press("dlg:ok") if x.route.dialog else x.press("btn:delete"))
+            x.press("dlg:ok") if x.route.dialog else x.press("btn:delete")
+        )
 
 
 @register
@@ -145,16 +163,26 @@ class ChangeAlarm(TaskTemplate):
         world = ensure_labelled(rng, world)
         a = labelled(rng, world)
         hour, minute = free_time(rng, world)
-        return {"uid": a.uid, "label": a.label, "hour": hour, "minute": minute,
-                "time": f"{hour:02d}:{minute:02d}"}, world  # fmt: skip
+        return {
+            "uid": a.uid,
+            "label": a.label,
+            "hour": hour,
+            "minute": minute,
+            "time": f"{hour:02d}:{minute:02d}",
+        }, world
 
     def check(self, world: Apps, p: P) -> bool:
         a = world.clock.by_uid(p["uid"])
-        return a is not None and (a.hour, a.minute) == (p["hour"], p["minute"]) and a.label == p["label"]
+        return (
+            a is not None
+            and (a.hour, a.minute) == (p["hour"], p["minute"])
+            and a.label == p["label"]
+        )
 
     def expert(self, x: Expert, p: P) -> Action:
         return x.goto("Clock", [ALARMS, ("alarm_edit", p["uid"], f"alarm:{p['uid']}")]) or set_time(
-            x, p["hour"], p["minute"], None)
+            x, p["hour"], p["minute"], None
+        )
 
 
 @register
@@ -198,8 +226,7 @@ class AddCity(TaskTemplate):
         return p["city"] in world.clock.cities
 
     def expert(self, x: Expert, p: P) -> Action:
-        return (x.goto("Clock", [WORLD, ("city_pick", None, "fab")])
-                or x.press(f"city:{p['city']}"))  # fmt: skip
+        return x.goto("Clock", [WORLD, ("city_pick", None, "fab")]) or x.press(f"city:{p['city']}")
 
 
 @register
@@ -219,7 +246,8 @@ class RemoveCity(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         return x.goto("Clock", [WORLD]) or (
-            x.press("dlg:ok") if x.route.dialog else x.long_press(f"city:{p['city']}"))
+            x.press("dlg:ok") if x.route.dialog else x.long_press(f"city:{p['city']}")
+        )
 
 
 @register
@@ -239,5 +267,3 @@ class AlarmTimeAnswer(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         return x.goto("Clock", [ALARMS]) or Action.done(self.answer(x.apps, p))
-
-

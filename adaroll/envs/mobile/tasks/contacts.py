@@ -32,8 +32,9 @@ def goto_detail(x: Expert, uid: int) -> Action | None:
 
 
 def pick(rng: Random, world: Apps, **where: Any) -> Contact:
-    people = [c for c in world.contacts.contacts
-              if all(getattr(c, k) == v for k, v in where.items())]  # fmt: skip
+    people = [
+        c for c in world.contacts.contacts if all(getattr(c, k) == v for k, v in where.items())
+    ]
     return rng.choice(people)
 
 
@@ -53,16 +54,23 @@ class _AddContact(TaskTemplate):
         return {"name": name, "phone": number, "email": email}, world
 
     def check(self, world: Apps, p: P) -> bool:
-        return any(c.name == p["name"] and c.phone == p["phone"]
-                   and (not self.with_email or c.email == p["email"])
-                   for c in world.contacts.contacts)  # fmt: skip
+        return any(
+            c.name == p["name"]
+            and c.phone == p["phone"]
+            and (not self.with_email or c.email == p["email"])
+            for c in world.contacts.contacts
+        )
 
     def expert(self, x: Expert, p: P) -> Action:
         go = x.goto("Contacts", [LIST, ("edit", None, "fab")])
         if go:
             return go
-        return (x.fill("name", p["name"]) or x.fill("phone", p["phone"])
-                or (self.with_email and x.fill("email", p["email"])) or x.press("btn:save"))  # fmt: skip
+        return (
+            x.fill("name", p["name"])
+            or x.fill("phone", p["phone"])
+            or (self.with_email and x.fill("email", p["email"]))
+            or x.press("btn:save")
+        )
 
 
 @register
@@ -95,7 +103,8 @@ class DeleteContact(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         return goto_detail(x, p["uid"]) or (
-            x.press("dlg:ok") if x.route.dialog else x.press("btn:delete"))
+            x.press("dlg:ok") if x.route.dialog else x.press("btn:delete")
+        )
 
 
 @register
@@ -134,8 +143,11 @@ class EditPhone(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         uid = p["uid"]
-        return (x.goto("Contacts", detail_path(uid) + [("edit", uid, "btn:edit")])
-                or x.fill("phone", p["phone"]) or x.press("btn:save"))  # fmt: skip
+        return (
+            x.goto("Contacts", detail_path(uid) + [("edit", uid, "btn:edit")])
+            or x.fill("phone", p["phone"])
+            or x.press("btn:save")
+        )
 
 
 class _DetailAnswer(TaskTemplate):
@@ -210,5 +222,6 @@ class ClearFavorites(TaskTemplate):
             current = x.apps.contacts.by_uid(top.arg)
             if current is not None and current.favorite:
                 fav = current  # finish the card that is open
-        return (x.goto("Contacts", [FAVORITES, ("detail", fav.uid, f"contact:{fav.uid}")])
-                or x.press("toggle:favorite"))
+        return x.goto(
+            "Contacts", [FAVORITES, ("detail", fav.uid, f"contact:{fav.uid}")]
+        ) or x.press("toggle:favorite")

@@ -31,7 +31,9 @@ def _ident(f: File) -> dict[str, Any]:
     return {"uid": f.uid, "file": f.name, "folder": f.folder}
 
 
-def via_menu(x: Expert, f: File, option: str, finish: Callable[[tuple[Any, ...]], Action]) -> Action:
+def via_menu(
+    x: Expert, f: File, option: str, finish: Callable[[tuple[Any, ...]], Action]
+) -> Action:
     """Open ``f``'s long-press menu in its folder, pick ``option``, then ``finish`` the dialog
     that follows."""
     go = x.goto("Files", folder_path(f.folder))
@@ -62,7 +64,9 @@ class DeleteFile(TaskTemplate):
         return f is not None and f.folder == TRASH
 
     def expert(self, x: Expert, p: P) -> Action:
-        return via_menu(x, x.apps.files.by_uid(p["uid"]), "menu:delete", lambda d: x.press("dlg:ok"))
+        return via_menu(
+            x, x.apps.files.by_uid(p["uid"]), "menu:delete", lambda d: x.press("dlg:ok")
+        )
 
 
 @register
@@ -74,15 +78,19 @@ class MoveFile(TaskTemplate):
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         f = pick(rng, world)
-        return {**_ident(f), "target": rng.choice([d for d in data.FOLDERS if d != f.folder])}, world
+        return {
+            **_ident(f),
+            "target": rng.choice([d for d in data.FOLDERS if d != f.folder]),
+        }, world
 
     def check(self, world: Apps, p: P) -> bool:
         f = world.files.by_uid(p["uid"])
         return f is not None and f.folder == p["target"]
 
     def expert(self, x: Expert, p: P) -> Action:
-        return via_menu(x, x.apps.files.by_uid(p["uid"]), "menu:move",
-                        lambda d: x.press(f"move:{p['target']}"))  # fmt: skip
+        return via_menu(
+            x, x.apps.files.by_uid(p["uid"]), "menu:move", lambda d: x.press(f"move:{p['target']}")
+        )
 
 
 @register
@@ -94,10 +102,15 @@ class RenameFile(TaskTemplate):
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         f = pick(rng, world)
-        ext = f.name[f.name.rindex("."):]
+        ext = f.name[f.name.rindex(".") :]
         used = {g.name for g in world.files.files}
-        new = rng.choice([n for n in (f"{s}_{y}{ext}" for s in data.FILE_STEMS for y in (2024, 2025))
-                          if n not in used])  # fmt: skip
+        new = rng.choice(
+            [
+                n
+                for n in (f"{s}_{y}{ext}" for s in data.FILE_STEMS for y in (2024, 2025))
+                if n not in used
+            ]
+        )
         return {**_ident(f), "new": new}, world
 
     def check(self, world: Apps, p: P) -> bool:
@@ -105,8 +118,12 @@ class RenameFile(TaskTemplate):
         return f is not None and f.name == p["new"] and f.folder == p["folder"]
 
     def expert(self, x: Expert, p: P) -> Action:
-        return via_menu(x, x.apps.files.by_uid(p["uid"]), "menu:rename",
-                        lambda d: x.fill("name", p["new"]) or x.press("dlg:ok"))  # fmt: skip
+        return via_menu(
+            x,
+            x.apps.files.by_uid(p["uid"]),
+            "menu:rename",
+            lambda d: x.fill("name", p["new"]) or x.press("dlg:ok"),
+        )
 
 
 @register
@@ -166,6 +183,7 @@ class DeleteLargest(DeleteFile):  # same verifier and expert, another target
             return self.setup(rng, world)
         return {**_ident(largest)}, world
 
+
 @register
 class FileSize(TaskTemplate):
     name = "files.size"
@@ -182,4 +200,5 @@ class FileSize(TaskTemplate):
     def expert(self, x: Expert, p: P) -> Action:
         key = f"file:{p['file']}"
         return x.goto("Files", folder_path(p["folder"])) or (
-            Action.done(self.answer(x.apps, p)) if x.visible(key) else x.press(key))
+            Action.done(self.answer(x.apps, p)) if x.visible(key) else x.press(key)
+        )

@@ -23,8 +23,13 @@ def email_path(uid: int) -> list[Hop]:
 
 
 def pick(rng: Random, world: Apps, **where: Any) -> Email:
-    return rng.choice([e for e in world.mail.emails if e.folder == "inbox"
-                       and all(getattr(e, k) == v for k, v in where.items())])  # fmt: skip
+    return rng.choice(
+        [
+            e
+            for e in world.mail.emails
+            if e.folder == "inbox" and all(getattr(e, k) == v for k, v in where.items())
+        ]
+    )
 
 
 def _ident(e: Email) -> dict[str, Any]:
@@ -32,8 +37,10 @@ def _ident(e: Email) -> dict[str, Any]:
 
 
 def sent(world: Apps, to: str, subject: str, body: str | None) -> bool:
-    return any(s.to == to and s.subject == subject and (body is None or s.body == body)
-               for s in world.mail.sent)  # fmt: skip
+    return any(
+        s.to == to and s.subject == subject and (body is None or s.body == body)
+        for s in world.mail.sent
+    )
 
 
 @register
@@ -83,16 +90,22 @@ class ArchiveSender(TaskTemplate):
         emails = list(world.mail.emails)
         src = rng.choice(emails)
         targets = set(rng.sample(range(len(emails)), rng.randrange(2, 4)))
-        emails = [replace(e, sender=src.sender, address=src.address, folder="inbox")
-                  if i in targets else e for i, e in enumerate(emails)]  # fmt: skip
+        emails = [
+            replace(e, sender=src.sender, address=src.address, folder="inbox")
+            if i in targets
+            else e
+            for i, e in enumerate(emails)
+        ]
         world = replace(world, mail=MailState(tuple(emails), world.mail.sent))
         others = tuple((e.uid, e.folder) for e in emails if e.sender != src.sender)
         return {"sender": src.sender, "others": others}, world
 
     def check(self, world: Apps, p: P) -> bool:
         emails = world.mail.emails
-        return (all(e.folder == "archive" for e in emails if e.sender == p["sender"])
-                and tuple((e.uid, e.folder) for e in emails if e.sender != p["sender"]) == p["others"])  # fmt: skip
+        return (
+            all(e.folder == "archive" for e in emails if e.sender == p["sender"])
+            and tuple((e.uid, e.folder) for e in emails if e.sender != p["sender"]) == p["others"]
+        )
 
     def expert(self, x: Expert, p: P) -> Action:
         top = x.top
@@ -113,15 +126,23 @@ class Compose(TaskTemplate):
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         c = rng.choice(world.contacts.contacts)
-        return {"to": c.email, "subject": rng.choice(data.MAIL_SUBJECTS),
-                "body": rng.choice(data.REPLY_TEXTS)}, world  # fmt: skip
+        return {
+            "to": c.email,
+            "subject": rng.choice(data.MAIL_SUBJECTS),
+            "body": rng.choice(data.REPLY_TEXTS),
+        }, world
 
     def check(self, world: Apps, p: P) -> bool:
         return sent(world, p["to"], p["subject"], p["body"])
 
     def expert(self, x: Expert, p: P) -> Action:
-        return (x.goto("Mail", [INBOX, ("compose", ("new", None), "fab")]) or x.fill("to", p["to"])
-                or x.fill("subject", p["subject"]) or x.fill("body", p["body"]) or x.press("btn:send"))  # fmt: skip
+        return (
+            x.goto("Mail", [INBOX, ("compose", ("new", None), "fab")])
+            or x.fill("to", p["to"])
+            or x.fill("subject", p["subject"])
+            or x.fill("body", p["body"])
+            or x.press("btn:send")
+        )
 
 
 @register
@@ -182,7 +203,9 @@ class SenderAnswer(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         key = f"mail:{p['uid']}"  # the inbox row shows "Sender: Subject"
-        return x.goto("Mail", [INBOX]) or (Action.done(p["sender"]) if x.visible(key) else x.press(key))
+        return x.goto("Mail", [INBOX]) or (
+            Action.done(p["sender"]) if x.visible(key) else x.press(key)
+        )
 
 
 @register
@@ -202,5 +225,3 @@ class MarkUnread(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         return x.goto("Mail", email_path(p["uid"])) or x.press("btn:unread")
-
-

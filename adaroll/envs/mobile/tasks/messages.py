@@ -29,7 +29,9 @@ def sent_last(world: Apps, contact: str, text: str) -> bool:
 
 def send_in_thread(x: Expert, contact: str, text: str) -> Action:
     """From anywhere: open the existing thread with ``contact`` and send ``text``."""
-    return x.goto("Messages", thread_path(contact)) or x.fill("message", text) or x.press("btn:send")
+    return (
+        x.goto("Messages", thread_path(contact)) or x.fill("message", text) or x.press("btn:send")
+    )
 
 
 def in_app(x: Expert, app: str) -> bool:
@@ -71,10 +73,18 @@ class NewConversation(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         top, contact = x.top, p["contact"]
-        if top is not None and top.app == "Messages" and top.screen == "thread" and top.arg == contact:
+        if (
+            top is not None
+            and top.app == "Messages"
+            and top.screen == "thread"
+            and top.arg == contact
+        ):
             return x.fill("message", p["text"]) or x.press("btn:send")
-        return (x.goto("Messages", [THREADS, ("compose", None, "fab")])
-                or x.fill("to", contact) or x.press(f"suggest:{contact}"))
+        return (
+            x.goto("Messages", [THREADS, ("compose", None, "fab")])
+            or x.fill("to", contact)
+            or x.press(f"suggest:{contact}")
+        )
 
 
 @register
@@ -94,7 +104,8 @@ class DeleteConversation(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         return x.goto("Messages", [THREADS]) or (
-            x.press("dlg:ok") if x.route.dialog else x.long_press(f"thread:{p['contact']}"))
+            x.press("dlg:ok") if x.route.dialog else x.long_press(f"thread:{p['contact']}")
+        )
 
 
 @register
@@ -120,12 +131,19 @@ class SharePhone(TaskTemplate):
     name = "messages.share_phone"
     apps = ("Contacts", "Messages")
     tags = ("cross_app", "text", "scroll")
-    instruction = "Look up the phone number of {person} in Contacts and send it to {contact} in Messages"
+    instruction = (
+        "Look up the phone number of {person} in Contacts and send it to {contact} in Messages"
+    )
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         contact = rng.choice(world.messages.threads).contact
         person = rng.choice([c for c in world.contacts.contacts if c.name != contact])
-        return {"contact": contact, "person": person.name, "uid": person.uid, "phone": person.phone}, world
+        return {
+            "contact": contact,
+            "person": person.name,
+            "uid": person.uid,
+            "phone": person.phone,
+        }, world
 
     def check(self, world: Apps, p: P) -> bool:
         t = world.messages.thread(p["contact"])
@@ -162,13 +180,19 @@ class AddAndText(TaskTemplate):
     name = "messages.add_contact_and_text"
     apps = ("Contacts", "Messages")
     tags = ("cross_app", "text", "scroll", "multi")
-    instruction = ('Add a contact "{contact}" with the phone number "{phone}", then open their '
-                   'contact card, tap Message and send "{text}"')  # fmt: skip
+    instruction = (
+        'Add a contact "{contact}" with the phone number "{phone}", then open their '
+        'contact card, tap Message and send "{text}"'
+    )
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         existing = {c.name for c in world.contacts.contacts}
         name = full_names(rng, 1, existing)[0]
-        return {"contact": name, "phone": phone_number(rng), "text": rng.choice(data.REPLY_TEXTS)}, world
+        return {
+            "contact": name,
+            "phone": phone_number(rng),
+            "text": rng.choice(data.REPLY_TEXTS),
+        }, world
 
     def check(self, world: Apps, p: P) -> bool:
         c = world.contacts.by_name(p["contact"])
@@ -180,5 +204,10 @@ class AddAndText(TaskTemplate):
         c = x.apps.contacts.by_name(p["contact"])
         if c is None:
             go = x.goto("Contacts", [LIST, ("edit", None, "fab")])
-            return go or x.fill("name", p["contact"]) or x.fill("phone", p["phone"]) or x.press("btn:save")
+            return (
+                go
+                or x.fill("name", p["contact"])
+                or x.fill("phone", p["phone"])
+                or x.press("btn:save")
+            )
         return goto_detail(x, c.uid) or x.press("btn:message")

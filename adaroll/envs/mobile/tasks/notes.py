@@ -28,13 +28,18 @@ def new_title(rng: Random, world: Apps) -> str:
 
 
 def pick(rng: Random, world: Apps, **where: Any) -> Note:
-    return rng.choice([n for n in world.notes.notes
-                       if all(getattr(n, k) == v for k, v in where.items())])  # fmt: skip
+    return rng.choice(
+        [n for n in world.notes.notes if all(getattr(n, k) == v for k, v in where.items())]
+    )
 
 
 def create_note(x: Expert, title: str, body: str | None) -> Action:
-    return (x.goto("Notes", [LIST, ("editor", None, "fab")]) or x.fill("title", title)
-            or (body is not None and x.fill("body", body)) or x.press("btn:save"))  # fmt: skip
+    return (
+        x.goto("Notes", [LIST, ("editor", None, "fab")])
+        or x.fill("title", title)
+        or (body is not None and x.fill("body", body))
+        or x.press("btn:save")
+    )
 
 
 @register
@@ -89,7 +94,8 @@ class DeleteNote(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         return x.goto("Notes", editor_path(p["uid"])) or (
-            x.press("dlg:ok") if x.route.dialog else x.press("btn:delete"))
+            x.press("dlg:ok") if x.route.dialog else x.press("btn:delete")
+        )
 
 
 @register
@@ -108,11 +114,14 @@ class AppendToNote(TaskTemplate):
         n = world.notes.by_uid(p["uid"])
         if n is None or not n.body.startswith(p["old"]):
             return False
-        return n.body[len(p["old"]):].strip(" ,;.\n") == p["word"]
+        return n.body[len(p["old"]) :].strip(" ,;.\n") == p["word"]
 
     def expert(self, x: Expert, p: P) -> Action:
-        return (x.goto("Notes", editor_path(p["uid"]))
-                or x.fill("body", f"{p['old']}, {p['word']}") or x.press("btn:save"))  # fmt: skip
+        return (
+            x.goto("Notes", editor_path(p["uid"]))
+            or x.fill("body", f"{p['old']}, {p['word']}")
+            or x.press("btn:save")
+        )
 
 
 @register
@@ -132,8 +141,11 @@ class RenameNote(TaskTemplate):
         return n is not None and n.title == p["title"] and n.body == p["body"]
 
     def expert(self, x: Expert, p: P) -> Action:
-        return (x.goto("Notes", editor_path(p["uid"])) or x.fill("title", p["title"])
-                or x.press("btn:save"))  # fmt: skip
+        return (
+            x.goto("Notes", editor_path(p["uid"]))
+            or x.fill("title", p["title"])
+            or x.press("btn:save")
+        )
 
 
 @register
@@ -153,7 +165,8 @@ class PinNote(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         return x.goto("Notes", [LIST]) or (
-            x.press("menu:pin") if x.route.dialog else x.long_press(f"note:{p['uid']}"))
+            x.press("menu:pin") if x.route.dialog else x.long_press(f"note:{p['uid']}")
+        )
 
 
 @register

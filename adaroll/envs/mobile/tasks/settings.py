@@ -38,8 +38,10 @@ class _Toggle(TaskTemplate):
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         target = rng.random() < 0.5
-        return ({"target": target, "state": on_off(target), "label": self.label},
-                _with(world, **{self.attr: not target}))  # fmt: skip
+        return (
+            {"target": target, "state": on_off(target), "label": self.label},
+            _with(world, **{self.attr: not target}),
+        )
 
     def check(self, world: Apps, p: P) -> bool:
         return getattr(world.settings, self.attr) == p["target"]
@@ -75,14 +77,24 @@ class Location(_Toggle):
 
 @register
 class BatterySaver(_Toggle):
-    name, attr, screen, label = "settings.battery_saver", "battery_saver", "battery", "Battery Saver"
+    name, attr, screen, label = (
+        "settings.battery_saver",
+        "battery_saver",
+        "battery",
+        "Battery Saver",
+    )
     heldout = True
 
 
-_PAIRS = (("wifi", "network", "Wi-Fi"), ("airplane", "network", "airplane mode"),
-          ("mobile_data", "network", "mobile data"), ("dark_mode", "display", "the dark theme"),
-          ("auto_rotate", "display", "auto-rotate"), ("vibrate", "sound", "vibrate for calls"),
-          ("bluetooth", "devices", "Bluetooth"))  # fmt: skip
+_PAIRS = (
+    ("wifi", "network", "Wi-Fi"),
+    ("airplane", "network", "airplane mode"),
+    ("mobile_data", "network", "mobile data"),
+    ("dark_mode", "display", "the dark theme"),
+    ("auto_rotate", "display", "auto-rotate"),
+    ("vibrate", "sound", "vibrate for calls"),
+    ("bluetooth", "devices", "Bluetooth"),
+)
 
 
 @register
@@ -96,9 +108,18 @@ class TwoToggles(TaskTemplate):
         first = rng.choice(_PAIRS[:3])
         second = rng.choice([t for t in _PAIRS[3:] if t[1] != first[1]])
         t1, t2 = rng.random() < 0.5, rng.random() < 0.5
-        p = {"attr1": first[0], "screen1": first[1], "label1": first[2], "target1": t1,
-             "state1": on_off(t1), "attr2": second[0], "screen2": second[1],
-             "label2": second[2], "target2": t2, "state2": on_off(t2)}  # fmt: skip
+        p = {
+            "attr1": first[0],
+            "screen1": first[1],
+            "label1": first[2],
+            "target1": t1,
+            "state1": on_off(t1),
+            "attr2": second[0],
+            "screen2": second[1],
+            "label2": second[2],
+            "target2": t2,
+            "state2": on_off(t2),
+        }
         return p, _with(world, **{first[0]: not t1, second[0]: not t2})
 
     def check(self, world: Apps, p: P) -> bool:
@@ -108,7 +129,9 @@ class TwoToggles(TaskTemplate):
     def expert(self, x: Expert, p: P) -> Action:
         for i in ("1", "2"):
             if getattr(x.apps.settings, p["attr" + i]) != p["target" + i]:
-                return x.goto("Settings", path(p["screen" + i])) or x.press(f"toggle:{p['attr' + i]}")
+                return x.goto("Settings", path(p["screen" + i])) or x.press(
+                    f"toggle:{p['attr' + i]}"
+                )
         raise AssertionError("task already solved")
 
 
@@ -128,7 +151,9 @@ class Brightness(TaskTemplate):
         return world.settings.brightness == p["value"]
 
     def expert(self, x: Expert, p: P) -> Action:
-        return x.goto("Settings", path("display")) or x.tap_at("slider:brightness", slider_x(p["value"]))
+        return x.goto("Settings", path("display")) or x.tap_at(
+            "slider:brightness", slider_x(p["value"])
+        )
 
 
 @register
@@ -143,7 +168,9 @@ class SoundProfile(TaskTemplate):
         volume = rng.randrange(0, 11) * 10
         old_tone = rng.choice([t for t in data.RINGTONES if t != tone])
         old_volume = rng.choice([v for v in range(0, 101, 10) if v != volume])
-        return {"tone": tone, "volume": volume}, _with(world, ringtone=old_tone, ring_volume=old_volume)
+        return {"tone": tone, "volume": volume}, _with(
+            world, ringtone=old_tone, ring_volume=old_volume
+        )
 
     def check(self, world: Apps, p: P) -> bool:
         return world.settings.ringtone == p["tone"] and world.settings.ring_volume == p["volume"]
@@ -174,7 +201,8 @@ class Language(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         return x.goto("Settings", path("language")) or (
-            x.press("dlg:ok") if x.route.dialog else x.press(f"lang:{p['language']}"))
+            x.press("dlg:ok") if x.route.dialog else x.press(f"lang:{p['language']}")
+        )
 
 
 @register
@@ -192,7 +220,8 @@ class FontSize(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         return x.goto("Settings", path("display")) or (
-            x.press(f"opt:{p['size']}") if x.route.dialog else x.press("row:font_size"))
+            x.press(f"opt:{p['size']}") if x.route.dialog else x.press("row:font_size")
+        )
 
 
 @register

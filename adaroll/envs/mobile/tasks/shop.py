@@ -24,8 +24,13 @@ CHECKOUT: list[Hop] = CART + [("checkout", None, "btn:checkout")]
 def open_product(x: Expert, name: str) -> Action | None:
     """Search for ``name`` from the shop's home and open its product page."""
     stack = x.phone.stack
-    if (stack and stack[0].app == "Shop" and len(stack) == 1 and stack[0].screen == "home"
-            and stack[0].dialog is None):  # fmt: skip
+    if (
+        stack
+        and stack[0].app == "Shop"
+        and len(stack) == 1
+        and stack[0].screen == "home"
+        and stack[0].dialog is None
+    ):
         return x.fill("query", name) or x.press("btn:search")
     return x.goto("Shop", [HOME, ("results", name, None), ("product", name, f"product:{name}")])
 
@@ -47,10 +52,14 @@ def add_product(x: Expert, name: str, option: str, qty: int) -> Action:
 
 
 def fill_checkout(x: Expert, p: P) -> Action:
-    return (x.goto("Shop", CHECKOUT) or x.fill("name", p["name"]) or x.fill("address", p["address"])
-            or x.fill("city", p["city"])
-            or (x.route.field("payment") != p["payment"] and x.press(f"pay:{p['payment']}"))
-            or x.press("btn:place"))  # fmt: skip
+    return (
+        x.goto("Shop", CHECKOUT)
+        or x.fill("name", p["name"])
+        or x.fill("address", p["address"])
+        or x.fill("city", p["city"])
+        or (x.route.field("payment") != p["payment"] and x.press(f"pay:{p['payment']}"))
+        or x.press("btn:place")
+    )
 
 
 def variant(product_kind: str, option: str) -> str:
@@ -67,13 +76,21 @@ def fill_cart(rng: Random, world: Apps, k: int) -> Apps:
 
 
 def in_cart(world: Apps, product: str, option: str | None = None, qty: int | None = None) -> bool:
-    return any(i.product == product and (option is None or i.option == option)
-               and (qty is None or i.qty == qty) for i in world.shop.cart)  # fmt: skip
+    return any(
+        i.product == product
+        and (option is None or i.option == option)
+        and (qty is None or i.qty == qty)
+        for i in world.shop.cart
+    )
 
 
 def shipping(rng: Random) -> dict[str, str]:
-    return {"name": full_names(rng, 1)[0], "address": f"{rng.randrange(2, 99)} {rng.choice(data.STREETS)}",
-            "city": rng.choice(data.TOWNS), "payment": rng.choice(PAYMENTS)}  # fmt: skip
+    return {
+        "name": full_names(rng, 1)[0],
+        "address": f"{rng.randrange(2, 99)} {rng.choice(data.STREETS)}",
+        "city": rng.choice(data.TOWNS),
+        "payment": rng.choice(PAYMENTS),
+    }
 
 
 @register
@@ -103,8 +120,12 @@ class AddWithOptions(TaskTemplate):
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         prod = rng.choice([p for p in world.shop.catalog if p.options])
         option = rng.choice(prod.options)
-        return {"product": prod.name, "option": option, "qty": rng.randrange(1, 5),
-                "variant": variant(prod.option_kind, option)}, world  # fmt: skip
+        return {
+            "product": prod.name,
+            "option": option,
+            "qty": rng.randrange(1, 5),
+            "variant": variant(prod.option_kind, option),
+        }, world
 
     def check(self, world: Apps, p: P) -> bool:
         return in_cart(world, p["product"], p["option"], p["qty"])
@@ -162,17 +183,22 @@ class Checkout(TaskTemplate):
     name = "shop.checkout"
     apps = ("Shop",)
     tags = ("text", "multi")
-    instruction = ('Check out the shopping cart: ship to "{name}", "{address}", "{city}" and pay '
-                   "with {payment}")  # fmt: skip
+    instruction = (
+        'Check out the shopping cart: ship to "{name}", "{address}", "{city}" and pay '
+        "with {payment}"
+    )
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         world = fill_cart(rng, world, rng.randrange(1, 4))
         return {**shipping(rng), "items": world.shop.cart}, world
 
     def check(self, world: Apps, p: P) -> bool:
-        return any(o.items == p["items"] and (o.name, o.address, o.city, o.payment)
-                   == (p["name"], p["address"], p["city"], p["payment"])
-                   for o in world.shop.orders)  # fmt: skip
+        return any(
+            o.items == p["items"]
+            and (o.name, o.address, o.city, o.payment)
+            == (p["name"], p["address"], p["city"], p["payment"])
+            for o in world.shop.orders
+        )
 
     def expert(self, x: Expert, p: P) -> Action:
         return fill_checkout(x, p)
@@ -183,17 +209,21 @@ class Buy(TaskTemplate):
     name = "shop.buy"
     apps = ("Shop",)
     tags = ("text", "multi")
-    instruction = 'Buy "{product}" and ship it to "{name}", "{address}", "{city}", paying with {payment}'
+    instruction = (
+        'Buy "{product}" and ship it to "{name}", "{address}", "{city}", paying with {payment}'
+    )
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         prod = rng.choice([p for p in world.shop.catalog if not p.options])
         return {**shipping(rng), "product": prod.name}, world
 
     def check(self, world: Apps, p: P) -> bool:
-        return any(any(i.product == p["product"] for i in o.items)
-                   and (o.name, o.address, o.city, o.payment)
-                   == (p["name"], p["address"], p["city"], p["payment"])
-                   for o in world.shop.orders)  # fmt: skip
+        return any(
+            any(i.product == p["product"] for i in o.items)
+            and (o.name, o.address, o.city, o.payment)
+            == (p["name"], p["address"], p["city"], p["payment"])
+            for o in world.shop.orders
+        )
 
     def expert(self, x: Expert, p: P) -> Action:
         if not in_cart(x.apps, p["product"]):
@@ -230,8 +260,9 @@ class Cheapest(TaskTemplate):
         products = [p for p in world.shop.catalog if p.category == category]
         cheapest = min(products, key=lambda p: p.price)
         if sum(p.price == cheapest.price for p in products) > 1:  # make the minimum unique
-            catalog = tuple(replace(p, price=p.price - 100) if p is cheapest else p
-                            for p in world.shop.catalog)  # fmt: skip
+            catalog = tuple(
+                replace(p, price=p.price - 100) if p is cheapest else p for p in world.shop.catalog
+            )
             world = replace(world, shop=ShopState(catalog, world.shop.cart, world.shop.orders))
         return {"category": category, "product": cheapest.name}, world
 
@@ -240,8 +271,11 @@ class Cheapest(TaskTemplate):
 
     def expert(self, x: Expert, p: P) -> Action:
         prod = x.apps.shop.product(p["product"])
-        path = [HOME, ("category", p["category"], f"cat:{p['category']}"),
-                ("product", prod.name, f"product:{prod.name}")]  # fmt: skip
+        path = [
+            HOME,
+            ("category", p["category"], f"cat:{p['category']}"),
+            ("product", prod.name, f"product:{prod.name}"),
+        ]
         go = x.goto("Shop", path)
         if go:
             return go
@@ -258,7 +292,9 @@ class CartTotal(TaskTemplate):
     apps = ("Shop",)
     tags = ("answer",)
     heldout = True
-    instruction = "What is the total price of the shopping cart? Answer with the amount, like $12.50."
+    instruction = (
+        "What is the total price of the shopping cart? Answer with the amount, like $12.50."
+    )
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         return {}, fill_cart(rng, world, rng.randrange(1, 4))
@@ -275,18 +311,22 @@ class BuyTwo(TaskTemplate):
     name = "shop.buy_two"
     apps = ("Shop",)
     tags = ("text", "multi")
-    instruction = ('Buy "{product}" and "{product2}" and ship them to "{name}", "{address}", '
-                   '"{city}", paying with {payment}')  # fmt: skip
+    instruction = (
+        'Buy "{product}" and "{product2}" and ship them to "{name}", "{address}", '
+        '"{city}", paying with {payment}'
+    )
 
     def setup(self, rng: Random, world: Apps) -> tuple[dict[str, Any], Apps]:
         first, second = rng.sample([p for p in world.shop.catalog if not p.options], 2)
         return {**shipping(rng), "product": first.name, "product2": second.name}, world
 
     def check(self, world: Apps, p: P) -> bool:
-        return any({i.product for i in o.items} >= {p["product"], p["product2"]}
-                   and (o.name, o.address, o.city, o.payment)
-                   == (p["name"], p["address"], p["city"], p["payment"])
-                   for o in world.shop.orders)  # fmt: skip
+        return any(
+            {i.product for i in o.items} >= {p["product"], p["product2"]}
+            and (o.name, o.address, o.city, o.payment)
+            == (p["name"], p["address"], p["city"], p["payment"])
+            for o in world.shop.orders
+        )
 
     def expert(self, x: Expert, p: P) -> Action:
         for key in ("product", "product2"):

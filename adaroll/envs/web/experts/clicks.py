@@ -119,8 +119,10 @@ def _click_menu(p: Page) -> Action:
     path = m.group(1).split(">")
     ul = "X.q('#menu')"
     for depth, name in enumerate(path):
-        li = (f"Array.from({ul}.children).find(li => X.text(X.q(':scope > div', li)) === "
-              f"{json.dumps(name)})")  # fmt: skip
+        li = (
+            f"Array.from({ul}.children).find(li => X.text(X.q(':scope > div', li)) === "
+            f"{json.dumps(name)})"
+        )
         item = f"X.q(':scope > div', {li})"
         if depth == len(path) - 1:
             return p.act_on(item)

@@ -24,8 +24,7 @@ from adaroll.envs.web.experts.page import (
 def _click_option(p: Page) -> Action:
     m = re.match(r"Select (.*) and click Submit\.", p.utterance)
     assert m is not None
-    radio = (f"X.all('#boxes input').find(i => X.text(i.parentElement) === "
-             f"{json.dumps(m.group(1))})")  # fmt: skip
+    radio = f"X.all('#boxes input').find(i => X.text(i.parentElement) === {json.dumps(m.group(1))})"
     if not p.js(f"{radio}.checked"):
         return p.act_on(radio)
     return p.act_on(_sel("#subbtn"))
@@ -36,8 +35,13 @@ def _click_checkboxes(p: Page) -> Action:
     m = re.match(r"Select (.*) and click Submit\.", p.utterance)
     assert m is not None
     wanted = [] if m.group(1) == "nothing" else [w.strip() for w in m.group(1).split(",")]
-    return _toggle_then(p, "#area input[type=checkbox]", "[X.text(e.parentElement), e.checked]",
-                        lambda name: name in wanted, _sel("#subbtn"))  # fmt: skip
+    return _toggle_then(
+        p,
+        "#area input[type=checkbox]",
+        "[X.text(e.parentElement), e.checked]",
+        lambda name: name in wanted,
+        _sel("#subbtn"),
+    )
 
 
 @expert("choose-list")
@@ -45,8 +49,10 @@ def _choose_list(p: Page) -> Action:
     m = re.match(r"Select (.*) from the list and click Submit\.", p.utterance)
     assert m is not None
     item = m.group(1)
-    st = p.js("(() => { const s = X.q('#options'); return {i: s.selectedIndex, f: document."
-              "activeElement === s, o: Array.from(s.options).map(o => o.text)}; })()")  # fmt: skip
+    st = p.js(
+        "(() => { const s = X.q('#options'); return {i: s.selectedIndex, f: document."
+        "activeElement === s, o: Array.from(s.options).map(o => o.text)}; })()"
+    )
     target = st["o"].index(item)
     if st["i"] != target:
         if not st["f"]:
@@ -96,8 +102,11 @@ def _login_user_popup(p: Page) -> Action:
 
 @expert("form-sequence-2")
 def _form_sequence_2(p: Page) -> Action:
-    m = re.search(r"Check the (\d)\w\w radio button and enter the number \"(-?\d+)\" into the "
-                  r"(\d)\w\w textbox", p.utterance)  # fmt: skip
+    m = re.search(
+        r"Check the (\d)\w\w radio button and enter the number \"(-?\d+)\" into the "
+        r"(\d)\w\w textbox",
+        p.utterance,
+    )
     assert m is not None
     radio, number, box = m.groups()
     if not p.js(f"X.all('#area input[type=radio]')[{int(radio) - 1}].checked"):
@@ -110,9 +119,11 @@ def _form_sequence(p: Page) -> Action:
     m = re.search(r"Select (-?\d+) with the slider, click the (\d)\w\w checkbox", p.utterance)
     assert m is not None
     target, box = int(m.group(1)), int(m.group(2))
-    st = p.js("(() => { const s = $('#slider'); return {v: s.slider('value'), min: "
-              "s.slider('option', 'min'), max: s.slider('option', 'max'), f: document."
-              "activeElement === X.q('#slider .ui-slider-handle')}; })()")  # fmt: skip
+    st = p.js(
+        "(() => { const s = $('#slider'); return {v: s.slider('value'), min: "
+        "s.slider('option', 'min'), max: s.slider('option', 'max'), f: document."
+        "activeElement === X.q('#slider .ui-slider-handle')}; })()"
+    )
     if st["v"] != target:
         if st["f"]:
             return Action.press("right" if st["v"] < target else "left")
@@ -159,12 +170,15 @@ def _enter_time(p: Page) -> Action:
 def _use_autocomplete(p: Page) -> Action:
     quoted = _quoted(p.utterance)
     start, end = quoted[0], (quoted[1] if len(quoted) > 1 else "")
-    item = p.js(f"ITEMS.find(i => i.startsWith({json.dumps(start)}) && "
-                f"i.endsWith({json.dumps(end)}))")  # fmt: skip
+    item = p.js(
+        f"ITEMS.find(i => i.startsWith({json.dumps(start)}) && i.endsWith({json.dumps(end)}))"
+    )
     if item is None:
         raise ExpertError(f"no item starts with {start!r} and ends with {end!r}")
-    menu_item = (f"X.all('.ui-autocomplete .ui-menu-item').find(li => X.shown(li) && "
-                 f"X.text(li) === {json.dumps(item)})")  # fmt: skip
+    menu_item = (
+        f"X.all('.ui-autocomplete .ui-menu-item').find(li => X.shown(li) && "
+        f"X.text(li) === {json.dumps(item)})"
+    )
     if p.js("X.q('#tags').value") != item:
         # as a person does: type the given start, pick the item from the suggestions (typing
         # the whole item, a string the instruction does not hold, is the fallback)
@@ -197,8 +211,9 @@ def _use_spinner(p: Page) -> Action:
 
 @expert("form-sequence-3")
 def _form_sequence_3(p: Page) -> Action:
-    m = re.search(r'Choose (.+) from the dropdown, then click the button labeled "(\w+)"',
-                  p.utterance)  # fmt: skip
+    m = re.search(
+        r'Choose (.+) from the dropdown, then click the button labeled "(\w+)"', p.utterance
+    )
     assert m is not None
     option, button = m.groups()
     if p.js("X.q('#dropdown').value") != option:
@@ -220,9 +235,11 @@ def _multi_layouts(p: Page) -> Action:
     assert m is not None
     values = dict(zip(("genre", "director", "year"), m.groups(), strict=True))
     for key, label in _MOVIE_FIELDS:
-        field = (f"X.all('#area input[type=text]').find(i => {{ let r = i.parentElement;"
-                 f" while (r && !X.text(r)) r = r.parentElement;"
-                 f" return r && /{label}/.test(X.text(r)); }})")  # fmt: skip
+        field = (
+            f"X.all('#area input[type=text]').find(i => {{ let r = i.parentElement;"
+            f" while (r && !X.text(r)) r = r.parentElement;"
+            f" return r && /{label}/.test(X.text(r)); }})"
+        )
         action = p.fill(field, values[key])
         if action is not None:
             return action

@@ -20,10 +20,12 @@ def _navigate_tree(p: Page) -> Action:
     if p.js(f"{spans}.some(s => X.shown(s))"):
         return p.act_on(f"{spans}.find(s => X.shown(s))")
     # open the outermost collapsed folder on the way to the first match
-    return p.act_on(f"(() => {{ let s = {spans}[0], top = null;"
-                    " for (let ul = s.closest('ul'); ul && ul.id !== 'tree';"
-                    " ul = ul.parentElement.closest('ul')) {"
-                    " if (!X.shown(ul)) top = ul.previousElementSibling; } return top; })()")  # fmt: skip
+    return p.act_on(
+        f"(() => {{ let s = {spans}[0], top = null;"
+        " for (let ul = s.closest('ul'); ul && ul.id !== 'tree';"
+        " ul = ul.parentElement.closest('ul')) {"
+        " if (!X.shown(ul)) top = ul.previousElementSibling; } return top; })()"
+    )
 
 
 @expert("search-engine")
@@ -52,9 +54,17 @@ def _social_media(p: Page) -> Action:
     m = re.search(r'user (\S+), click on the "(.*)" button', p.utterance)
     assert m is not None
     user, label = m.groups()
-    actions = {"Share via DM": "share", "Copy link to Tweet": "copy", "Embed Tweet": "embed",
-               "Mute": "menu-user", "Block": "block-user", "Report": "report", "Reply": "reply",
-               "Retweet": "retweet", "Like": "like"}  # fmt: skip
+    actions = {
+        "Share via DM": "share",
+        "Copy link to Tweet": "copy",
+        "Embed Tweet": "embed",
+        "Mute": "menu-user",
+        "Block": "block-user",
+        "Report": "report",
+        "Reply": "reply",
+        "Retweet": "retweet",
+        "Like": "like",
+    }
     cls = actions[label]
     media = f"X.all('#area .media').find(m => X.text(X.q('.username', m)) === {json.dumps(user)})"
     if cls in ("reply", "retweet", "like"):
@@ -70,8 +80,10 @@ def _social_media_some(p: Page) -> Action:
     assert m is not None
     label, user = m.group(1), m.group(3)
     cls = label.lower()
-    mine = (f"X.all('#area .media').filter(m => X.text(X.q('.username', m)) === "
-            f"{json.dumps(user)}).map(m => X.q('.{cls}', m))")  # fmt: skip
+    mine = (
+        f"X.all('#area .media').filter(m => X.text(X.q('.username', m)) === "
+        f"{json.dumps(user)}).map(m => X.q('.{cls}', m))"
+    )
     amount = p.js(f"{mine}.length") if m.group(2) == "all" else int(m.group(2))
     active = p.js(f"{mine}.filter(s => s.classList.contains('active')).length")
     if active < amount:
@@ -125,13 +137,19 @@ def _email_inbox(p: Page) -> Action:
     if p.exists(_sel("#email")):
         if p.js("X.text(X.q('#email .email-sender'))") != name:
             return p.act_on(_sel("#close-email"))
-        target = {"delete": "#email .trash", "important": "#email .star",
-                  "reply": "#email .email-reply", "forward": "#email .email-forward"}[action]  # fmt: skip
+        target = {
+            "delete": "#email .trash",
+            "important": "#email .star",
+            "reply": "#email .email-reply",
+            "forward": "#email .email-forward",
+        }[action]
         return p.act_on(_sel(target))
     if not p.exists(_sel("#main")):
         return p.act_on(_sel("#search-cancel"))
-    thread = (f"X.all('#main .email-thread').find(t => X.text(X.q('.email-sender', t)) === "
-              f"{json.dumps(name)})")  # fmt: skip
+    thread = (
+        f"X.all('#main .email-thread').find(t => X.text(X.q('.email-sender', t)) === "
+        f"{json.dumps(name)})"
+    )
     if action == "delete":
         return p.act_on(f"X.q('.trash', {thread})")
     if action == "important":

@@ -160,12 +160,14 @@ class Page:
         A wrong text is cleared as a person does, whatever its length: ``key(ctrl+a)`` selects
         it all, then ``type`` replaces the selection (or ``backspace`` deletes it). So is a
         right prefix with the caret not at its end (a tap puts the caret where it lands)."""
-        st = self.js(f"(() => {{ const e = {el_js}; if (!e) return null;"
-                     " const n = e.value.length, s = e.selectionStart, t = e.selectionEnd;"
-                     " const all = s == null ? String(document.getSelection()) === e.value"
-                     " : s === 0 && t === n;"
-                     " return {v: e.value, f: document.activeElement === e, all: n > 0 && all,"
-                     " end: s == null || (s === n && t === n)}; })()")  # fmt: skip
+        st = self.js(
+            f"(() => {{ const e = {el_js}; if (!e) return null;"
+            " const n = e.value.length, s = e.selectionStart, t = e.selectionEnd;"
+            " const all = s == null ? String(document.getSelection()) === e.value"
+            " : s === 0 && t === n;"
+            " return {v: e.value, f: document.activeElement === e, all: n > 0 && all,"
+            " end: s == null || (s === n && t === n)}; })()"
+        )
         if st is None:
             raise ExpertError(f"no field {el_js}")
         if st["v"] == value:

@@ -11,8 +11,20 @@ from adaroll.envs.web.experts.page import Page, _sel, expert
 
 # -- date picker ---------------------------------------------------------------------------------
 
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December"]  # fmt: skip
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 
 
 def _pick_date(p: Page, input_js: str, month: int, day: int, year: int) -> Action | None:
@@ -30,8 +42,9 @@ def _pick_date(p: Page, input_js: str, month: int, day: int, year: int) -> Actio
         return p.act_on(_sel(".ui-datepicker-prev"))
     if shown_index < want_index:
         return p.act_on(_sel(".ui-datepicker-next"))
-    return p.act_on(f"X.all('#ui-datepicker-div td[data-handler=selectDay] a')"
-                    f".find(a => X.text(a) === '{day}')")  # fmt: skip
+    return p.act_on(
+        f"X.all('#ui-datepicker-div td[data-handler=selectDay] a').find(a => X.text(a) === '{day}')"
+    )
 
 
 @expert("choose-date", "choose-date-easy", "choose-date-medium", "choose-date-nodelay")
@@ -47,8 +60,11 @@ def _choose_date(p: Page) -> Action:
 
 @expert("book-flight", "book-flight-nodelay")
 def _book_flight(p: Page) -> Action:
-    m = re.search(r"Book the (cheapest|shortest) one-way flight from: (.+) to: (.+) on "
-                  r"(\d\d)/(\d\d)/(\d{4})\.", p.utterance)  # fmt: skip
+    m = re.search(
+        r"Book the (cheapest|shortest) one-way flight from: (.+) to: (.+) on "
+        r"(\d\d)/(\d\d)/(\d{4})\.",
+        p.utterance,
+    )
     assert m is not None
     goal, origin, dest = m.group(1), m.group(2), m.group(3)
     month, day, year = int(m.group(4)), int(m.group(5)), int(m.group(6))
@@ -63,10 +79,12 @@ def _book_flight(p: Page) -> Action:
         return p.act_on(_sel("#search"))
     key = "data-price" if goal == "cheapest" else "data-duration"
     attr = ".flight-price" if goal == "cheapest" else ".time-duration"
-    return p.act_on(f"(() => {{ const fs = X.all('#results .flight'); let best = null, bv = "
-                    f"Infinity; for (const f of fs) {{ const v = parseInt(X.q('{attr}', f)"
-                    f".getAttribute('{key}')); if (v < bv) {{ bv = v; best = f; }} }}"
-                    " return X.q('.flight-price', best); })()")  # fmt: skip
+    return p.act_on(
+        f"(() => {{ const fs = X.all('#results .flight'); let best = null, bv = "
+        f"Infinity; for (const f of fs) {{ const v = parseInt(X.q('{attr}', f)"
+        f".getAttribute('{key}')); if (v < bv) {{ bv = v; best = f; }} }}"
+        " return X.q('.flight-price', best); })()"
+    )
 
 
 def _airport_matches(entry: str, place: str) -> bool:
@@ -79,12 +97,16 @@ def _autocomplete_place(p: Page, field_id: str, place: str) -> Action | None:
     value = p.js(f"{field}.value")
     if place in value and p.js(f"DOMESTIC_FLIGHTS.indexOf({json.dumps(value)}) >= 0"):
         return None
-    items = p.js("X.all('.ui-autocomplete').filter(u => X.shown(u)).flatMap(u => "
-                 "X.all('.ui-menu-item', u)).map(li => X.text(li))")  # fmt: skip
+    items = p.js(
+        "X.all('.ui-autocomplete').filter(u => X.shown(u)).flatMap(u => "
+        "X.all('.ui-menu-item', u)).map(li => X.text(li))"
+    )
     for i, text in enumerate(items):
         if _airport_matches(text, place):
-            pick = p.act_on(f"X.all('.ui-autocomplete').filter(u => X.shown(u)).flatMap(u => "
-                            f"X.all('.ui-menu-item', u))[{i}]")  # fmt: skip
+            pick = p.act_on(
+                f"X.all('.ui-autocomplete').filter(u => X.shown(u)).flatMap(u => "
+                f"X.all('.ui-menu-item', u))[{i}]"
+            )
             if pick.kind is ActionKind.SWIPE:
                 # below the fold of a long menu (a bare code matches city names too): narrow
                 # the search to "(CODE)", a string the instruction does not hold (rare)

@@ -31,8 +31,10 @@ def _text_transform(p: Page) -> Action:
 def _read_table(p: Page) -> Action:
     m = re.search(r"Enter the value of (.+) into the text field", p.utterance)
     assert m is not None
-    value = p.js(f"X.text(X.all('#tab tr').find(r => X.text(r.cells[0]) === "
-                 f"{json.dumps(m.group(1))}).cells[1])")  # fmt: skip
+    value = p.js(
+        f"X.text(X.all('#tab tr').find(r => X.text(r.cells[0]) === "
+        f"{json.dumps(m.group(1))}).cells[1])"
+    )
     return _fill_then(p, [(_sel("#tt"), value)], _sel("#subbtn"))
 
 
@@ -47,8 +49,10 @@ def _simple_arithmetic(p: Page) -> Action:
 
 @expert("odd-or-even")
 def _odd_or_even(p: Page) -> Action:
-    rows = p.js("X.all('#numbers .row').map(r => [parseInt(X.text(X.q('.display-number', r))), "
-                "X.q('button.selected', r) ? X.text(X.q('button.selected', r)) : null])")  # fmt: skip
+    rows = p.js(
+        "X.all('#numbers .row').map(r => [parseInt(X.text(X.q('.display-number', r))), "
+        "X.q('button.selected', r) ? X.text(X.q('button.selected', r)) : null])"
+    )
     for i, (number, selected) in enumerate(rows):
         want = "Odd" if number % 2 else "Even"
         if selected != want:
@@ -60,5 +64,10 @@ def _odd_or_even(p: Page) -> Action:
 def _click_shades(p: Page) -> Action:
     m = re.search(r"Select all the shades of (\w+)", p.utterance)
     assert m is not None
-    return _toggle_then(p, "#area span", "[e.getAttribute('data-color'), e.classList.contains('selected')]",
-                        lambda color: color == m.group(1), _sel("#area button"))  # fmt: skip
+    return _toggle_then(
+        p,
+        "#area span",
+        "[e.getAttribute('data-color'), e.classList.contains('selected')]",
+        lambda color: color == m.group(1),
+        _sel("#area button"),
+    )

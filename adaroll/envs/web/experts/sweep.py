@@ -50,13 +50,21 @@ def verify(
                 except ExpertError as exc:
                     failures.append((seed, f"expert error: {exc}"))
             n = len(seed_list)
-            results[name] = {"successes": wins, "episodes": n, "rate": wins / n if n else 0.0,
-                             "mean_steps": steps / n if n else 0.0, "longest": most,
-                             "seconds": time.perf_counter() - t0, "failures": failures}  # fmt: skip
+            results[name] = {
+                "successes": wins,
+                "episodes": n,
+                "rate": wins / n if n else 0.0,
+                "mean_steps": steps / n if n else 0.0,
+                "longest": most,
+                "seconds": time.perf_counter() - t0,
+                "failures": failures,
+            }
             if log:
                 r = results[name]
-                log(f"{name:28s} {wins}/{n}  rate={r['rate']:.2f}  steps={r['mean_steps']:.1f}"
-                    f"  {r['seconds']:.1f}s" + (f"  failures={failures}" if failures else ""))  # fmt: skip
+                log(
+                    f"{name:28s} {wins}/{n}  rate={r['rate']:.2f}  steps={r['mean_steps']:.1f}"
+                    f"  {r['seconds']:.1f}s" + (f"  failures={failures}" if failures else "")
+                )
     finally:
         if own:
             env.close()
@@ -89,8 +97,17 @@ def main(argv: list[str] | None = None) -> int:
     episodes = sum(r["episodes"] for r in results.values())
     print(f"overall {total}/{episodes} = {total / max(1, episodes):.3f}")
     if args.json:
-        print(json.dumps({k: {"rate": v["rate"], "episodes": v["episodes"],
-                              "mean_steps": round(v["mean_steps"], 2),
-                              "longest": v["longest"]}
-                          for k, v in results.items()}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    k: {
+                        "rate": v["rate"],
+                        "episodes": v["episodes"],
+                        "mean_steps": round(v["mean_steps"], 2),
+                        "longest": v["longest"],
+                    }
+                    for k, v in results.items()
+                }
+            )
+        )
     return 0 if total == episodes else 1

@@ -30,13 +30,17 @@ def text_contact(x: Expert, contact: str, text: str) -> Action | None:
         return x.fill("message", text) or x.press("btn:send")
     if x.apps.messages.thread(contact) is not None:
         return send_in_thread(x, contact, text)
-    return (x.goto("Messages", [THREADS, ("compose", None, "fab")])
-            or x.fill("to", contact) or x.press(f"suggest:{contact}"))  # fmt: skip
+    return (
+        x.goto("Messages", [THREADS, ("compose", None, "fab")])
+        or x.fill("to", contact)
+        or x.press(f"suggest:{contact}")
+    )
 
 
 def texted(contact: str, text: str) -> Part:
-    return goal("Messages", lambda x: text_contact(x, contact, text),
-                lambda w: sent_last(w, contact, text))
+    return goal(
+        "Messages", lambda x: text_contact(x, contact, text), lambda w: sent_last(w, contact, text)
+    )
 
 
 def with_incoming(world: Apps, contact: str, text: str) -> Apps:
@@ -102,9 +106,12 @@ def note_gone(uid: int, title: str) -> Part:
 
     def act(x: Expert) -> Action | None:
         return x.goto("Notes", editor_path(uid)) or (
-            x.press("dlg:ok") if x.route.dialog else x.press("btn:delete"))
+            x.press("dlg:ok") if x.route.dialog else x.press("btn:delete")
+        )
 
-    return goal("Notes", act, lambda w: not any(n.uid == uid and n.title == title for n in w.notes.notes))
+    return goal(
+        "Notes", act, lambda w: not any(n.uid == uid and n.title == title for n in w.notes.notes)
+    )
 
 
 def open_note(uid: int) -> Any:

@@ -60,7 +60,9 @@ def check_parts(parts: Sequence[Part]) -> None:
     """A look must be followed by a part in another app, and must not come last."""
     for i, part in enumerate(parts):
         if part.goal is None and (i + 1 == len(parts) or parts[i + 1].app == part.app):
-            raise ValueError(f"part {i} looks at {part.app} but the next part is not in another app")
+            raise ValueError(
+                f"part {i} looks at {part.app} but the next part is not in another app"
+            )
     if not any(part.goal is not None for part in parts):
         raise ValueError("a long task needs at least one goal part")
 
@@ -74,18 +76,21 @@ def next_action(parts: Sequence[Part], x: Expert) -> Action:
     apps = x.apps
     top_app = None if x.top is None else x.top.app
     for i, part in enumerate(parts):
-        later = parts[i + 1:]
+        later = parts[i + 1 :]
         if part.goal is not None:
             if part.goal(apps):
                 continue
         elif any(q.goal is not None and q.goal(apps) for q in later) or (
-                top_app is not None and top_app != part.app and top_app in {q.app for q in later}):
+            top_app is not None and top_app != part.app and top_app in {q.app for q in later}
+        ):
             continue
         action = part.act(x)
         if action is not None:
             return action
         if part.goal is not None:
-            raise ExpertError(f"expert: part {i} ({part.app}) is not done but its expert has no action")
+            raise ExpertError(
+                f"expert: part {i} ({part.app}) is not done but its expert has no action"
+            )
         return Action(ActionKind.OPEN_APP, app=later[0].app)  # seen it: on to the next app
     raise ExpertError("expert: every part of the task is done")
 
