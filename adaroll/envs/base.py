@@ -62,9 +62,9 @@ class UIElement:
             int(d["id"]),
             str(d["role"]),
             str(d["text"]),
-            tuple(float(v) for v in d["bounds"]),
+            tuple(float(v) for v in d["bounds"]),  # type: ignore[arg-type]
             frozenset(d.get("flags", ())),
-        )  # type: ignore[arg-type]
+        )
 
 
 @dataclass(frozen=True)

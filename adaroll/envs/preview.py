@@ -79,9 +79,8 @@ def _annotate(image: Any, action: Action | None, caption: str) -> Any:
         x, y = action.x * w, action.y * h
         draw.ellipse((x - r, y - r, x + r, y + r), outline=(234, 67, 53), width=max(2, r // 3))
         if action.kind is ActionKind.SWIPE and action.x2 is not None:
-            draw.line(
-                (x, y, action.x2 * w, action.y2 * h), fill=(234, 67, 53), width=max(2, r // 3)
-            )  # type: ignore[operator]
+            end = (action.x2 * w, action.y2 * h)  # type: ignore[operator]
+            draw.line((x, y, *end), fill=(234, 67, 53), width=max(2, r // 3))
     font = ImageFont.load_default(size=max(10, w // 28))
     band = int(getattr(font, "size", 12)) * 2
     out = Image.new("RGB", (w, h + band), (32, 33, 36))

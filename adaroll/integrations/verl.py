@@ -251,8 +251,8 @@ class _AdaRollAgentLoop(AgentLoopBase):
         starts = self._starts()
         loop = asyncio.get_running_loop()
         start = Start(
-            self.kind,
-            str(kwargs.get("adaroll_task_id", "")),  # type: ignore[arg-type]
+            self.kind,  # type: ignore[arg-type]
+            str(kwargs.get("adaroll_task_id", "")),
             str(kwargs.get("adaroll_checkpoint_id") or "") or None,
         )
         # the restore (or reset) in a thread: the G coroutines of a group restore in parallel
