@@ -197,7 +197,7 @@ def cost_lines(summary: Mapping[str, Any], labels: Mapping[str, str]) -> list[st
     predicted at the measured N (and the measured one)."""
     model = summary.get("cost_model", {})
     lines = [
-        "cost model (env steps per iteration: predicted | measured; docs/RESULTS.md, 'The cost model'):"
+        "cost model (env steps per iteration: predicted | measured; docs/RESULTS.md, 'Seeing the saving'):"
     ]
     for name, phase in model.get("phases", {}).items():
         cost = ""
