@@ -13,8 +13,13 @@ from dataclasses import dataclass, field
 from adaroll.config import ConfigError, GRPOConfig, SchedulerConfig
 from adaroll.registry import Registry
 
-_SWEEP_MARKS = ("rl.eval.every_env_steps=3000", "rl.eval.every_policy_samples=3000")
-"""The recipe sweep reads Val at the budget and at the last marks only: fewer evaluations."""
+_SWEEP_MARKS = (
+    "rl.eval.every_env_steps=3000",
+    "rl.eval.every_policy_samples=3000",
+    "rl.budget={env_steps: 15000, policy_samples: 15000}",
+)
+"""The recipe sweep reads Val at the budget and at the last marks only (fewer evaluations), at the
+budget it was run at (15,000 env steps, the default before the recipe raised it)."""
 
 
 @dataclass(frozen=True)
