@@ -261,7 +261,7 @@ def run_collector(
         groups = collector.collect(jobs, seed=0)
         seconds, cpu = time.perf_counter() - began, tree_cpu_s(os.getpid()) - cpu_began
         resets = {"loaded": 0, "reused": 0, "reuse_refused": 0}
-        for env in collector._idle:
+        for env in collector.pool.idle():
             for key in resets:
                 resets[key] += getattr(env, "reset_counts", {}).get(key, 0)
     finally:

@@ -57,6 +57,11 @@ class EnvPool:
             self._idle = [env for i, env in enumerate(self._idle) if i not in chosen]
         return taken + [None] * (n - len(taken))
 
+    def idle(self) -> tuple[GUIEnv, ...]:
+        """The envs kept for reuse now (benchmarks read their reset counters)."""
+        with self._lock:
+            return tuple(self._idle)
+
     def put_back(self, envs: Sequence[GUIEnv | None]) -> None:
         """Return envs taken but not used."""
         with self._lock:

@@ -67,12 +67,10 @@ import itertools
 import logging
 import math
 import os
-import socket
 import time
-import zlib
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import ray
@@ -82,28 +80,16 @@ from ray.exceptions import GetTimeoutError, RayError
 from adaroll.actions import PAPER_MATCHER, ActionMatcher
 from adaroll.checkpoints import Checkpoint, CheckpointStore
 from adaroll.config import RolloutConfig
-from adaroll.envs import make_env
 from adaroll.envs.base import GUIEnv
 from adaroll.policies.base import Context, Policy
 from adaroll.rollout.collector import Collector, after_collect_seed, collection_seed, job_seed
+from adaroll.rollout.distributed import WorkerResult, check_reachable, slot_for
 from adaroll.rollout.jobs import Cost, Group, Job, RolloutFailed
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS
 from adaroll.snapshots.cache import BuildCosts
 from adaroll.snapshots.replay import ReplaySnapshots
 
 log = logging.getLogger("adaroll")
-
-
-@dataclass(frozen=True)
-class EnvFactory:
-    """A picklable zero-argument env factory: the registered env ``name`` with ``options``
-    (what a worker on another node needs to build the run's envs)."""
-
-    name: str
-    options: dict[str, Any] = field(default_factory=dict)
-
-    def __call__(self) -> GUIEnv:
-        return make_env(self.name, **self.options)
 
 
 def connect(address: str | None = None, *, workers: int = 1, timeout_s: float = 600.0) -> None:
@@ -119,7 +105,7 @@ def connect(address: str | None = None, *, workers: int = 1, timeout_s: float = 
     if ray.is_initialized():
         return
     if address:
-        _check_reachable(address, timeout_s)
+        check_reachable(address, timeout_s)
         ray.init(address=address)
     else:
         ray.init(
@@ -129,47 +115,7 @@ def connect(address: str | None = None, *, workers: int = 1, timeout_s: float = 
         )
 
 
-def _check_reachable(address: str, timeout_s: float) -> None:
-    """Fail fast when ``address`` names a host and port that do not answer (``auto`` and other
-    forms are left to Ray)."""
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not host or not port.isdigit():
-        return
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            with socket.create_connection(
-                (host.strip("[]"), int(port)), timeout=min(30.0, timeout_s)
-            ):
-                return
-        except OSError as exc:
-            if time.monotonic() >= deadline:
-                raise RolloutFailed(
-                    f"rollout.ray_address {address!r}: no Ray cluster answers there "
-                    f"({exc}) within rollout.ray_start_timeout_s = {timeout_s:g} s"
-                ) from None
-        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
-
-
-def slot_for(checkpoint_id: str, workers: int) -> int:
-    """The worker slot that owns a checkpoint's snapshot (stable across processes and runs)."""
-    return zlib.crc32(checkpoint_id.encode()) % workers
-
-
 # -- the worker ---------------------------------------------------------------------------------
-
-
-@dataclass
-class WorkerResult:
-    """What a worker sends back for one job."""
-
-    version: int
-    """Policy version the samples were drawn with."""
-    group: Group
-    setup: Cost
-    """Snapshot (re)building this job made the worker pay (replayed steps)."""
-    pid: int
-    seconds: float
 
 
 class RolloutWorker:

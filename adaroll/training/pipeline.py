@@ -20,16 +20,14 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import torch
 
 from adaroll.actions import PAPER_MATCHER, Action, ActionMatcher
-from adaroll.algos.targets import target_costs, vanilla_target
 from adaroll.checkpoints import CheckpointStore
 from adaroll.config import (
     ConfigError,
-    ConfigurationName,
     RunConfig,
     TrainConfig,
     dump_config,
@@ -46,29 +44,25 @@ from adaroll.rollout.collector import Collector, RolloutCollector
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SupportsStateCopy
 from adaroll.training.bill import Bill
-from adaroll.training.cost_report import phase_costs, predicted_savings
 from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
 from adaroll.training.run_identity import experiment_changes, settings_changes
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.self_pool import SelfPivotPool
 from adaroll.training.sft import train_sft
+from adaroll.training.summary import (
+    FINAL_SPLITS,
+    RL_CONFIGS,
+    RUN_FORMAT,
+    cost_model,
+    curve_point,
+    keep_earlier_rows,
+    read_metrics,
+    summarise,
+)
 from adaroll.training.trainer import PhaseResult, Trainer
 
 log = logging.getLogger("adaroll")
 
-RL_CONFIGS = {  # configuration -> (starting policy, algorithm)
-    "base_vanilla": ("base", "vanilla"),
-    "base_hybrid": ("base", "hybrid"),
-    "base_onestep": ("base", "onestep"),
-    "action_vanilla": ("action", "vanilla"),
-    "action_hybrid": ("action", "hybrid"),
-    "sft_vanilla": ("sft", "vanilla"),
-    "sft_hybrid": ("sft", "hybrid"),
-}
-RUN_FORMAT = 2
-"""Version of a run directory's accounting; 2: complete bills (demonstrations, selection,
-replays, scoring) and a `val` split. A directory of another format is refused, never mixed."""
-FINAL_SPLITS = ("train", "val", "heldout")
 REPLAYED = "train-replayed"
 """The demonstration "split" of the env steps that replayed clean train demonstrations on the
 training device (``expert.device=clean``): billed to the configurations that use the checkpoints
@@ -427,33 +421,16 @@ class Pipeline:
             results[name]["optimizer_steps"] = result.final.get("optimizer_steps")
             results[name]["iterations"] = result.final["iteration"]
             curves[name] = [
-                _curve_point(p, before, expert_steps)
-                for p in _read_metrics(self.out / name)
+                curve_point(p, before, expert_steps)
+                for p in read_metrics(self.out / name)
                 if p.get("kind") == "eval"
             ]
-        _keep_earlier_rows(self.out / "summary.json", results, curves)
+        keep_earlier_rows(self.out / "summary.json", results, curves)
         summary = summarise(results, curves)
         summary["expert_env_steps"] = expert_steps
-        summary["cost_model"] = self.cost_model(summary)
+        summary["cost_model"] = cost_model(self.out, self.cfg.rl, summary, len(self.split("train")))
         atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=2))
         return summary
-
-    def cost_model(self, summary: dict[str, Any]) -> dict[str, Any]:
-        """The cost model fed from this run's RL phases (:mod:`adaroll.training.cost_report`):
-        predicted and measured env steps per iteration, and Hybrid's predicted saving."""
-        phases: dict[str, Any] = {}
-        n_tasks = len(self.split("train"))
-        for name, (_, algorithm) in RL_CONFIGS.items():
-            path = self.out / name / "metrics.jsonl"
-            if name in summary["configurations"] and path.exists():
-                phase = self.cfg.rl.model_copy(update={"algorithm": algorithm})
-                phases[name] = phase_costs(
-                    _read_metrics(self.out / name), algorithm, phase, n_tasks
-                )
-        savings = predicted_savings(
-            phases, summary["configurations"], summary["curves"], summary.get("target_val_avg4")
-        )
-        return {"phases": phases, "savings": savings}
 
     def _record_env_settings(self, *, started: bool) -> None:
         """``env.json``: the env's settings with every default resolved (:func:`env_settings`)
@@ -550,64 +527,12 @@ class Pipeline:
         return {**bill.row(expert_steps), **scores}
 
 
-def _keep_earlier_rows(path: Path, results: dict[str, Any], curves: dict[str, Any]) -> None:
-    """A run directory's summary covers every configuration it holds, not only this call's."""
-    if not path.exists():
-        return
-    earlier = json.loads(path.read_text())
-    for name, row in earlier.get("configurations", {}).items():
-        results.setdefault(name, row)
-    for name, points in earlier.get("curves", {}).items():
-        curves.setdefault(name, points)
-
-
 def sft_examples(store: CheckpointStore, history: int) -> list[tuple[Context, Action]]:
     out = []
     for c in store:
         window = c.history[-history:] if history > 0 else ()
         out.append((Context(c.instruction, c.observation, tuple(window)), c.expert_action))
     return out
-
-
-def _read_metrics(directory: Path) -> list[dict[str, Any]]:
-    path = directory / "metrics.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def _curve_point(
-    point: dict[str, Any], before: Bill, expert_steps: dict[str, int]
-) -> dict[str, Any]:
-    """One evaluation of a phase, placed on the configuration's whole bill (what it had spent
-    before the phase, plus the phase's own spend at that evaluation)."""
-    return {
-        "iteration": point["iteration"],
-        "total_env_steps": before.total_env_steps(expert_steps) + point["phase_env_steps"],
-        "policy_samples": before.policy_samples + point["policy_samples"],
-        "train_samples": before.training_samples + point["train_samples"],
-        "phase_env_steps": point["phase_env_steps"],
-        **{f"{split}_avg": point.get(f"{split}_avg") for split in FINAL_SPLITS},
-        "routes": point.get("routes"),
-    }
-
-
-def summarise(
-    results: dict[str, dict[str, Any]], curves: dict[str, list[dict[str, Any]]]
-) -> dict[str, Any]:
-    """summary.json: per configuration its bill and scores, and the cost at which it first
-    reached the target (Base->Vanilla's :func:`vanilla_target` on ``val``). A configuration
-    that never reached it has ``reached_target: false`` and its cost keys at None: censored at
-    its budget (its own ``total_env_steps``)."""
-    order = get_args(ConfigurationName)
-    results = {name: results[name] for name in sorted(results, key=order.index)}
-    target = vanilla_target(curves.get("base_vanilla", []))
-    for name, row in results.items():
-        row |= target_costs(row, curves.get(name, []), target)
-    return {
-        "format": RUN_FORMAT,
-        "target_val_avg4": target,
-        "configurations": results,
-        "curves": curves,
-    }
 
 
 def _jsonable(stats: dict[str, Any]) -> dict[str, Any]:

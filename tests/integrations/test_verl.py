@@ -8,6 +8,7 @@ restored from checkpoints; the sampler's ``update(batch)`` bills each group and 
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import hydra  # verl and its deps are required: a missing one fails collection, never skips
@@ -104,7 +105,10 @@ def run_step(indices, rows, data_config, server, tokenizer):
         ]
         return await asyncio.gather(*jobs)
 
-    outputs = asyncio.run(everything())
+    # a loop of its own in a thread of its own: a test before this one (Playwright's sync API in
+    # the BrowserGym tests) may leave an event loop marked running in the main thread
+    with ThreadPoolExecutor(1) as thread:
+        outputs = thread.submit(asyncio.run, everything()).result()
     fields = {
         key: np.array([o.extra_fields[key] for o in outputs], dtype=object)
         for key in outputs[0].extra_fields

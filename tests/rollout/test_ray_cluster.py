@@ -19,8 +19,9 @@ from ray.cluster_utils import Cluster
 
 import tests.fakes
 from adaroll.experts import collect_experts
+from adaroll.rollout.distributed import check_reachable
 from adaroll.rollout.jobs import Job, RolloutFailed
-from adaroll.rollout.ray_workers import RayCollector, _check_reachable
+from adaroll.rollout.ray_workers import RayCollector
 from tests.fakes import GoPolicy, LineEnv, LineSuite
 from tests.rollout.test_ray_workers import make_trainer, totals
 from tests.training.runs import killed_at
@@ -207,4 +208,4 @@ def test_an_unreachable_address_fails_within_the_start_timeout() -> None:
     with pytest.raises(
         RolloutFailed, match=r"rollout.ray_address '127.0.0.1:\d+'.*ray_start_timeout_s = 1 s"
     ):
-        _check_reachable(f"127.0.0.1:{port}", timeout_s=1)
+        check_reachable(f"127.0.0.1:{port}", timeout_s=1)
