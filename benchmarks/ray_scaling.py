@@ -103,7 +103,8 @@ def main() -> None:
             return
     import ray
 
-    from adaroll.rollout.ray_workers import EnvFactory, RayCollector, connect
+    from adaroll.rollout.distributed import EnvFactory
+    from adaroll.rollout.ray_workers import RayCollector, connect
 
     suite = get_suite(args.env)
     tasks = suite.split("train")[: args.tasks]

@@ -261,7 +261,8 @@ class Pipeline:
         store = store if store is not None else self.store("train")
         per_env = env_episodes_per_env(self.cfg.env.name)
         if self.cfg.rollout.backend == "ray":
-            from adaroll.rollout.ray_workers import EnvFactory, RayCollector
+            from adaroll.rollout.distributed import EnvFactory
+            from adaroll.rollout.ray_workers import RayCollector
 
             return RayCollector.from_config(
                 self.cfg.rollout,

@@ -20,8 +20,9 @@ from adaroll.policies import make_policy
 from adaroll.policies.base import Policy
 from adaroll.policies.small import SmallPolicy
 from adaroll.rollout.collector import Collector
+from adaroll.rollout.distributed import EnvFactory
 from adaroll.rollout.jobs import Group, Job
-from adaroll.rollout.ray_workers import EnvFactory, RayCollector
+from adaroll.rollout.ray_workers import RayCollector
 from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.snapshots.replay import ReplaySnapshots
 from adaroll.training.update import grpo_update

@@ -26,8 +26,9 @@ from adaroll.config import (
 )
 from adaroll.experts import collect_experts
 from adaroll.rollout.collector import Collector
+from adaroll.rollout.distributed import slot_for
 from adaroll.rollout.jobs import Group, Job
-from adaroll.rollout.ray_workers import RayCollector, RolloutFailed, slot_for
+from adaroll.rollout.ray_workers import RayCollector, RolloutFailed
 from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.trainer import Trainer
