@@ -730,8 +730,18 @@ def config_show(
 
 @config_app.command("schema")
 def config_schema() -> None:
-    """Print every config field with its type, default and documentation (JSON schema)."""
-    typer.echo(json.dumps(RunConfig.model_json_schema(), indent=1))
+    """Print every config field with its type, default and documentation (JSON schema), and
+    under x-env-options / x-policy-options what each env and policy kind takes as
+    env.options / policy.options."""
+    from adaroll.options_schema import options_schemas
+
+    schema = RunConfig.model_json_schema()
+    options = options_schemas()
+    schema["x-env-options"], schema["x-policy-options"] = (
+        options["env.options"],
+        options["policy.options"],
+    )
+    typer.echo(json.dumps(schema, indent=1, default=str))
 
 
 def main() -> None:
