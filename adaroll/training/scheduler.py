@@ -49,7 +49,7 @@ from adaroll.algos.pivots import draw_independent, draw_weighted
 from adaroll.algos.progress import slope, wilson_upper
 from adaroll.config import GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
-from adaroll.rollout.jobs import Group, Job, StartKind
+from adaroll.rollout.jobs import Group, Job, Route, StartKind
 from adaroll.seeding import derive_seed
 from adaroll.training import bandit_scheduler  # noqa: F401 - registers the bandit router
 from adaroll.training.scheduler_base import MODES, ROUTERS, SCHEDULERS, RoundRobin, Scheduler
@@ -69,13 +69,13 @@ __all__ = [
 _RANK = {m: i for i, m in enumerate(MODES)}
 
 
-def route_for(p: float, tau_low: float, tau_high: float) -> str:
+def route_for(p: float, tau_low: float, tau_high: float) -> Route:
     """Paper routing: p < tau_low -> local; tau_low <= p <= tau_high -> suffix; else root."""
     if p < tau_low:
-        return "local"
+        return Route.LOCAL
     if p <= tau_high:
-        return "suffix"
-    return "root"
+        return Route.SUFFIX
+    return Route.ROOT
 
 
 @SCHEDULERS.register("vanilla")
@@ -95,7 +95,7 @@ class VanillaScheduler(Scheduler):
         ]
 
     def route_counts(self) -> dict[str, int]:
-        return {"root": len(self.order.items)}
+        return {Route.ROOT: len(self.order.items)}
 
     def state_dict(self) -> dict[str, Any]:
         return {"cursor": self.order.cursor}
@@ -152,7 +152,7 @@ class Stage1Scheduler(Scheduler):
         ]
 
     def route_counts(self) -> dict[str, int]:
-        return {"local": len({t.id for t, _ in self.order.items})}
+        return {Route.LOCAL: len({t.id for t, _ in self.order.items})}
 
     def state_dict(self) -> dict[str, Any]:
         return {"cursor": self.order.cursor}
@@ -165,7 +165,7 @@ class Stage1Scheduler(Scheduler):
 class TaskRoute:
     """Routing state of one task."""
 
-    mode: str = "unrouted"
+    mode: str = Route.UNROUTED
     p: float | None = None
     pivots: list[str] = field(default_factory=list)
     """Checkpoint ids of the task's pivots, earliest first."""
@@ -222,9 +222,9 @@ class HybridScheduler(Scheduler):
         route, task = self.routes[task_id], self.tasks[task_id]
         route.visits += 1
         routing = Job(StartKind.ROOT, task, self.sched.routing_probes, purpose="routing")
-        if route.mode == "unrouted":
+        if route.mode == Route.UNROUTED:
             return [routing]
-        if route.mode == "local":
+        if route.mode == Route.LOCAL:
             jobs = [
                 Job(StartKind.ONESTEP, task, self.grpo.group_size, checkpoint_id=c)
                 for c in self._onestep_starts(task_id, route)
@@ -232,7 +232,7 @@ class HybridScheduler(Scheduler):
             if route.visits % self.sched.local_reeval_every == 0:
                 jobs.append(routing)
             return jobs
-        if route.mode == "suffix":
+        if route.mode == Route.SUFFIX:
             checkpoint = route.pivots[route.frontier]
             jobs = [Job(StartKind.SUFFIX, task, self.grpo.group_size, checkpoint_id=checkpoint)]
             if self.sched.demotion and route.visits % self.sched.monitor_every == 0:
@@ -250,7 +250,7 @@ class HybridScheduler(Scheduler):
                 self._promote(
                     route, route_for(route.p, self.sched.tau_low, self.sched.tau_high), iteration
                 )
-            elif group.job.kind is StartKind.SUFFIX and route.mode == "suffix":
+            elif group.job.kind is StartKind.SUFFIX and route.mode == Route.SUFFIX:
                 self._move_frontier(route, group, iteration)
             if (
                 self.sched.demotion
@@ -280,15 +280,17 @@ class HybridScheduler(Scheduler):
         if route.pivots or not pivots:
             return
         route.pivots, route.weights = list(pivots), dict(weights)
-        if route.mode == "root" and route.p is not None:
+        if route.mode == Route.ROOT and route.p is not None:
             mode = route_for(route.p, self.sched.tau_low, self.sched.tau_high)
-            if mode != "root":
-                route.mode = "unrouted"  # let _promote place it as if it had had pivots all along
+            if mode != Route.ROOT:
+                route.mode = (
+                    Route.UNROUTED
+                )  # let _promote place it as if it had had pivots all along
                 self._promote(route, mode, iteration)
 
     def _promote(self, route: TaskRoute, mode: str, iteration: int) -> None:
-        if not route.pivots and mode in ("local", "suffix"):
-            mode = "root"  # nothing to start from but the task root
+        if not route.pivots and mode in (Route.LOCAL, Route.SUFFIX):
+            mode = Route.ROOT  # nothing to start from but the task root
         if _RANK[mode] <= _RANK[route.mode]:
             return  # monotone: never back (only the demotion option's monitor demotes)
         self._set_mode(route, mode, iteration)
@@ -296,7 +298,7 @@ class HybridScheduler(Scheduler):
     @staticmethod
     def _set_mode(route: TaskRoute, mode: str, iteration: int) -> None:
         route.mode = mode
-        if mode == "suffix":
+        if mode == Route.SUFFIX:
             route.frontier = len(route.pivots) - 1
         route.outcomes, route.progress = [], []
         route.transitions.append((iteration, mode))
@@ -313,7 +315,7 @@ class HybridScheduler(Scheduler):
             if route.frontier > 0:
                 route.frontier -= 1
             else:
-                self._promote(route, "root", iteration)
+                self._promote(route, Route.ROOT, iteration)
         elif step > 0 and route.frontier < len(route.pivots) - 1:
             route.progress = []
             route.frontier += 1
@@ -338,16 +340,16 @@ class HybridScheduler(Scheduler):
     def _monitor(self, route: TaskRoute, group: Group, iteration: int) -> None:
         """demotion: add a root group's outcomes to the task's window and demote on a confident
         drop (the window's one-sided Wilson upper bound below the mode's threshold)."""
-        if route.mode not in ("suffix", "root"):
+        if route.mode not in (Route.SUFFIX, Route.ROOT):
             return
         window = [*route.outcomes, *(int(r > 0) for r in group.rewards)]
         route.outcomes = window[-self.sched.monitor_window :]
         confidence = self.sched.demotion_confidence
         bound = wilson_upper(sum(route.outcomes), len(route.outcomes), confidence)
-        if route.mode == "root" and route.pivots and bound < self.sched.demote_root_below:
-            self._set_mode(route, "suffix", iteration)
-        elif route.mode == "suffix" and bound < self.sched.demote_suffix_below:
-            self._set_mode(route, "local", iteration)
+        if route.mode == Route.ROOT and route.pivots and bound < self.sched.demote_root_below:
+            self._set_mode(route, Route.SUFFIX, iteration)
+        elif route.mode == Route.SUFFIX and bound < self.sched.demote_suffix_below:
+            self._set_mode(route, Route.LOCAL, iteration)
 
     def _replay_jobs(self) -> list[Job]:
         """replay_share: OneStep groups on every pivot of the next Root tasks with pivots, round
@@ -357,7 +359,9 @@ class HybridScheduler(Scheduler):
             return []
         ids = list(self.routes)
         rotated = ids[self.replay_cursor :] + ids[: self.replay_cursor]
-        mastered = [t for t in rotated if self.routes[t].mode == "root" and self.routes[t].pivots]
+        mastered = [
+            t for t in rotated if self.routes[t].mode == Route.ROOT and self.routes[t].pivots
+        ]
         share = round(self.sched.replay_share * self.sched.tasks_per_iteration)
         chosen = mastered[: max(1, share)]
         if not chosen:
