@@ -112,3 +112,33 @@ def assert_same_run(resumed: Trainer, straight: Trainer) -> None:
     assert list(resumed.metrics) == list(straight.metrics)
     assert resumed.scheduler.state_dict() == straight.scheduler.state_dict()
     assert resumed.iteration == straight.iteration and resumed.best == straight.best
+
+
+def line_trainer(tmp: Any, store: Any, cfg: Any, *, theta: float = 0.0, seed: int = 3) -> Trainer:
+    """A trainer of ``cfg`` on the corridor env (tests.fakes) with a one-parameter policy, its
+    pivots every checkpoint of ``store``, evaluated on the suite's train and val splits."""
+    from adaroll.snapshots.memory import MemorySnapshots
+    from adaroll.training.scheduler import SCHEDULERS
+    from tests.fakes import GoPolicy, LineEnv, LineSuite
+
+    suite, policy = LineSuite(), GoPolicy(theta)
+    tasks = suite.split("train")
+    pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
+    scheduler = SCHEDULERS.get(cfg.algorithm)(
+        tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots
+    )
+    collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
+    evals = {"train": tasks, "val": suite.split("val")}
+    return Trainer(
+        cfg.algorithm,
+        tmp,
+        cfg,
+        policy,
+        scheduler,
+        collector,
+        LineEnv,
+        evals,
+        seed=seed,
+        history_window=2,
+        progress=False,
+    )

@@ -8,12 +8,9 @@ import pytest
 
 from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, SchedulerConfig, TrainConfig
 from adaroll.experts import collect_experts
-from adaroll.rollout.collector import Collector
-from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.cost_report import phase_costs, predicted_savings
-from adaroll.training.scheduler import SCHEDULERS
-from adaroll.training.trainer import Trainer
-from tests.fakes import GoPolicy, LineEnv, LineSuite
+from tests.fakes import LineEnv, LineSuite
+from tests.training.runs import line_trainer
 
 SUITE = LineSuite()
 HYBRID_TOLERANCE = 0.25
@@ -34,28 +31,9 @@ def run(tmp: Path, store, algorithm: str, iterations: int = 8):
         eval=EvalConfig(k=1, every=None, final_splits=("train",)),
         scheduler=SchedulerConfig(tasks_per_iteration=2),
     )
-    tasks = SUITE.split("train")
-    pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
-    policy = GoPolicy(0.0)
-    scheduler = SCHEDULERS.get(algorithm)(
-        tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots
-    )
-    collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
-    trainer = Trainer(
-        algorithm,
-        tmp,
-        cfg,
-        policy,
-        scheduler,
-        collector,
-        LineEnv,
-        {"train": tasks, "val": SUITE.split("val")},
-        seed=7,
-        history_window=2,
-        progress=False,
-    )
+    trainer = line_trainer(tmp, store, cfg, seed=7)
     trainer.train()
-    return trainer, cfg, len(tasks)
+    return trainer, cfg, len(SUITE.split("train"))
 
 
 def test_vanilla_prediction_equals_the_ledger(tmp_path: Path, store) -> None:

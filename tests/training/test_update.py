@@ -25,6 +25,7 @@ from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.trainer import Trainer
 from adaroll.training.update import grpo_update
 from tests.fakes import GoPolicy, LineEnv, LineSuite
+from tests.training.runs import line_trainer
 
 SUITE = LineSuite()
 
@@ -123,7 +124,6 @@ def test_routing_probes_train_only_when_asked(store) -> None:
 
 
 def hybrid_trainer(tmp: Path, store, *, train_probes: bool) -> Trainer:
-    policy = GoPolicy(0.0)
     cfg = TrainConfig(
         algorithm="hybrid",
         budget=BudgetConfig(iterations=3),
@@ -131,25 +131,7 @@ def hybrid_trainer(tmp: Path, store, *, train_probes: bool) -> Trainer:
         eval=EvalConfig(k=2, every=None, final_splits=("train",)),
         scheduler=SchedulerConfig(tasks_per_iteration=4, train_probes=train_probes),
     )
-    tasks = SUITE.split("train")
-    pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
-    scheduler = SCHEDULERS.get("hybrid")(
-        tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots
-    )
-    collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
-    return Trainer(
-        "hybrid",
-        tmp,
-        cfg,
-        policy,
-        scheduler,
-        collector,
-        LineEnv,
-        {"train": tasks, "val": SUITE.split("val")},
-        seed=3,
-        history_window=2,
-        progress=False,
-    )
+    return line_trainer(tmp, store, cfg)
 
 
 @pytest.mark.parametrize("train_probes", [False, True])
