@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -506,18 +506,7 @@ class RunConfig(Frozen):
     "The recipe, tuned on Vanilla first"), and applies to every RL configuration. The budget
     (18,000) is the one at which Base->Vanilla makes >= 50 optimizer steps with that recipe on
     the default phone (12 iterations, 48 steps, at the 15,000 the recipe was swept at)."""
-    configurations: tuple[ConfigurationName, ...] = (
-        "base",
-        "sft",
-        "action",
-        "base_vanilla",
-        "base_hybrid",
-        "base_onestep",
-        "action_vanilla",
-        "action_hybrid",
-        "sft_vanilla",
-        "sft_hybrid",
-    )
+    configurations: tuple[ConfigurationName, ...] = get_args(ConfigurationName)
     """Which configurations `adaroll run` trains and reports (``action`` alone trains Stage I
     only; Base is always trained, every configuration starts from it)."""
 

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import matplotlib
 
@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from adaroll.algos.targets import target_costs  # noqa: E402
+from adaroll.config import ConfigurationName  # noqa: E402
 from adaroll.experiments.claims import claims_table, promotion  # noqa: E402
 from adaroll.experiments.specs import PROFILES, VARIANTS, Experiment, Profile  # noqa: E402
 from adaroll.experiments.stats import (  # noqa: E402
@@ -36,18 +37,8 @@ from adaroll.training.bill import BILL_KEYS  # noqa: E402
 Summaries = dict[str, dict[int, dict[str, Any]]]
 """variant -> seed -> the run's summary.json."""
 SCORES = ("train_avg4", "val_avg4", "heldout_avg4", "heldout_pass4")
-ORDER = (
-    "base",
-    "sft",
-    "action",
-    "base_vanilla",
-    "base_hybrid",
-    "base_onestep",
-    "action_vanilla",
-    "action_hybrid",
-    "sft_vanilla",
-    "sft_hybrid",
-)
+ORDER = get_args(ConfigurationName)
+"""Configurations in the order tables list them."""
 
 
 @dataclass

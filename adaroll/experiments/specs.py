@@ -9,8 +9,9 @@ the default rows of the sensitivity and option ablations are the same runs, trai
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import get_args
 
-from adaroll.config import ConfigError, GRPOConfig, SchedulerConfig
+from adaroll.config import ConfigError, ConfigurationName, GRPOConfig, SchedulerConfig
 from adaroll.registry import Registry
 
 _SWEEP_MARKS = (
@@ -440,17 +441,7 @@ for _exp in (
         "full",
         "Full method (Table 3 analogue)",
         ("default",),
-        (
-            "sft",
-            "action",
-            "base_vanilla",
-            "base_hybrid",
-            "base_onestep",
-            "action_vanilla",
-            "action_hybrid",
-            "sft_vanilla",
-            "sft_hybrid",
-        ),
+        get_args(ConfigurationName)[1:],  # every configuration beside Base
     ),
     Experiment(
         "efficiency",
