@@ -20,6 +20,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from adaroll.algos.targets import target_costs  # noqa: E402
 from adaroll.config import ConfigurationName  # noqa: E402
 from adaroll.experiments.claims import claims_table, promotion  # noqa: E402
+from adaroll.experiments.savings import HEADER as SAVINGS_HEADER  # noqa: E402
+from adaroll.experiments.savings import saving_rows  # noqa: E402
 from adaroll.experiments.specs import PROFILES, VARIANTS, Experiment, Profile  # noqa: E402
 from adaroll.experiments.stats import (  # noqa: E402
     Censored,
@@ -301,7 +303,15 @@ def efficiency(x: Inputs) -> Section:
         "each cost mark and at the end; x is the configuration's whole bill at that evaluation."
     )
     data = {n: [{"value": c.value, "budget": c.budget} for c in costs[n]] for n in names}
-    return Section(f"{note}\n\n{table}\n\n![{x.exp.title}]({plot})\n", {"to_target": data})
+    savings = saving_rows([x.summaries["default"][s] for s in x.seeds], LABELS)
+    model = (
+        "\nPredicted and measured saving (mean over seeds [95% bootstrap interval]; the "
+        "prediction is each run's cost model at the updating iterations N its Vanilla needed, "
+        "`adaroll/experiments/savings.py`):\n\n" + _table(SAVINGS_HEADER, savings) + "\n"
+        if savings
+        else ""
+    )
+    return Section(f"{note}\n\n{table}\n{model}\n![{x.exp.title}]({plot})\n", {"to_target": data})
 
 
 # -- Figure 5 -----------------------------------------------------------------------------------

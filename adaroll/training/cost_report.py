@@ -161,16 +161,21 @@ def predicted_savings(
             or "predicted_per_iteration" not in h
         ):
             continue
-        n = _updates_to_target(curves.get(vanilla, []), target) or v["updating_iterations"]
+        n = _updates_to_target(curves.get(vanilla, []), target)
+        if n is None:  # never crossed: priced at every updating iteration it made
+            n = v["updating_iterations"]
         extra = rows[hybrid].get("demo_env_steps", 0) - rows[vanilla].get("demo_env_steps", 0)
         fixed = h["routing_pass_predicted"] + max(extra, 0)
         entry: dict[str, Any] = {
             "vanilla": vanilla,
             "updates": n,
             "fixed_env_steps": fixed,
+            # a start policy already at the target needs no update: there is nothing to save
             "predicted_saving": cm.saving(
-                v["predicted_per_iteration"], h["predicted_per_iteration"], max(n, 1), fixed
-            ),
+                v["predicted_per_iteration"], h["predicted_per_iteration"], n, fixed
+            )
+            if n > 0
+            else 0.0,
             "break_even_updates": cm.break_even_updates(
                 v["predicted_per_iteration"], h["predicted_per_iteration"], fixed
             ),

@@ -77,3 +77,20 @@ def test_savings_pair_hybrid_with_its_vanilla() -> None:
     assert s["updates"] == 10 and s["fixed_env_steps"] == 400
     assert s["predicted_saving"] == pytest.approx(1 - 0.4 - 400 / 1000)
     assert s["measured_saving"] == pytest.approx(0.4)
+
+
+def test_a_start_policy_already_at_the_target_predicts_no_saving() -> None:
+    # Action and SFT often start above Base->Vanilla's target: N = 0 is "no update needed",
+    # not "every update it made" (which would predict a saving nobody could measure)
+    phases = {
+        "sft_vanilla": {"predicted_per_iteration": 100.0, "updating_iterations": 20},
+        "sft_hybrid": {"predicted_per_iteration": 40.0, "routing_pass_predicted": 300.0},
+    }
+    rows = {
+        "sft_vanilla": {"demo_env_steps": 50, "reached_target": True, "steps_to_target": 50},
+        "sft_hybrid": {"demo_env_steps": 50, "reached_target": True, "steps_to_target": 50},
+    }
+    curves = {"sft_vanilla": [{"iteration": 0, "val_avg": 0.6}, {"iteration": 10, "val_avg": 0.7}]}
+    s = predicted_savings(phases, rows, curves, target=0.4)["sft_hybrid"]
+    assert s["updates"] == 0 and s["predicted_saving"] == 0.0
+    assert s["measured_saving"] == pytest.approx(0.0)
