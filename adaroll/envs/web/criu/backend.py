@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 @SNAPSHOT_BACKENDS.register("criu")
 class CriuSnapshots(SnapshotBackend):
-    """Process-level snapshots of web-environment browsers (see the module docstring).
+    """Process-level snapshots of web-environment browsers (:mod:`adaroll.envs.web.criu`).
 
     ``CriuSnapshots(config=None, **overrides)``: ``overrides`` are :class:`CriuConfig` fields;
     other keyword arguments (e.g. ``make_env``, passed to every backend) are ignored. Raises
