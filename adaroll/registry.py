@@ -5,7 +5,8 @@ An unknown name fails with the list of valid names, so a typo in a config is a o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -24,11 +25,16 @@ class Registry(Generic[T]):
     >>> scorers: Registry[Callable] = Registry("pivot scorer")
     >>> @scorers.register("all")
     ... def score_all(evidence): return 1.0
+
+    ``builtin`` maps names whose entries live elsewhere (e.g. with the env they serve) to the
+    module that registers them when imported: the lookup imports it the first time, so the
+    registry's package need not import (and depend on) that module's dependencies.
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, builtin: Mapping[str, str] | None = None) -> None:
         self.kind = kind
         self._items: dict[str, T] = {}
+        self._builtin = dict(builtin or {})
 
     def register(self, name: str) -> Callable[[T], T]:
         def add(obj: T) -> T:
@@ -40,17 +46,19 @@ class Registry(Generic[T]):
         return add
 
     def get(self, name: str) -> T:
+        if name not in self._items and name in self._builtin:
+            importlib.import_module(self._builtin[name])
         try:
             return self._items[name]
         except KeyError:
-            valid = ", ".join(sorted(self._items)) or "(none registered)"
+            valid = ", ".join(self.names()) or "(none registered)"
             raise UnknownNameError(f"unknown {self.kind} {name!r}; valid names: {valid}") from None
 
     def names(self) -> list[str]:
-        return sorted(self._items)
+        return sorted(set(self._items) | set(self._builtin))
 
     def __contains__(self, name: object) -> bool:
-        return name in self._items
+        return name in self._items or name in self._builtin
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

@@ -1,6 +1,8 @@
 """The package's shape, checked: no import circle inside ``adaroll/`` (every import counts, a
-deferred one inside a function too: it hides a circle, it does not remove it), and no module in
-``rollout/`` or ``training/`` past the house limit (DESIGN.md: split a module past ~600 lines)."""
+deferred one inside a function too: it hides a circle, it does not remove it), no module in
+``rollout/``, ``training/``, ``snapshots/`` or the web env's CRIU backend (``envs/web/criu/``)
+past the house limit (DESIGN.md: split a module past ~600 lines), and the generic snapshot layer
+importing nothing of the web env (its ``criu`` backend is looked up by name)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "adaroll"
 MAX_LINES = 600
-SIZED = ("rollout", "training")
+SIZED = ("rollout", "training", "snapshots", "envs/web/criu")
 
 
 def _module_name(path: Path) -> str:
@@ -110,7 +112,21 @@ def test_no_import_circle_inside_adaroll() -> None:
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
 
 
-def test_no_module_in_rollout_or_training_passes_the_line_limit() -> None:
+def test_the_generic_snapshot_layer_imports_nothing_of_the_web_env() -> None:
+    graph = import_graph()
+    generic = [m for m in graph if m == "adaroll.snapshots" or m.startswith("adaroll.snapshots.")]
+    reached = {m: sorted(i for i in graph[m] if i.startswith("adaroll.envs.web")) for m in generic}
+    assert len(generic) > 3 and {m: i for m, i in reached.items() if i} == {}
+
+
+def test_the_criu_backend_is_found_by_its_name_and_lives_with_the_web_env() -> None:
+    from adaroll.snapshots.base import SNAPSHOT_BACKENDS
+
+    assert "criu" in SNAPSHOT_BACKENDS and "criu" in SNAPSHOT_BACKENDS.names()
+    assert SNAPSHOT_BACKENDS.get("criu").__module__ == "adaroll.envs.web.criu.backend"
+
+
+def test_no_sized_module_passes_the_line_limit() -> None:
     long = {
         str(p.relative_to(PACKAGE.parent)): n
         for folder in SIZED

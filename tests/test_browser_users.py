@@ -67,9 +67,9 @@ def test_criu_refuses_an_unprivileged_browser_clearly() -> None:
     require_chromium()
     _account()
     from adaroll.envs.web import WebEnv
+    from adaroll.envs.web.criu import CriuSnapshots
+    from adaroll.envs.web.criu.tool import CriuUnavailableError
     from adaroll.snapshots.base import SnapshotError
-    from adaroll.snapshots.criu import CriuSnapshots
-    from adaroll.snapshots.criu_tool import CriuUnavailableError
 
     env = WebEnv(browser={"user": BROWSER_USER})
     try:

@@ -97,7 +97,10 @@ class SnapshotBackend(ABC):
         """Release everything the backend holds."""
 
 
-SNAPSHOT_BACKENDS: Registry[Callable[..., SnapshotBackend]] = Registry("snapshot backend")
+SNAPSHOT_BACKENDS: Registry[Callable[..., SnapshotBackend]] = Registry(
+    "snapshot backend", builtin={"criu": "adaroll.envs.web.criu"}
+)
+"""``criu`` belongs to the web environment; its package registers it when first looked up."""
 
 _ids = itertools.count()
 

@@ -5,13 +5,60 @@ cost*, measured by counted root probes (issue 12's redesign of issue 9's bandit)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from adaroll.algos.progress import ucb_progress_per_cost
 from adaroll.config import GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
-from adaroll.rollout.jobs import Group, Job, StartKind
+from adaroll.rollout.jobs import Group, Job, Route, StartKind
 from adaroll.training.scheduler_base import MODES, ROUTERS, RoundRobin, Scheduler
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm of a task's bandit: a route (Local, Suffix or Root) and, for Suffix, the index of
+    the pivot its group starts from. Written (states, ``str``) as ``local``, ``suffix:k`` and
+    ``root``, the names the bandit has always used; :meth:`parse` reads them back."""
+
+    route: Route
+    pivot: int | None = None
+    """Suffix only: the index of the start pivot in the task's pivot list."""
+
+    def __post_init__(self) -> None:
+        if self.route not in (Route.LOCAL, Route.SUFFIX, Route.ROOT):
+            raise ValueError(f"a bandit arm's route is local, suffix or root, not {self.route!r}")
+        if (self.route is Route.SUFFIX) != (self.pivot is not None) or (self.pivot or 0) < 0:
+            raise ValueError(
+                f"a bandit arm has a pivot index >= 0 exactly when it is suffix: "
+                f"{self.route.value} with pivot {self.pivot!r}"
+            )
+
+    def __str__(self) -> str:
+        return f"suffix:{self.pivot}" if self.route is Route.SUFFIX else self.route.value
+
+    @classmethod
+    def parse(cls, text: str) -> Arm:
+        """The arm written as ``text`` (``local``, ``suffix:k`` or ``root``)."""
+        name, _, pivot = str(text).partition(":")
+        try:
+            if name == Route.SUFFIX.value:
+                return cls(Route.SUFFIX, int(pivot))
+            if not pivot:
+                return cls(Route(name))
+        except ValueError:
+            pass
+        raise ValueError(f"unknown bandit arm {text!r}; valid: local, suffix:K (K >= 0), root")
+
+    def kind(self, depth: int) -> str:
+        """The key the arm's statistics are pooled under over all tasks, for a task with
+        ``depth`` pivots: local, root, or suffix-j (j-th pivot counted from the deepest)."""
+        if self.route is not Route.SUFFIX:
+            return self.route.value
+        return f"suffix-{depth - 1 - (self.pivot or 0)}"
+
+
+LOCAL_ARM, ROOT_ARM = Arm(Route.LOCAL), Arm(Route.ROOT)
 
 
 @ROUTERS.register("bandit")
@@ -55,35 +102,34 @@ class BanditScheduler(Scheduler):
         self.tasks = {t.id: t for t in tasks}
         self.order = RoundRobin(list(self.tasks))
         self.pivots = {t.id: list(pivots.get(t.id, ())) for t in tasks}
-        self.stats: dict[str, dict[str, list[float]]] = {
+        self.stats: dict[str, dict[Arm, list[float]]] = {
             t: {arm: [0.0, 0.0, 0.0] for arm in self._arms(t)} for t in self.tasks
         }
         """Per task and arm: discounted [pulls, progress sum, cost sum]."""
         self.pooled: dict[str, list[float]] = {}
         """Per arm kind over all tasks (:meth:`_kind`): discounted [pulls, progress, cost]."""
-        self.modes = dict.fromkeys(self.tasks, "unrouted")
+        self.modes = dict.fromkeys(self.tasks, Route.UNROUTED)
         self.visits = dict.fromkeys(self.tasks, 0)
         self.success: dict[str, float | None] = dict.fromkeys(self.tasks)
         """Per task, p(x) at its last probe (None before the first)."""
-        self.pending: dict[str, list[tuple[str, float]]] = {t: [] for t in self.tasks}
+        self.pending: dict[str, list[tuple[Arm, float]]] = {t: [] for t in self.tasks}
         """Per task, the (arm, cost) of every pull since its last probe, awaiting their progress."""
 
-    def _arms(self, task_id: str) -> list[str]:
+    def _arms(self, task_id: str) -> list[Arm]:
         depth = len(self.pivots[task_id])
         if not depth:
-            return ["root"]
-        return ["local", *(f"suffix:{k}" for k in reversed(range(depth))), "root"]
+            return [ROOT_ARM]
+        return [LOCAL_ARM, *(Arm(Route.SUFFIX, k) for k in reversed(range(depth))), ROOT_ARM]
 
-    def _kind(self, task_id: str, arm: str) -> str:
-        """The pooled key of an arm: local, root, or suffix-j (j-th pivot from the deepest)."""
-        if not arm.startswith("suffix:"):
-            return arm
-        return f"suffix-{len(self.pivots[task_id]) - 1 - int(arm.split(':')[1])}"
+    def _kind(self, task_id: str, arm: Arm) -> str:
+        """The pooled key of an arm (:meth:`Arm.kind`)."""
+        return arm.kind(len(self.pivots[task_id]))
 
-    def choose(self, task_id: str, claimed: frozenset[str] = frozenset()) -> str:
+    def choose(self, task_id: str, claimed: frozenset[str] = frozenset()) -> Arm:
         """The arm to pull next for a task; untried ``claimed`` kinds (being tried by another task
         this iteration) are left out unless nothing else is left."""
-        names, counts, progress, costs = [], [], [], []
+        names: list[Arm] = []
+        counts, progress, costs = [], [], []
         for arm, (n, gain, cost) in self.stats[task_id].items():
             kind = self._kind(task_id, arm)
             pool = self.pooled.get(kind, [0.0, 0.0, 0.0])
@@ -120,29 +166,29 @@ class BanditScheduler(Scheduler):
             arm = self.choose(task_id, frozenset(claimed))
             if self._kind(task_id, arm) not in self.pooled:
                 claimed.add(self._kind(task_id, arm))
-            self.modes[task_id] = arm.split(":")[0]
+            self.modes[task_id] = arm.route
             jobs.extend(self._jobs(task_id, arm))
         return jobs
 
-    def _jobs(self, task_id: str, arm: str) -> list[Job]:
+    def _jobs(self, task_id: str, arm: Arm) -> list[Job]:
         task, pivots = self.tasks[task_id], self.pivots[task_id]
-        if arm == "root":
+        if arm.route is Route.ROOT:
             return [Job(StartKind.ROOT, task, self.sched.root_probes)]
-        if arm == "local":
+        if arm.route is Route.LOCAL:
             return [
                 Job(StartKind.ONESTEP, task, self.grpo.group_size, checkpoint_id=c) for c in pivots
             ]
-        depth = int(arm.split(":")[1])
-        return [Job(StartKind.SUFFIX, task, self.grpo.group_size, checkpoint_id=pivots[depth])]
+        assert arm.pivot is not None  # a Suffix arm (Arm checks it)
+        return [Job(StartKind.SUFFIX, task, self.grpo.group_size, checkpoint_id=pivots[arm.pivot])]
 
-    def _arm_of(self, job: Job) -> str | None:
+    def _arm_of(self, job: Job) -> Arm | None:
         pivots = self.pivots[job.task.id]
         if job.kind is StartKind.ROOT:
-            return "root"
+            return ROOT_ARM
         if job.kind is StartKind.ONESTEP:
-            return "local"
+            return LOCAL_ARM
         if job.checkpoint_id in pivots:
-            return f"suffix:{pivots.index(job.checkpoint_id)}"
+            return Arm(Route.SUFFIX, pivots.index(job.checkpoint_id))
         return None
 
     def observe(self, groups: Sequence[Group], iteration: int) -> None:
@@ -151,7 +197,7 @@ class BanditScheduler(Scheduler):
         for group in groups:
             if group.job.purpose == "routing":
                 self._settle(group.job.task.id, sum(group.rewards) / max(len(group.rewards), 1))
-        pulls: dict[tuple[str, str], float] = {}
+        pulls: dict[tuple[str, Arm], float] = {}
         for group in groups:
             arm = self._arm_of(group.job)
             if (
@@ -200,9 +246,9 @@ class BanditScheduler(Scheduler):
         if self.pivots[task_id] or not pivots:
             return
         self.pivots[task_id] = list(pivots)
-        root = self.stats[task_id]["root"]
+        root = self.stats[task_id][ROOT_ARM]
         self.stats[task_id] = {arm: [0.0, 0.0, 0.0] for arm in self._arms(task_id)}
-        self.stats[task_id]["root"] = root
+        self.stats[task_id][ROOT_ARM] = root
 
     def route_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(MODES, 0)
@@ -211,29 +257,36 @@ class BanditScheduler(Scheduler):
         return counts
 
     def state_dict(self) -> dict[str, Any]:
+        """The state as the trainer stores it (JSON): arms written by name (:class:`Arm`)."""
         return {
             "cursor": self.order.cursor,
             "pivots": self.pivots,
-            "stats": self.stats,
+            "stats": {
+                t: {str(arm): entry for arm, entry in arms.items()}
+                for t, arms in self.stats.items()
+            },
             "pooled": self.pooled,
             "modes": self.modes,
             "visits": self.visits,
             "success": self.success,
-            "pending": self.pending,
+            "pending": {
+                t: [(str(arm), cost) for arm, cost in entries]
+                for t, entries in self.pending.items()
+            },
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.order.cursor = int(state["cursor"])
         self.pivots = {t: list(p) for t, p in state["pivots"].items()}
         self.stats = {
-            t: {arm: [float(v) for v in entry] for arm, entry in arms.items()}
+            t: {Arm.parse(arm): [float(v) for v in entry] for arm, entry in arms.items()}
             for t, arms in state["stats"].items()
         }
         self.pooled = {kind: [float(v) for v in entry] for kind, entry in state["pooled"].items()}
-        self.modes = dict(state["modes"])
+        self.modes = {t: Route(mode) for t, mode in state["modes"].items()}
         self.visits = {t: int(v) for t, v in state["visits"].items()}
         self.success = {t: None if v is None else float(v) for t, v in state["success"].items()}
         self.pending = {
-            t: [(str(arm), float(cost)) for arm, cost in entries]
+            t: [(Arm.parse(arm), float(cost)) for arm, cost in entries]
             for t, entries in state["pending"].items()
         }

@@ -11,8 +11,8 @@ import pytest
 
 from adaroll.config import GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
-from adaroll.rollout.jobs import Cost, Group, Job
-from adaroll.training.bandit_scheduler import BanditScheduler
+from adaroll.rollout.jobs import Cost, Group, Job, Route
+from adaroll.training.bandit_scheduler import Arm, BanditScheduler
 from adaroll.training.scheduler import SCHEDULERS, HybridScheduler, Scheduler
 
 TASK = TaskSpec("line", "walk", 0)
@@ -214,10 +214,11 @@ ARMS = {
 
 def visit(s: BanditScheduler, it: int, success_from_start) -> str:
     """One visit: the task's probe (if due) succeeds ``success_from_start(arms pulled so far)``
-    of 4 times; the pulled arm gets its scripted outcome. Returns the arm pulled."""
+    of 4 times; the pulled arm gets its scripted outcome. Returns the arm pulled, by name."""
     jobs = s.plan(it)
-    (arm,) = {s._arm_of(j) for j in jobs if j.purpose == "train"}
-    assert arm is not None
+    (pulled,) = {s._arm_of(j) for j in jobs if j.purpose == "train"}
+    assert pulled is not None
+    arm = str(pulled)
     groups = []
     for job in jobs:
         if job.purpose == "routing":
@@ -263,7 +264,7 @@ def test_bandit_probes_are_counted_routing_jobs_and_first_visits_probe() -> None
     bare = bandit(pivots={}, root_probes=3)
     assert [(j.kind, j.purpose) for j in bare.plan(1)] == [("root", "routing"), ("root", "train")]
     bare.add_pivots(TASK.id, ["x@1"], {}, 2)  # self-generated pivots open Local and Suffix arms
-    assert list(bare.stats[TASK.id]) == ["local", "suffix:0", "root"]
+    assert list(bare.stats[TASK.id]) == [Arm(Route.LOCAL), Arm(Route.SUFFIX, 0), Arm(Route.ROOT)]
 
 
 def test_bandit_untried_arms_borrow_the_pooled_statistics_of_their_kind() -> None:
@@ -276,8 +277,9 @@ def test_bandit_untried_arms_borrow_the_pooled_statistics_of_their_kind() -> Non
         s.order.cursor = 0
         visit(s, it, lambda history: min(4, history.count("suffix:1")))
     # The other task has tried nothing, yet goes straight to the second-deepest pivot.
-    assert s.choose(other.id) == "suffix:1" and s.stats[other.id]["suffix:1"][0] == 0
-    assert bandit().choose(TASK.id) == "local"  # nothing pooled yet: untried kinds go first
+    chosen = s.choose(other.id)
+    assert chosen == Arm(Route.SUFFIX, 1) and s.stats[other.id][chosen][0] == 0
+    assert bandit().choose(TASK.id) == Arm(Route.LOCAL)  # nothing pooled: untried kinds go first
 
 
 def test_bandit_state_round_trip() -> None:
@@ -291,6 +293,54 @@ def test_bandit_state_round_trip() -> None:
     assert [visit(t, it, len) for it in range(10, 20)] == [
         visit(s, it, len) for it in range(10, 20)
     ]
+
+
+def test_bandit_arms_are_typed_and_written_by_their_names() -> None:
+    for name, arm in [
+        ("local", Arm(Route.LOCAL)),
+        ("root", Arm(Route.ROOT)),
+        ("suffix:0", Arm(Route.SUFFIX, 0)),
+        ("suffix:12", Arm(Route.SUFFIX, 12)),
+    ]:
+        assert str(arm) == name and Arm.parse(name) == arm
+    assert Arm(Route.SUFFIX, 2).kind(depth=3) == "suffix-0"  # the deepest pivot pools as 0
+    assert Arm(Route.LOCAL).kind(depth=3) == "local"
+    for bad in ("unrouted", "suffix", "suffix:", "suffix:-1", "suffix:x", "local:1", "oracle"):
+        with pytest.raises(ValueError, match="valid: local, suffix:K"):
+            Arm.parse(bad)
+    with pytest.raises(ValueError, match="pivot index"):
+        Arm(Route.SUFFIX)
+
+
+def test_bandit_resumes_from_a_state_written_by_the_string_arm_code() -> None:
+    # A state as the bandit wrote it when its arms were bare strings (JSON, as the trainer
+    # stores it): it loads into typed arms, writes back byte for byte, and plans from it.
+    old = {
+        "cursor": 0,
+        "pivots": PIVOTS,
+        "stats": {
+            TASK.id: {
+                "local": [1.9, 0.1, 15.2],
+                "suffix:2": [0.95, 0.0, 15.2],
+                "suffix:1": [0.0, 0.0, 0.0],
+                "suffix:0": [0.0, 0.0, 0.0],
+                "root": [0.0, 0.0, 0.0],
+            }
+        },
+        "pooled": {"local": [1.9, 0.1, 15.2], "suffix-0": [0.95, 0.0, 15.2]},
+        "modes": {TASK.id: "suffix"},
+        "visits": {TASK.id: 2},
+        "success": {TASK.id: 0.5},
+        "pending": {TASK.id: [["suffix:2", 16.0]]},
+    }
+    s = bandit()
+    s.load_state_dict(json.loads(json.dumps(old)))
+    assert s.pending[TASK.id] == [(Arm(Route.SUFFIX, 2), 16.0)]
+    assert s.modes[TASK.id] is Route.SUFFIX
+    assert json.dumps(s.state_dict()) == json.dumps(old)
+    assert s.route_counts()["suffix"] == 1
+    (job,) = s.plan(3)  # no probe due: the untried, unpooled suffix:1 is pulled
+    assert (job.kind, job.checkpoint_id) == ("suffix", PIVOTS[TASK.id][1])
 
 
 def test_unknown_routing_is_rejected() -> None:

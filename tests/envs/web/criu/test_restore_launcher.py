@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from adaroll.snapshots.criu import _subreaper
-from adaroll.snapshots.restore_launcher import LauncherError, Request, RestoreLauncher
+from adaroll.envs.web.criu.processes import subreaper
+from adaroll.envs.web.criu.restore_launcher import LauncherError, Request, RestoreLauncher
 from tests.components import require
 
 pytestmark = pytest.mark.criu
@@ -37,7 +37,7 @@ REPORT = (
 def launcher(tmp_path: Path) -> Iterator[RestoreLauncher]:
     require(os.geteuid() == 0, "the restore launcher mounts and unshares: it needs root")
     launcher = RestoreLauncher(str(tmp_path / "launcher.err"))
-    with _subreaper():  # as CriuSnapshots starts it
+    with subreaper():  # as CriuSnapshots starts it
         yield launcher
     launcher.close()
 
