@@ -222,10 +222,15 @@ def cost_lines(summary: Mapping[str, Any], labels: Mapping[str, str]) -> list[st
         )
     for name, s in model.get("savings", {}).items():
         measured = s.get("measured_saving")
-        lines.append(
-            f"  {labels.get(name, name)} vs {labels.get(s['vanilla'], s['vanilla'])}: predicted saving "
+        vanilla = labels.get(s["vanilla"], s["vanilla"])
+        predicted = (
             f"S({s['updates']}) = {100 * s['predicted_saving']:+.1f}% (break-even at "
-            f"{s['break_even_updates']:.1f} updates); measured "
+            f"{s['break_even_updates']:.1f} updates)"
+            if s["updates"]
+            else f"none ({vanilla} is at the target before any update)"
+        )
+        lines.append(
+            f"  {labels.get(name, name)} vs {vanilla}: predicted saving {predicted}; measured "
             + (f"{100 * measured:+.1f}%" if measured is not None else "n/a (a target not reached)")
         )
     return lines

@@ -8,7 +8,7 @@ import pytest
 
 from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, SchedulerConfig, TrainConfig
 from adaroll.experts import collect_experts
-from adaroll.training.cost_report import phase_costs, predicted_savings
+from adaroll.training.cost_report import cost_lines, phase_costs, predicted_savings
 from tests.fakes import LineEnv, LineSuite
 from tests.training.runs import line_trainer
 
@@ -94,3 +94,29 @@ def test_a_start_policy_already_at_the_target_predicts_no_saving() -> None:
     s = predicted_savings(phases, rows, curves, target=0.4)["sft_hybrid"]
     assert s["updates"] == 0 and s["predicted_saving"] == 0.0
     assert s["measured_saving"] == pytest.approx(0.0)
+
+
+def test_the_printout_says_when_there_is_no_saving_to_predict() -> None:
+    summary = {
+        "cost_model": {
+            "phases": {},
+            "savings": {
+                "sft_hybrid": {
+                    "vanilla": "sft_vanilla",
+                    "updates": 0,
+                    "predicted_saving": 0.0,
+                    "break_even_updates": 4.0,
+                    "measured_saving": 0.0,
+                },
+                "base_hybrid": {
+                    "vanilla": "base_vanilla",
+                    "updates": 12,
+                    "predicted_saving": 0.483,
+                    "break_even_updates": 3.9,
+                },
+            },
+        }
+    }
+    lines = cost_lines(summary, {"sft_vanilla": "SFT->Vanilla"})
+    assert "predicted saving none (SFT->Vanilla is at the target before any update)" in lines[1]
+    assert "predicted saving S(12) = +48.3%" in lines[2] and "n/a" in lines[2]
