@@ -1,28 +1,21 @@
 """Namespace setup and init for an isolated browser (standard library only).
 
 Invoked by :mod:`adaroll.envs.web.browser` (as root) as ``python -I -S _nsinit.py REPORT_FD
-GO_FD STATE_DIR TMPFS_SIZE_MB -- CMD...``. With GO_FD ``-`` (a browser CRIU can dump, run as
-root) it is already pid 1 of namespaces ``unshare --mount --propagation private --pid --net
---time --fork`` made and only does step 3, ``exec``ing Chromium itself. Otherwise it
+OWNER STATE_DIR TMPFS_SIZE_MB -- CMD...``, already pid 1 of namespaces ``unshare --mount
+--propagation private --pid --net --time --fork`` made. It mounts a private tmpfs at STATE_DIR
+for all mutable browser state (``ud/`` the profile, ``tmp/`` the TMPDIR, ``home/`` HOME), owned
+by OWNER (``UID:GID``, the browser's account; ``-``: root), and a small one at ``/run``, brings
+``lo`` up, makes STATE_DIR its working directory, reports ``ok HOSTPID`` on REPORT_FD (its host
+pid: the process a CRIU dump targets), closes every inherited descriptor above 2, points stdio
+at /dev/null, starts a new session and ``exec``s CMD.
 
-1. creates a user namespace, reports ``map HOSTPID`` on REPORT_FD and waits for ``go`` on GO_FD
-   while the launcher maps the namespace's root (uid/gid 0, the only ids in it) to the browser's
-   unprivileged account on the host, then becomes that root: from here on every process of the
-   browser is that account on the host, with capabilities only over its own namespaces;
-2. creates mount (private propagation), pid, net and time namespaces owned by that user
-   namespace and forks; the child is pid 1 of the pid namespace. The parent stays behind as the
-   launcher's handle (as ``unshare --fork`` does) and exits with the child's status;
-3. in the child: mounts a private tmpfs at STATE_DIR for all mutable browser state (``ud/``
-   the profile, ``tmp/`` the TMPDIR, ``home/`` HOME) and a small one at ``/run``, brings ``lo``
-   up, reports ``ok HOSTPID`` (its host pid: the process a CRIU dump targets), closes every
-   inherited descriptor above 2, points stdio at /dev/null, starts a new session and ``exec``s
-   CMD (``tini -- setpriv --bounding-set=-all ... chromium ...``: Chromium runs with no
-   capabilities at all).
-
-Why a user namespace rather than plain ``setuid``: CRIU's parasite in the dumped tree's init
-must open a procfs of the tree's pid namespace (mounting one when /proc is the host's), and
-criu reads every task's rlimits with ``prlimit``, which this machine class only allows across
-uids with CAP_SYS_RESOURCE (it has none). Root of a user namespace owned by root may do both.
+For an unprivileged browser CMD drops to the account itself (``setpriv --reuid --regid
+--clear-groups`` keeping only CAP_SYS_ADMIN, then ``tini``, whose child ``setpriv
+--no-new-privs`` drops every capability and ``exec``s Chromium; see
+:func:`adaroll.envs.web.browser.unprivileged_command`): every process of the namespace is the
+account on the host, and CRIU (run as that account too) can dump and restore it. Why the
+working directory matters: CRIU's parasite in the dumped tree's init mounts a procfs of the
+tree's pid namespace there during a dump (the mount namespace shows the host's ``/proc``).
 
 Failures are written to REPORT_FD as ``error <message>`` before exiting with status 1.
 """
@@ -36,13 +29,6 @@ import sys
 
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
-MS_REC = 0x4000
-MS_PRIVATE = 0x40000
-CLONE_NEWNS = 0x00020000
-CLONE_NEWTIME = 0x00000080
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
@@ -83,51 +69,21 @@ def _loopback_up() -> None:
         fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b""))
 
 
-def _enter_namespaces(go_fd: int) -> None:
-    """Steps 1 and 2 up to the fork (see the module docstring)."""
-    libc = _libc()
-    _check(libc.unshare(CLONE_NEWUSER), "unshare(user)")
-    _report(f"map {os.getpid()}")
-    if os.read(go_fd, 16) != b"go":
-        raise RuntimeError("the launcher did not map the user namespace")
-    os.close(go_fd)
-    os.setgroups([])
-    os.setresgid(0, 0, 0)
-    os.setresuid(0, 0, 0)
-    _check(
-        libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME),
-        "unshare(mount, pid, net, time)",
-    )
-    _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
-
-
-def _wait_and_exit(child: int) -> None:
-    """The parent's part: exit as the namespace init did."""
-    os.closerange(0, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 4096)
-    while True:
-        try:
-            _, status = os.waitpid(child, 0)
-        except InterruptedError:
-            continue
-        code = os.waitstatus_to_exitcode(status)
-        os._exit(128 - code if code < 0 else code)
+def _owner(text: str) -> tuple[int, int] | None:
+    if text == "-":
+        return None
+    uid, _, gid = text.partition(":")
+    return int(uid), int(gid)
 
 
 def main(argv: list[str]) -> int:
     global REPORT_FD
     try:
-        report_fd, go_fd, state, size_mb, sep, *cmd = argv
+        report_fd, owner_text, state, size_mb, sep, *cmd = argv
         REPORT_FD = int(report_fd)
         if sep != "--" or not cmd:
-            raise ValueError("usage: _nsinit.py REPORT_FD GO_FD STATE_DIR TMPFS_SIZE_MB -- CMD...")
-        if go_fd != "-":
-            _enter_namespaces(int(go_fd))
-    except Exception as exc:  # noqa: BLE001 - reported to the launcher
-        _report(f"error {type(exc).__name__}: {exc}")
-        return 1
-    if go_fd != "-" and (child := os.fork()):
-        _wait_and_exit(child)
-    try:
+            raise ValueError("usage: _nsinit.py REPORT_FD OWNER STATE_DIR TMPFS_SIZE_MB -- CMD...")
+        owner = _owner(owner_text)
         _mount_tmpfs(state, int(size_mb))
         # a private /run: the host's is not needed (headless, no D-Bus) and CRIU keeps its
         # kernel-probe cache /run/criu.kdat only on a tmpfs (faster dumps)
@@ -141,8 +97,11 @@ def main(argv: list[str]) -> int:
             "LANG": "C.UTF-8",
             "TZ": "UTC",
         }
-        for sub in ("ud", "tmp", "home"):
-            os.mkdir(f"{state}/{sub}", 0o700)
+        for sub in ("", "/ud", "/tmp", "/home"):
+            if sub:
+                os.mkdir(f"{state}{sub}", 0o700)
+            if owner is not None:
+                os.chown(f"{state}{sub}", *owner)
         _loopback_up()
         # a working directory of its own: CRIU's parasite mounts a procfs there during a dump
         os.chdir(state)
@@ -154,7 +113,7 @@ def main(argv: list[str]) -> int:
         os.close(devnull)
     except Exception as exc:  # noqa: BLE001 - reported to the launcher
         _report(f"error {type(exc).__name__}: {exc}")
-        os._exit(1)
+        return 1
     _report(f"ok {host_pid}")
     os.closerange(3, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 4096)
     try:

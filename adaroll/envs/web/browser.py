@@ -21,18 +21,18 @@ Crash safety: every browser is registered with a per-controller *janitor* proces
 directories when the controller exits in any way (even SIGKILL); ``weakref.finalize`` kills
 browsers whose handles are garbage-collected or still alive at interpreter exit.
 
-Browsers without root (``BrowserConfig.user``, opt-in for now): when the controller is root
-and ``user`` names an account (``adaroll-browser``, created by ``scripts/install_system.sh``;
-uid/gid 65534 ``nobody`` where it does not exist), an isolated browser gets a *user namespace*
-whose only ids (0) map to that account on the host, owning its mount/pid/net/time namespaces
-(:mod:`~adaroll.envs.web._nsinit`); the namespace init is ``tini`` and its child ``setpriv
---bounding-set=-all`` ``exec``s Chromium with no capabilities at all. Every process is that
-account on the host. CRIU dumps such a browser but cannot restore it yet (the restored tasks
-cannot mount their procfs in the branch's mount namespace), so :class:`CriuSnapshots` refuses it
-and ``user`` defaults to None (root, as before). Un-isolated as root: ``Popen(user=, group=,
-extra_groups=[])``. Chromium's own sandbox stays off (``--no-sandbox``): ``--no-zygote``
-(fewer processes, smaller images) requires it off, and its namespace sandbox would nest a
-user namespace CRIU does not dump (docs/web.md, "Browsers without root").
+Browsers without root (``BrowserConfig.user``, the default): when the controller is root, the
+browser runs as the account ``adaroll-browser`` (created by ``scripts/install_system.sh``;
+uid/gid 65534 ``nobody`` where it does not exist). Isolated, the namespaces are made by root as
+above and :mod:`~adaroll.envs.web._nsinit` hands the state tmpfs to the account, then ``exec``s
+:func:`unprivileged_command`: ``setpriv`` becomes the account keeping only CAP_SYS_ADMIN and
+``exec``s ``tini`` (the namespace init), whose child ``setpriv --no-new-privs`` drops every
+capability and ``exec``s Chromium. Every process is that account on the host, and CRIU dumps
+and restores such a browser when it runs as the account too (:mod:`adaroll.snapshots.criu`).
+Un-isolated as root: ``Popen(user=, group=, extra_groups=[])``. Chromium's own sandbox stays
+off (``--no-sandbox``): ``--no-zygote`` (fewer processes, smaller images) requires it off, and
+its namespace sandbox would nest a user namespace CRIU does not dump (docs/web.md, "Browsers
+without root").
 
 Without root (a developer laptop) the browser runs un-isolated: a plain child process in its
 own session with a temporary profile and ``--remote-debugging-port=0``, as the calling user.
@@ -246,6 +246,42 @@ def browser_credentials(user: str | None) -> tuple[int, int] | None:
     return uid, gid
 
 
+INIT_CAPS = "sys_admin"
+"""The only capability an unprivileged browser's namespace init (``tini``) keeps: while CRIU dumps
+the tree, its parasite mounts a procfs of the tree's pid namespace in that init, which needs
+CAP_SYS_ADMIN (the browser's mount namespace shows the host's ``/proc``). Chromium, below it,
+keeps none."""
+
+
+def unprivileged_command(chrome: list[str], uid: int, gid: int) -> list[str]:
+    """What an isolated browser's namespace init ``exec``s to run ``chrome`` as ``uid``/``gid``:
+    ``setpriv`` drops root for the account keeping only :data:`INIT_CAPS` (also its bounding
+    set) and ``exec``s ``tini``, whose child ``setpriv --no-new-privs`` drops every capability
+    and ``exec``s Chromium. Every process is then the account on the host, so CRIU, run as the
+    account as well, may read their rlimits (``prlimit`` across uids needs CAP_SYS_RESOURCE,
+    which this machine class does not grant) - see docs/web.md, "Browsers without root"."""
+    init, setpriv = _tool(*INIT_CANDIDATES), _tool("setpriv")
+    keep = f"-all,+{INIT_CAPS}"
+    return [
+        setpriv,
+        f"--reuid={uid}",
+        f"--regid={gid}",
+        "--clear-groups",
+        f"--bounding-set={keep}",
+        f"--inh-caps={keep}",
+        f"--ambient-caps={keep}",
+        "--",
+        init,
+        "--",
+        setpriv,
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--ambient-caps=-all",
+        "--",
+        *chrome,
+    ]
+
+
 def isolation_available() -> bool:
     """Namespaced launches need root (CAP_SYS_ADMIN) and util-linux ``unshare``."""
     return os.geteuid() == 0 and shutil.which("unshare") is not None
@@ -310,12 +346,13 @@ class BrowserConfig:
     base_dir: str | None = None
     """Parent of the per-browser host directory (default: the system temp dir). It must be
     searchable by :attr:`user` (the browser reaches its state through it)."""
-    user: str | None = None
-    """Unprivileged account the browser runs as when AdaRoll runs as root, e.g.
-    :data:`BROWSER_USER` (:func:`browser_credentials`; a root account is refused): isolated, the
-    browser gets a user namespace whose root is that account on the host. None: root, as
-    before - still the default, because CRIU cannot restore such a browser yet (its dump works;
-    docs/web.md, "Browsers without root"). Ignored when AdaRoll is not root."""
+    user: str | None = BROWSER_USER
+    """Unprivileged account the browser runs as when AdaRoll runs as root (:func:`
+    browser_credentials`: :data:`BROWSER_USER` by default, uid/gid 65534 where that account
+    does not exist; a root account is refused). Isolated, every process of the browser's
+    namespaces is that account on the host (:func:`unprivileged_command`), and CRIU snapshots
+    and branches of it run as the account too. None: root inside the namespaces, as before
+    issue 31 (an opt-out; nothing needs it). Ignored when AdaRoll is not root."""
 
 
 @dataclass
@@ -388,8 +425,7 @@ class BrowserProcess:
         self.isolated = isolated
         self.page_url = page_url
         self.unprivileged = False
-        """Runs as an unprivileged account (:attr:`BrowserConfig.user`); such a browser cannot
-        be dumped by CRIU yet (docs/web.md, "Browsers without root")."""
+        """Runs as an unprivileged account (:attr:`BrowserConfig.user`)."""
         self._res = _Resources(pid, popen, list(owned_dirs), process_group=not isolated)
         self._finalizer = weakref.finalize(self, _Resources.release, self._res)
         JANITOR.register_pid(pid)
@@ -447,7 +483,6 @@ class BrowserProcess:
     def _launch_isolated(
         cls, executable: str, config: BrowserConfig, host_dir: str, ids: tuple[int, int] | None
     ) -> BrowserProcess:
-        unprivileged = ids is not None
         state_dir = os.path.join(host_dir, "state")
         os.mkdir(state_dir, 0o700)
         chrome = chromium_command(
@@ -458,69 +493,45 @@ class BrowserProcess:
             extra_args=config.extra_args,
         )
         read_fd, write_fd = os.pipe()
-        go_read, go_write = os.pipe()
-        nsinit = [sys.executable, "-I", "-S", str(NSINIT_SCRIPT), str(write_fd)]
-        if unprivileged:
-            init, setpriv = _tool(*INIT_CANDIDATES), _tool("setpriv")
-            cmd = [
-                *nsinit,
-                str(go_read),
-                state_dir,
-                str(config.tmpfs_size_mb),
-                "--",
-                init,
-                "--",
-                setpriv,
-                "--bounding-set=-all",
-                "--inh-caps=-all",
-                "--",
-                *chrome,
-            ]
-        else:  # root, dumpable by CRIU
-            cmd = [
-                shutil.which("unshare") or "unshare",
-                "--mount",
-                "--propagation",
-                "private",
-                "--pid",
-                "--net",
-                "--time",
-                "--fork",
-                "--",
-                *nsinit,
-                "-",
-                state_dir,
-                str(config.tmpfs_size_mb),
-                "--",
-                *chrome,
-            ]
+        cmd = [
+            shutil.which("unshare") or "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "--pid",
+            "--net",
+            "--time",
+            "--fork",
+            "--",
+            sys.executable,
+            "-I",
+            "-S",
+            str(NSINIT_SCRIPT),
+            str(write_fd),
+            "-" if ids is None else f"{ids[0]}:{ids[1]}",
+            state_dir,
+            str(config.tmpfs_size_mb),
+            "--",
+            *(chrome if ids is None else unprivileged_command(chrome, *ids)),
+        ]
         try:
             popen = subprocess.Popen(
                 cmd,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                pass_fds=(write_fd, go_read),
+                pass_fds=(write_fd,),
                 start_new_session=True,
             )
         except OSError as exc:
             os.close(read_fd)
-            os.close(go_write)
             raise BrowserUnavailableError(f"cannot start the namespace setup: {exc}") from exc
         finally:
             os.close(write_fd)
-            os.close(go_read)
         try:
             report = _read_line(read_fd, config.startup_timeout)
-            if report.startswith("map ") and ids is not None:
-                _map_root(int(report.split()[1]), *ids)
-                os.write(go_write, b"go")
-                report = _read_line(read_fd, config.startup_timeout)
-        except OSError as exc:
-            report = f"error mapping the user namespace: {exc}"
         finally:
             os.close(read_fd)
-            os.close(go_write)
         if not report.startswith("ok "):
             err = b""
             with contextlib.suppress(Exception):
@@ -541,7 +552,7 @@ class BrowserProcess:
             popen=popen,
             owned_dirs=(host_dir,),
         )
-        browser.unprivileged = unprivileged
+        browser.unprivileged = ids is not None
         return browser
 
     @classmethod
@@ -763,13 +774,6 @@ class BrowserProcess:
             f"BrowserProcess(pid={self.pid}, port={self.port}, isolated={self.isolated}, "
             f"state_dir={self.state_dir!r}, alive={self.alive()})"
         )
-
-
-def _map_root(pid: int, uid: int, gid: int) -> None:
-    """Map root of ``pid``'s new user namespace to ``uid``/``gid`` outside (the only ids that
-    exist in it): its processes are that account on the host."""
-    Path(f"/proc/{pid}/uid_map").write_text(f"0 {uid} 1\n")
-    Path(f"/proc/{pid}/gid_map").write_text(f"0 {gid} 1\n")
 
 
 def _tool(*candidates: str) -> str:

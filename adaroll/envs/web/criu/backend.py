@@ -41,7 +41,13 @@ from adaroll.envs.web.criu.images import (
 )
 from adaroll.envs.web.criu.processes import criu_errors, mentioned_images, run_criu, subreaper
 from adaroll.envs.web.criu.restore_launcher import NETNS_FD, LauncherError, Request, RestoreLauncher
-from adaroll.envs.web.criu.tool import CriuTool, check_criu, clean_output
+from adaroll.envs.web.criu.tool import (
+    CriuTool,
+    check_criu,
+    clean_output,
+    run_as_account,
+    task_ids,
+)
 from adaroll.snapshots.base import (
     SNAPSHOT_BACKENDS,
     SnapshotBackend,
@@ -129,12 +135,6 @@ class CriuSnapshots(SnapshotBackend):
             )
         if not browser.alive():
             raise SnapshotError(f"cannot snapshot: browser {browser.pid} is not running")
-        if browser.unprivileged:
-            raise SnapshotError(
-                "criu snapshots cannot restore an unprivileged browser yet (user "
-                'namespace; docs/web.md, "Browsers without root"): launch '
-                "it with env.options.browser.user: null"
-            )
         web = env
         if self.config.collect_garbage:
             web.collect_garbage()
@@ -154,10 +154,13 @@ class CriuSnapshots(SnapshotBackend):
         hook.write_text(DUMP_HOOK)
         hook.chmod(0o755)
         log = snapdir / "dump.log"
+        # criu runs as the browser's account (docs/web.md, "Browsers without root")
+        ids = task_ids(browser.pid)
         cmd = [
             "nsenter",
             f"--mount=/proc/{browser.pid}/ns/mnt",
             "--",
+            *run_as_account(*ids),
             self.tool.path,
             "dump",
             "-t",
@@ -172,6 +175,7 @@ class CriuSnapshots(SnapshotBackend):
             "skip",
             "--action-script",
             str(hook),
+            *_unprivileged(ids),
         ]
         ext_net = self.config.external_netns
         if ext_net:
@@ -181,6 +185,7 @@ class CriuSnapshots(SnapshotBackend):
             os.environ,
             ADAROLL_STATE_DIR=browser.state_dir,
             ADAROLL_STATE_COPY=str(snapdir / STATE_SUBDIR),
+            XDG_RUNTIME_DIR="/run",  # criu --unprivileged's kernel-probe cache: the browser's tmpfs
         )
         t0 = time.perf_counter()
         try:
@@ -208,6 +213,7 @@ class CriuSnapshots(SnapshotBackend):
             manifest,
             external_netns=ext_net,
             page_url=web.cdp.url,
+            ids=ids,
         )
         with self._lock:
             self._pin(browser.state_dir, browser)
@@ -223,6 +229,7 @@ class CriuSnapshots(SnapshotBackend):
             "criu_version": self.tool.version_text,
             "external_netns": ext_net,
             "page_url": web.cdp.url,
+            "browser_ids": list(ids),
             "env_config": env_config_to_dict(web.config),
         }
         return SnapshotRef(snap_id, self.name, web.task, tuple(prefix), tree, meta)
@@ -329,6 +336,10 @@ class CriuSnapshots(SnapshotBackend):
         # in a throwaway mount namespace, whose teardown waits for an RCU grace period
         # (0.2-50 ms of a restore here); it never runs iptables on an external netns
         Path(path, "xtables.lock").touch(mode=0o600)
+        # the cache of criu run as a browser's account (``--unprivileged`` keeps it in
+        # $XDG_RUNTIME_DIR; restore_launcher.ACCOUNT_KDAT_DIR), apart from root criu's: the
+        # two probe the kernel with different capabilities
+        Path(path, "account").mkdir(mode=0o700)
         return path
 
     def _check_open(self) -> None:
@@ -386,6 +397,7 @@ class CriuSnapshots(SnapshotBackend):
             manifest,
             external_netns=bool(meta.get("external_netns")),
             page_url=str(meta.get("page_url") or ""),
+            ids=_ids_from_meta(meta.get("browser_ids"), ref.id),
             owned=False,
         )
         self._images[ref.id] = image
@@ -454,6 +466,7 @@ class CriuSnapshots(SnapshotBackend):
         bdir.mkdir(mode=0o700)
         pidfile, log = bdir / "pid", bdir / "restore.log"
         criu = [
+            *run_as_account(*image.ids),
             self.tool.path,
             "restore",
             "-D",
@@ -466,6 +479,7 @@ class CriuSnapshots(SnapshotBackend):
             "--pidfile",
             str(pidfile),
             *CRIU_COMMON,
+            *_unprivileged(image.ids),
         ]
         if image.external_netns:
             criu += ["--inherit-fd", f"fd[{NETNS_FD}]:{NET_KEY}"]
@@ -585,3 +599,22 @@ class CriuSnapshots(SnapshotBackend):
     def _kill_pidfile(self, pidfile: Path) -> None:
         with contextlib.suppress(OSError, ValueError, IndexError):
             self._kill(int(pidfile.read_text().split()[0]))
+
+
+def _unprivileged(ids: tuple[int, int]) -> tuple[str, ...]:
+    """criu's flag for running as a non-root account (:func:`run_as_account`)."""
+    return ("--unprivileged",) if ids[0] != 0 else ()
+
+
+def _ids_from_meta(value: Any, snap_id: str) -> tuple[int, int]:
+    """``browser_ids`` of a snapshot's meta (absent in images of root browsers made before
+    issue 31: root)."""
+    if value is None:
+        return (0, 0)
+    try:
+        uid, gid = (int(v) for v in value)
+    except (TypeError, ValueError):
+        raise SnapshotError(
+            f"criu snapshot {snap_id}: meta browser_ids must be [uid, gid], got {value!r}"
+        ) from None
+    return uid, gid

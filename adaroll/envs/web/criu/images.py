@@ -42,6 +42,8 @@ class Image:
     external_netns: bool = False
     page_url: str = ""
     """The page target's DevTools WebSocket URL, which a branch keeps ("" for older images)."""
+    ids: tuple[int, int] = (0, 0)
+    """uid and gid of the dumped browser: criu restores it as that account (root for 0)."""
     owned: bool = True
     refs: int = 1
     branches: int = 0

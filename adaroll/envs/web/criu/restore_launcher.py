@@ -46,6 +46,9 @@ MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
 MNT_DETACH = 0x2
+ACCOUNT_KDAT_DIR = "/run/account"
+"""$XDG_RUNTIME_DIR of criu run as a browser's account (``--unprivileged`` keeps its kernel-probe
+cache there): a directory of the backend's cache, which is bound at ``/run`` while criu runs."""
 NETNS_FD = 3
 """The descriptor criu inherits the branch's network namespace on (``--inherit-fd fd[3]:...``)."""
 _MAX_MESSAGE = 1 << 16
@@ -349,6 +352,7 @@ class RestoreLauncher:
         with open(self._stderr_path, "ab") as err, theirs:
             self._proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", os.path.abspath(__file__), str(theirs.fileno())],
+                env=dict(os.environ, XDG_RUNTIME_DIR=ACCOUNT_KDAT_DIR),  # criu's environment
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,

@@ -150,3 +150,50 @@ def criu_available(explicit: str | None = None) -> bool:
     except CriuUnavailableError:
         return False
     return True
+
+
+# capabilities criu run as a browser's account must not have: with CAP_SETUID, criu 4.2's
+# restore makes the restored root task uid 0 (``prepare_userns_creds``) and its restorer then
+# fails to set the dumped gid ("Unable to set real, effective and saved group ID: -1")
+_NOT_FOR_CRIU_AS_ACCOUNT = (6, 7)  # CAP_SETGID, CAP_SETUID
+
+
+def run_as_account(uid: int, gid: int) -> list[str]:
+    """The command prefix that runs criu as a browser's unprivileged account (``uid``/``gid``;
+    ``[]`` for root): ``setpriv`` with every capability this process has but CAP_SETUID and
+    CAP_SETGID kept as ambient capabilities, and criu's ``--unprivileged`` is then needed.
+    Why as the account: criu reads every dumped task's rlimits with ``prlimit``, which across
+    uids needs CAP_SYS_RESOURCE (not granted on this machine class), and within one uid needs
+    none; CAP_SYS_ADMIN, CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE still let it seize, dump and
+    recreate the tree in its namespaces (docs/web.md, "Browsers without root")."""
+    if uid == 0:
+        return []
+    with open("/proc/self/status") as f:
+        permitted = int(next(ln.split()[1] for ln in f if ln.startswith("CapPrm:")), 16)
+    caps = ",".join(
+        f"+cap_{n}" for n in range(64) if permitted >> n & 1 and n not in _NOT_FOR_CRIU_AS_ACCOUNT
+    )
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        raise CriuUnavailableError("`setpriv` not found; install util-linux")
+    return [
+        setpriv,
+        f"--reuid={uid}",
+        f"--regid={gid}",
+        "--clear-groups",
+        f"--inh-caps=-all,{caps}",
+        f"--ambient-caps=-all,{caps}",
+        "--",
+    ]
+
+
+def task_ids(pid: int) -> tuple[int, int]:
+    """Real uid and gid of process ``pid`` (a browser's namespace init: whom criu runs as)."""
+    uid = gid = 0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("Uid:"):
+                uid = int(line.split()[1])
+            elif line.startswith("Gid:"):
+                gid = int(line.split()[1])
+    return uid, gid
