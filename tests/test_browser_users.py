@@ -1,8 +1,10 @@
-"""No browser runs as root: every process of a WebEnv browser launched with
-``BrowserConfig.user`` and of a BrowserGym env (by default) has the unprivileged account's uid
-on the host, a BrowserGym browser runs Chromium's own sandbox and reaches only its
-``allowed_hosts``, and a root account is refused. Needs root (to have something to drop), Chromium and, for BrowserGym, its packages:
-under CI a missing one fails (tests/components.py)."""
+"""No browser runs as root: every process of a default WebEnv browser, of a CRIU branch
+restored from it and of a BrowserGym env (by default) has the unprivileged account's uid on the
+host; Chromium keeps no capability (the WebEnv namespace init only CAP_SYS_ADMIN, which CRIU's
+dump needs); a BrowserGym browser runs Chromium's own sandbox and reaches only its
+``allowed_hosts``; a root account is refused. Needs root (to have something to drop),
+Chromium, CRIU for the branch and BrowserGym's packages for its test: under CI a missing one
+fails (tests/components.py)."""
 
 from __future__ import annotations
 
@@ -43,43 +45,102 @@ def _chromium(pids: list[int]) -> list[int]:
     return [p for p in pids if "chrom" in names.get(p, "")]
 
 
-@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "plain"])
-def test_every_webenv_browser_process_runs_as_the_browser_account(isolate: bool) -> None:
+CAP_SYS_ADMIN = 1 << 21
+
+
+def _status(pid: int) -> dict[str, str]:
+    with open(f"/proc/{pid}/status") as f:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+
+
+def _check_namespace(init: int, uid: int, gid: int) -> None:
+    """Every process of the browser's pid namespace (the init included) is the account, with
+    no supplementary group; Chromium has no capability and cannot gain any (no_new_privs); the
+    init (``tini``) keeps CAP_SYS_ADMIN alone."""
+    pids = namespace_pids(init)
+    chromium = [p for p in _chromium(pids) if p != init]  # (tini's command names it)
+    assert len(chromium) >= 2  # the browser process and at least a renderer
+    assert {uids(p) for p in pids} == {(uid, uid, uid, uid)}
+    assert not any(0 in uids(p) for p in pids)
+    for pid in pids:
+        status = _status(pid)
+        assert status["Gid"].split() == [str(gid)] * 4 and not status["Groups"].strip(), status
+        if pid in chromium:
+            assert int(status["CapEff"], 16) == int(status["CapPrm"], 16) == 0, status
+            assert status["NoNewPrivs"] == "1"
+    assert int(_status(init)["CapPrm"], 16) == CAP_SYS_ADMIN
+    assert "tini" in live_processes()[init]
+
+
+def test_default_webenv_browser_runs_as_the_account() -> None:
+    require_chromium()
+    uid, gid = _account()
+    from adaroll.envs.web import WebEnv
+
+    assert BrowserConfig().user == BROWSER_USER  # the default, nothing set
+    env = WebEnv()
+    try:
+        obs, _ = env.reset(options={"task": "web:click-button#3"})
+        assert obs.elements  # the page works as that account
+        assert env.browser.isolated and env.browser.unprivileged
+        _check_namespace(env.browser.pid, uid, gid)
+    finally:
+        env.close()
+
+
+def test_plain_webenv_browser_runs_as_the_account() -> None:
     require_chromium()
     uid, _ = _account()
     from adaroll.envs.web import WebEnv
 
-    env = WebEnv(browser={"user": BROWSER_USER, "isolate": isolate})
+    env = WebEnv(browser={"isolate": False})
     try:
         obs, _ = env.reset(options={"task": "web:click-button#3"})
-        assert obs.elements  # the page works as that account
+        assert obs.elements
         browser = env.browser
-        pids = namespace_pids(browser.pid) if isolate else [browser.pid, *descendants(browser.pid)]
-        chromium = _chromium(pids)
-        assert len(chromium) >= 2  # the browser process and at least a renderer
-        assert {uids(p) for p in pids} == {(uid, uid, uid, uid)}  # the namespace's init too
+        pids = [browser.pid, *descendants(browser.pid)]
+        assert len(_chromium(pids)) >= 2
+        assert {uids(p) for p in pids} == {(uid, uid, uid, uid)}
         assert browser.unprivileged
     finally:
         env.close()
 
 
-def test_criu_refuses_an_unprivileged_browser_clearly() -> None:
+def test_criu_branches_of_the_default_browser_run_as_the_account() -> None:
+    """CRIU dumps the unprivileged browser and restores branches that are the account too, in
+    the saved state (the branch's observation equals the original's), and the original keeps
+    working after the dump."""
     require_chromium()
-    _account()
+    uid, gid = _account()
     from adaroll.envs.web import WebEnv
     from adaroll.envs.web.criu import CriuSnapshots
     from adaroll.envs.web.criu.tool import CriuUnavailableError
-    from adaroll.snapshots.base import SnapshotError
 
-    env = WebEnv(browser={"user": BROWSER_USER})
+    env = WebEnv()
     try:
-        env.reset(options={"task": "web:click-button#3"})
+        obs, _ = env.reset(options={"task": "web:click-button#3"})
         try:
-            snaps = CriuSnapshots()
+            snaps = CriuSnapshots(verify="raise")
         except CriuUnavailableError as exc:
             require(False, f"CRIU: {exc}")
-        with snaps, pytest.raises(SnapshotError, match="env.options.browser.user: null"):
-            snaps.save(env, ())
+        with snaps:
+            ref = snaps.save(env, ())
+            assert ref.meta["browser_ids"] == [uid, gid]
+            branches = [snaps.restore(ref) for _ in range(2)]
+            try:
+                pids = set()
+                for branch in branches:
+                    assert branch.restore_info["check"].ok
+                    assert branch.observe().element_tree_hash() == obs.element_tree_hash()
+                    _check_namespace(branch.browser.pid, uid, gid)
+                    pids.update(namespace_pids(branch.browser.pid))
+                assert env.browser.pid not in pids  # branches are new processes
+            finally:
+                for branch in branches:
+                    branch.close()
+            assert snaps.live_branches() == 0
+        assert env.observe().element_tree_hash() == obs.element_tree_hash()
+        _check_namespace(env.browser.pid, uid, gid)
     finally:
         env.close()
 
@@ -90,7 +151,7 @@ def test_a_root_account_is_refused_and_a_missing_one_named() -> None:
         BrowserProcess.launch(BrowserConfig(user="root"))
     with pytest.raises(ValueError, match="no account named 'no-such-adaroll-user'"):
         browser_credentials("no-such-adaroll-user")
-    assert browser_credentials(None) is None  # root, as before: what CRIU snapshots need
+    assert browser_credentials(None) is None  # the opt-out: root inside the namespaces
     assert NOBODY == 65534
 
 
