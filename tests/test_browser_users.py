@@ -215,3 +215,21 @@ def test_allowed_hosts_become_chromium_flags_and_bad_ones_are_refused() -> None:
     assert bypass == "--proxy-bypass-list=<-loopback>;shop.internal;10.0.0.7"  # <-loopback> first
     with pytest.raises(ValueError, match="allowed_hosts: 'a b' is not a host name"):
         network_args(("a b",))
+
+
+def test_a_base_dir_the_account_cannot_pass_through_is_refused_or_avoided(
+    tmp_path, monkeypatch
+) -> None:
+    """A private (0700) temp dir would lock the account out of its own state: the browser's
+    host directory then goes to /tmp, and a ``base_dir`` named explicitly is refused."""
+    from adaroll.envs.web.browser import FALLBACK_BASE_DIR, browser_base_dir
+
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    ids = (os.getuid() + 4321, os.getgid() + 4321)  # an account that owns none of them
+    monkeypatch.setattr("tempfile.tempdir", str(private))
+    assert browser_base_dir(BrowserConfig(), ids) == FALLBACK_BASE_DIR
+    assert browser_base_dir(BrowserConfig(), None) == str(private)  # root: as before
+    assert browser_base_dir(BrowserConfig(base_dir="/tmp"), ids) == "/tmp"  # (1777)
+    with pytest.raises(ValueError, match="BrowserConfig.base_dir: .* cannot be passed through"):
+        browser_base_dir(BrowserConfig(base_dir=str(private)), ids)

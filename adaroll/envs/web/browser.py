@@ -282,6 +282,44 @@ def unprivileged_command(chrome: list[str], uid: int, gid: int) -> list[str]:
     ]
 
 
+FALLBACK_BASE_DIR = "/tmp"
+"""Where an unprivileged browser's host directory goes when the system temp dir (``$TMPDIR``) is
+not searchable by its account (e.g. a private 0700 TMPDIR) and ``base_dir`` is not set."""
+
+
+def _searchable(path: str, uid: int, gid: int) -> bool:
+    """Whether ``uid``/``gid`` (no supplementary groups) may pass through every directory on
+    the way to ``path`` (the execute bit that applies to it)."""
+    current = Path(path).resolve()
+    for directory in (current, *current.parents):
+        try:
+            st = directory.stat()
+        except OSError:
+            return False
+        bit = 0o100 if st.st_uid == uid else 0o010 if st.st_gid == gid else 0o001
+        if not st.st_mode & bit:
+            return False
+    return True
+
+
+def browser_base_dir(config: BrowserConfig, ids: tuple[int, int] | None) -> str:
+    """Parent of a browser's host directory: ``config.base_dir``, else the system temp dir -
+    or, for a browser of an unprivileged account that cannot pass through the temp dir,
+    :data:`FALLBACK_BASE_DIR`. A ``base_dir`` the account cannot pass through is refused (a
+    ValueError naming ``BrowserConfig.base_dir``)."""
+    base = config.base_dir or tempfile.gettempdir()
+    if ids is None or _searchable(base, *ids):
+        return base
+    if config.base_dir is None and _searchable(FALLBACK_BASE_DIR, *ids):
+        return FALLBACK_BASE_DIR
+    field_name = "BrowserConfig.base_dir" if config.base_dir else "the temp dir ($TMPDIR)"
+    raise ValueError(
+        f"{field_name}: {base!r} cannot be passed through by the browser's account (uid "
+        f"{ids[0]}, gid {ids[1]}), which must reach its state below it; make it and its "
+        f"parents searchable (o+x) or name another directory in BrowserConfig.base_dir"
+    )
+
+
 def isolation_available() -> bool:
     """Namespaced launches need root (CAP_SYS_ADMIN) and util-linux ``unshare``."""
     return os.geteuid() == 0 and shutil.which("unshare") is not None
@@ -344,8 +382,9 @@ class BrowserConfig:
     extra_args: tuple[str, ...] = ()
     """Additional Chromium flags."""
     base_dir: str | None = None
-    """Parent of the per-browser host directory (default: the system temp dir). It must be
-    searchable by :attr:`user` (the browser reaches its state through it)."""
+    """Parent of the per-browser host directory (default: the system temp dir, or
+    :data:`FALLBACK_BASE_DIR` when :attr:`user` cannot pass through that). It must be searchable
+    by :attr:`user` (the browser reaches its state through it): :func:`browser_base_dir`."""
     user: str | None = BROWSER_USER
     """Unprivileged account the browser runs as when AdaRoll runs as root (:func:`
     browser_credentials`: :data:`BROWSER_USER` by default, uid/gid 65534 where that account
@@ -461,7 +500,7 @@ class BrowserProcess:
     @classmethod
     def _launch_once(cls, executable: str, config: BrowserConfig, isolate: bool) -> BrowserProcess:
         ids = browser_credentials(config.user)
-        host_dir = tempfile.mkdtemp(prefix="adaroll-browser-", dir=config.base_dir)
+        host_dir = tempfile.mkdtemp(prefix="adaroll-browser-", dir=browser_base_dir(config, ids))
         if ids is not None:  # the browser's account must pass through it to its state
             os.chmod(host_dir, 0o711)
         try:
