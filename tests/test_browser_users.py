@@ -145,8 +145,15 @@ def test_criu_branches_of_the_default_browser_run_as_the_account() -> None:
         env.close()
 
 
-def test_a_root_account_is_refused_and_a_missing_one_named() -> None:
+def test_a_root_account_is_refused_and_a_missing_one_named(tmp_path) -> None:
     _account()
+    from adaroll.envs.web.browser import BrowserUnavailableError
+
+    locked = tmp_path / "chromium"  # pytest's tmp_path is root's alone (0700)
+    locked.write_text("#!/bin/sh\n")
+    locked.chmod(0o755)
+    with pytest.raises(BrowserUnavailableError, match="BrowserConfig.executable: .* cannot be run"):
+        BrowserProcess.launch(BrowserConfig(executable=str(locked)))
     with pytest.raises(ValueError, match="BrowserConfig.user: 'root' is root"):
         BrowserProcess.launch(BrowserConfig(user="root"))
     with pytest.raises(ValueError, match="no account named 'no-such-adaroll-user'"):

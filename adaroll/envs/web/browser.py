@@ -302,6 +302,17 @@ def _searchable(path: str, uid: int, gid: int) -> bool:
     return True
 
 
+def _runnable(executable: str, uid: int, gid: int) -> bool:
+    """Whether ``uid``/``gid`` may execute the file ``executable`` (symlinks followed)."""
+    path = Path(executable).resolve()
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    bit = 0o100 if st.st_uid == uid else 0o010 if st.st_gid == gid else 0o001
+    return bool(st.st_mode & bit) and _searchable(str(path.parent), uid, gid)
+
+
 def browser_base_dir(config: BrowserConfig, ids: tuple[int, int] | None) -> str:
     """Parent of a browser's host directory: ``config.base_dir``, else the system temp dir -
     or, for a browser of an unprivileged account that cannot pass through the temp dir,
@@ -500,6 +511,12 @@ class BrowserProcess:
     @classmethod
     def _launch_once(cls, executable: str, config: BrowserConfig, isolate: bool) -> BrowserProcess:
         ids = browser_credentials(config.user)
+        if ids is not None and not _runnable(executable, *ids):
+            raise BrowserUnavailableError(
+                f"BrowserConfig.executable: {executable!r} cannot be run by the browser's "
+                f"account (uid {ids[0]}, gid {ids[1]}; BrowserConfig.user {config.user!r}): "
+                "it and the directories above it must be executable/searchable by it"
+            )
         host_dir = tempfile.mkdtemp(prefix="adaroll-browser-", dir=browser_base_dir(config, ids))
         if ids is not None:  # the browser's account must pass through it to its state
             os.chmod(host_dir, 0o711)

@@ -143,7 +143,10 @@ def test_a_browser_that_dies_during_startup_is_replaced(browser, tmp_path):
     from adaroll.envs.web.browser import BrowserConfig
 
     executable, starts = _flaky_chromium(tmp_path, crashes=2)
-    proc = BrowserProcess.launch(BrowserConfig(executable=executable, startup_attempts=3))
+    # as root: the script lives in pytest's root-only tmp_path (the account cannot run it there)
+    proc = BrowserProcess.launch(
+        BrowserConfig(executable=executable, startup_attempts=3, user=None)
+    )
     try:
         assert starts.read_text().strip() == "3"
         assert proc.alive() and proc.page_ws_url().startswith("ws://")
@@ -161,7 +164,9 @@ def test_a_browser_that_keeps_dying_during_startup_is_a_clear_error(browser, tmp
             BrowserStartupCrash, match=r"during startup 2 times: .*exited with status 3"
         ):
             BrowserProcess.launch(
-                BrowserConfig(executable=executable, startup_attempts=2, base_dir=str(base))
+                BrowserConfig(
+                    executable=executable, startup_attempts=2, base_dir=str(base), user=None
+                )
             )
         assert starts.read_text().strip() == "2"
         assert not list(base.iterdir())  # each failed launch removed its directory
@@ -178,7 +183,11 @@ def test_the_env_runs_the_headless_shell_and_an_explicit_binary_wins(browser, mo
     assert find_chromium() == "/usr/lib/chromium/chromium"  # the stock env's reference browser
     proc = BrowserProcess.launch()
     try:
-        assert os.path.realpath(f"/proc/{proc.pid}/exe") == os.path.realpath(shell)
+        # the browser process: the namespace init, or its child below ``tini`` (unprivileged)
+        from tests.processes import descendants
+
+        first = [proc.pid, *descendants(proc.pid)][: 2 if proc.unprivileged else 1]
+        assert os.path.realpath(f"/proc/{first[-1]}/exe") == os.path.realpath(shell)
     finally:
         proc.kill()
     monkeypatch.setenv("ADAROLL_CHROMIUM", "/usr/lib/chromium/chromium")
