@@ -6,8 +6,10 @@ An isolated browser (the default when running as root, as CI does) follows DESIG
   :mod:`adaroll.envs.web._nsinit`, which mounts a private tmpfs at ``state_dir`` for all the
   browser's mutable state (``ud/`` profile, ``tmp/`` TMPDIR, ``home/`` HOME), brings ``lo``
   up, closes inherited descriptors, points stdio at /dev/null, calls ``setsid`` and ``exec``s
-  Chromium - so Chromium is pid 1 of its pid namespace and :attr:`BrowserProcess.pid` is its
-  host pid (the process a CRIU dump targets);
+  the browser - as root (``user: null``) Chromium itself, as the account (the default)
+  ``setpriv``/``tini``/``setpriv``/Chromium (:func:`unprivileged_command`) - so the init of
+  its pid namespace (Chromium or ``tini``) is :attr:`BrowserProcess.pid`, by its host pid
+  (the process a CRIU dump targets);
 * the browser has no route to anything but its own loopback; its DevTools port
   (:data:`DEVTOOLS_PORT` on 127.0.0.1) exists only inside its network namespace. The
   controller reaches it with :func:`open_socket_in_netns`: ``setns`` one thread into the
@@ -444,8 +446,8 @@ class BrowserProcess:
 
     Attributes used by snapshot backends:
 
-    * ``pid``: host pid of the browser's main process - the init of its pid namespace when
-      ``isolated``;
+    * ``pid``: host pid of the browser's main process, or when ``isolated`` the init of its pid
+      namespace (``tini`` above Chromium for an unprivileged browser);
     * ``state_dir``: absolute path of the browser's mutable state (``ud/`` profile, ``tmp/``
       TMPDIR, ``home/``); when isolated it is a tmpfs visible only inside the browser's mount
       namespace (on the host it is an empty directory, the mount point);

@@ -29,6 +29,10 @@ profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
   hash (and, for an env that observes screenshots, a screenshot hash: ``verify_screenshot``)
   are recorded for verification, with the env's episode bookkeeping
   (task, step counter, instruction) that lives outside the browser.
+* **as whom**: criu runs as the browser's account (the uid/gid of its namespace init, kept
+  with the image) - root for a root browser, else ``setpriv`` with ambient capabilities and
+  ``--unprivileged`` (:func:`~adaroll.envs.web.criu.tool.run_as_account`; docs/web.md,
+  "Browsers without root"), so dumped and restored tasks are never root.
 * **restore** = the backend's restore launcher (:mod:`~adaroll.envs.web.criu.restore_launcher`, one
   small single-threaded process) moves into a new mount namespace with private propagation,
   mounts a per-branch tmpfs at ``state_dir`` and an overlay on top of it (lower = the copied
