@@ -116,3 +116,14 @@ def uids(pid: int) -> tuple[int, int, int, int]:
             real, effective, saved, fs = (int(v) for v in line.split()[1:5])
             return real, effective, saved, fs
     raise ValueError(f"/proc/{pid}/status has no Uid line")
+
+
+def chromium_main(browser) -> int:
+    """The Chromium browser process of a :class:`BrowserProcess` (what a hang or crash from
+    outside hits): its ``pid``, or for an isolated browser of the unprivileged account, whose
+    namespace init is ``tini``, the init's child."""
+    if not (browser.isolated and browser.unprivileged):
+        return browser.pid
+    children = [p for p in descendants(browser.pid) if _parent(p) == browser.pid]
+    assert len(children) == 1, children
+    return children[0]

@@ -20,6 +20,7 @@ from adaroll.rollout.collector import Collector
 from adaroll.rollout.jobs import Group, Job
 from adaroll.snapshots.replay import ReplaySnapshots
 from tests.fakes import TapPolicy
+from tests.processes import chromium_main
 
 pytestmark = pytest.mark.web
 
@@ -53,7 +54,7 @@ class Injector:
                 hit = injector.plan.pop(len(injector.envs), None)
                 if hit is not None:
                     victim, sig = hit
-                    os.kill(injector.envs[victim].browser.pid, sig)
+                    os.kill(chromium_main(injector.envs[victim].browser), sig)
                     injector.sent.append((victim, int(sig), time.monotonic()))
                 return super().sample(contexts, n, greedy=greedy)
 
@@ -102,14 +103,15 @@ def test_a_hung_call_times_out_within_its_bound_and_poisons_the_env(browser):
     env = WebEnv(step_timeout_s=STEP_TIMEOUT_S)
     try:
         obs, _ = env.reset(options={"task": TASKS[0]})
-        os.kill(env.browser.pid, signal.SIGSTOP)
+        os.kill(chromium_main(env.browser), signal.SIGSTOP)
         began = time.monotonic()
         with pytest.raises(EnvTimeout, match=rf"step did not finish within {STEP_TIMEOUT_S:g} s"):
             env.step(_tap(obs))
         waited = time.monotonic() - began
         assert STEP_TIMEOUT_S <= waited < STEP_TIMEOUT_S + 1.0, waited
         assert env.fault is not None
-        os.kill(env.browser.pid, signal.SIGCONT)  # even once it answers again, it stays broken
+        # even once it answers again, it stays broken
+        os.kill(chromium_main(env.browser), signal.SIGCONT)
         with pytest.raises(EnvFault, match="unusable after an earlier fault"):
             env.observe()
     finally:
