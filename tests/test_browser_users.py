@@ -240,3 +240,20 @@ def test_a_base_dir_the_account_cannot_pass_through_is_refused_or_avoided(
     assert browser_base_dir(BrowserConfig(base_dir="/tmp"), ids) == "/tmp"  # (1777)
     with pytest.raises(ValueError, match="BrowserConfig.base_dir: .* cannot be passed through"):
         browser_base_dir(BrowserConfig(base_dir=str(private)), ids)
+
+
+def test_whom_criu_runs_as_comes_from_the_image_and_bad_meta_is_named() -> None:
+    from adaroll.envs.web.criu.images import ids_from_meta
+    from adaroll.envs.web.criu.tool import run_as_account, unprivileged_flags
+    from adaroll.snapshots.base import SnapshotError
+
+    assert ids_from_meta(None, "s") == (0, 0)  # an image of a root browser from before
+    assert ids_from_meta([999, 995], "s") == (999, 995)
+    with pytest.raises(SnapshotError, match="criu snapshot s: meta browser_ids must be"):
+        ids_from_meta("999", "s")
+    assert run_as_account(0, 0) == [] and unprivileged_flags((0, 0)) == ()
+    prefix = run_as_account(999, 995)
+    assert prefix[1:4] == ["--reuid=999", "--regid=995", "--clear-groups"]
+    # never CAP_SETUID (7) or CAP_SETGID (6): criu 4.2 would make the restored init uid 0
+    assert not {"+cap_6", "+cap_7"} & set(prefix[4].split(","))
+    assert unprivileged_flags((999, 995)) == ("--unprivileged",)

@@ -37,6 +37,7 @@ from adaroll.envs.web.criu.images import (
     check_manifest,
     env_config_from_dict,
     env_config_to_dict,
+    ids_from_meta,
     image_manifest,
 )
 from adaroll.envs.web.criu.processes import criu_errors, mentioned_images, run_criu, subreaper
@@ -47,6 +48,7 @@ from adaroll.envs.web.criu.tool import (
     clean_output,
     run_as_account,
     task_ids,
+    unprivileged_flags,
 )
 from adaroll.snapshots.base import (
     SNAPSHOT_BACKENDS,
@@ -154,8 +156,7 @@ class CriuSnapshots(SnapshotBackend):
         hook.write_text(DUMP_HOOK)
         hook.chmod(0o755)
         log = snapdir / "dump.log"
-        # criu runs as the browser's account (docs/web.md, "Browsers without root")
-        ids = task_ids(browser.pid)
+        ids = task_ids(browser.pid)  # criu runs as the browser's account
         cmd = [
             "nsenter",
             f"--mount=/proc/{browser.pid}/ns/mnt",
@@ -175,7 +176,7 @@ class CriuSnapshots(SnapshotBackend):
             "skip",
             "--action-script",
             str(hook),
-            *_unprivileged(ids),
+            *unprivileged_flags(ids),
         ]
         ext_net = self.config.external_netns
         if ext_net:
@@ -336,9 +337,7 @@ class CriuSnapshots(SnapshotBackend):
         # in a throwaway mount namespace, whose teardown waits for an RCU grace period
         # (0.2-50 ms of a restore here); it never runs iptables on an external netns
         Path(path, "xtables.lock").touch(mode=0o600)
-        # the cache of criu run as a browser's account (``--unprivileged`` keeps it in
-        # $XDG_RUNTIME_DIR; restore_launcher.ACCOUNT_KDAT_DIR), apart from root criu's: the
-        # two probe the kernel with different capabilities
+        # criu as a browser's account keeps its own (restore_launcher.ACCOUNT_KDAT_DIR)
         Path(path, "account").mkdir(mode=0o700)
         return path
 
@@ -397,7 +396,7 @@ class CriuSnapshots(SnapshotBackend):
             manifest,
             external_netns=bool(meta.get("external_netns")),
             page_url=str(meta.get("page_url") or ""),
-            ids=_ids_from_meta(meta.get("browser_ids"), ref.id),
+            ids=ids_from_meta(meta.get("browser_ids"), ref.id),
             owned=False,
         )
         self._images[ref.id] = image
@@ -479,7 +478,7 @@ class CriuSnapshots(SnapshotBackend):
             "--pidfile",
             str(pidfile),
             *CRIU_COMMON,
-            *_unprivileged(image.ids),
+            *unprivileged_flags(image.ids),
         ]
         if image.external_netns:
             criu += ["--inherit-fd", f"fd[{NETNS_FD}]:{NET_KEY}"]
@@ -599,22 +598,3 @@ class CriuSnapshots(SnapshotBackend):
     def _kill_pidfile(self, pidfile: Path) -> None:
         with contextlib.suppress(OSError, ValueError, IndexError):
             self._kill(int(pidfile.read_text().split()[0]))
-
-
-def _unprivileged(ids: tuple[int, int]) -> tuple[str, ...]:
-    """criu's flag for running as a non-root account (:func:`run_as_account`)."""
-    return ("--unprivileged",) if ids[0] != 0 else ()
-
-
-def _ids_from_meta(value: Any, snap_id: str) -> tuple[int, int]:
-    """``browser_ids`` of a snapshot's meta (absent in images of root browsers made before
-    issue 31: root)."""
-    if value is None:
-        return (0, 0)
-    try:
-        uid, gid = (int(v) for v in value)
-    except (TypeError, ValueError):
-        raise SnapshotError(
-            f"criu snapshot {snap_id}: meta browser_ids must be [uid, gid], got {value!r}"
-        ) from None
-    return uid, gid

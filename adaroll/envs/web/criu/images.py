@@ -118,3 +118,17 @@ def env_config_from_dict(data: dict[str, Any] | None) -> WebEnvConfig:
     efields = {f.name for f in dataclasses.fields(WebEnvConfig)}
     econf = {k: v for k, v in data.items() if k in efields}
     return WebEnvConfig(browser=BrowserConfig(**bconf), **econf)
+
+
+def ids_from_meta(value: Any, snap_id: str) -> tuple[int, int]:
+    """``browser_ids`` of a snapshot's meta: whom criu restores the browser as (absent in
+    images of root browsers made before issue 31: root)."""
+    if value is None:
+        return (0, 0)
+    try:
+        uid, gid = (int(v) for v in value)
+    except (TypeError, ValueError):
+        raise SnapshotError(
+            f"criu snapshot {snap_id}: meta browser_ids must be [uid, gid], got {value!r}"
+        ) from None
+    return uid, gid

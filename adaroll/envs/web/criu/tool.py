@@ -187,6 +187,11 @@ def run_as_account(uid: int, gid: int) -> list[str]:
     ]
 
 
+def unprivileged_flags(ids: tuple[int, int]) -> tuple[str, ...]:
+    """criu's flag for running as a non-root account (:func:`run_as_account`)."""
+    return ("--unprivileged",) if ids[0] != 0 else ()
+
+
 def task_ids(pid: int) -> tuple[int, int]:
     """Real uid and gid of process ``pid`` (a browser's namespace init: whom criu runs as)."""
     uid = gid = 0
