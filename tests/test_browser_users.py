@@ -53,6 +53,18 @@ def _status(pid: int) -> dict[str, str]:
         return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
 
 
+def _thread_nices(pid: int) -> list[int]:
+    """The nice value of every thread of ``pid`` (field 19 of /proc/PID/task/TID/stat)."""
+    nices = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                nices.append(int(f.read().rsplit(")", 1)[1].split()[16]))
+        except (FileNotFoundError, ProcessLookupError):  # a thread that just ended
+            continue
+    return nices
+
+
 def _check_namespace(init: int, uid: int, gid: int) -> None:
     """Every process of the browser's pid namespace (the init included) is the account, with
     no supplementary group; Chromium has no capability and cannot gain any (no_new_privs); the
@@ -68,6 +80,9 @@ def _check_namespace(init: int, uid: int, gid: int) -> None:
         if pid in chromium:
             assert int(status["CapEff"], 16) == int(status["CapPrm"], 16) == 0, status
             assert status["NoNewPrivs"] == "1"
+            # as root, Chromium raises its display threads to nice -8 (and CRIU restores them
+            # so), starving the trainer on a shared machine; the account cannot
+            assert min(_thread_nices(pid)) >= os.getpriority(os.PRIO_PROCESS, 0), pid
     assert int(_status(init)["CapPrm"], 16) == CAP_SYS_ADMIN
     assert "tini" in live_processes()[init]
 
