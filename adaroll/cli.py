@@ -474,11 +474,17 @@ def jitter(
         float | None, typer.Option(help="Val Avg@k to cross (fraction); default: the run's target.")
     ] = None,
     split: Annotated[str, typer.Option(help="Split evaluated (val, as for the target).")] = "val",
+    jobs: Annotated[
+        int, typer.Option(min=1, help="Evaluations at once (one process each); same result.")
+    ] = 1,
 ) -> None:
     """Crossing jitter: evaluate every policy a phase saved at its evaluations
     (rl.eval.keep_policies=true) under REPEATS fresh evaluation seeds and print where each seed
     first crosses the target, and their spread (env steps). Reports only: nothing is billed."""
+    from functools import partial
+
     from adaroll.config import load_config
+    from adaroll.envs import make_env
     from adaroll.experiments.jitter import measure
     from adaroll.policies import load_policy
     from adaroll.training.pipeline import Pipeline
@@ -503,13 +509,14 @@ def jitter(
         result = measure(
             run / configuration,
             target,
-            load=lambda p: load_policy(cfg.policy, p),
-            make_env=pipeline.make_env,
+            load=partial(load_policy, cfg.policy),  # partials pickle for --jobs
+            make_env=partial(make_env, cfg.env.name, **cfg.env.options),
             tasks=pipeline.split(split),
             k=cfg.rl.eval.k,
             history_window=cfg.policy.history,
             repeats=repeats,
             seed=cfg.seed,
+            jobs=jobs,
         )
     except (FileNotFoundError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -14,7 +14,10 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
+from functools import partial
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +60,11 @@ def measure(
     history_window: int,
     repeats: int,
     seed: int = 0,
+    jobs: int = 1,
 ) -> Jitter:
-    """Evaluate every saved mark of a phase ``repeats`` times (see the module docstring)."""
+    """Evaluate every saved mark of a phase ``repeats`` times (see the module docstring), the
+    evaluations ``jobs`` at a time in their own processes (then ``load`` and ``make_env`` must pickle).
+    Each evaluation's seed depends only on (seed, mark, repeat), so ``jobs`` changes nothing."""
     marks_dir = Path(phase_dir) / "marks"
     marks = sorted(int(p.name) for p in marks_dir.glob("[0-9]*")) if marks_dir.is_dir() else []
     if not marks:
@@ -73,24 +79,41 @@ def measure(
         raise ValueError(
             f"{phase_dir}: marks {missing[:3]} have no evaluation row in metrics.jsonl"
         )
-    scores = [[0.0] * len(marks) for _ in range(repeats)]
-    for m, mark in enumerate(marks):
-        policy = load(marks_dir / f"{mark:06d}")
-        for r in range(repeats):
-            result = evaluate_split(
-                policy,
-                make_env,
-                tasks,
-                k=k,
-                history_window=history_window,
-                seed=derive_seed(seed, "jitter", mark, r),
-            )
-            scores[r][m] = result.avg
+    score = partial(_score, load, make_env, list(tasks), k, history_window, seed, marks_dir)
+    pairs = [(mark, r) for r in range(repeats) for mark in marks]
+    if jobs == 1:
+        flat = [score(pair) for pair in pairs]
+    else:  # spawn: a fork of a process holding torch threads is not safe
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+            flat = list(pool.map(score, pairs))
+    scores = [flat[r * len(marks) : (r + 1) * len(marks)] for r in range(repeats)]
     crossings = [
         next((steps[mark] for mark, s in zip(marks, row, strict=True) if s >= target), None)
         for row in scores
     ]
     return Jitter(target, marks, [steps[m] for m in marks], scores, crossings)
+
+
+def _score(
+    load: Callable[[Path], Policy],
+    make_env: Callable[[], GUIEnv],
+    tasks: list[TaskSpec],
+    k: int,
+    history_window: int,
+    seed: int,
+    marks_dir: Path,
+    pair: tuple[int, int],
+) -> float:
+    """Avg@k of one mark's policy under evaluation seed ``repeat``; ``pair`` is (mark, repeat)."""
+    mark, repeat = pair
+    return evaluate_split(
+        load(marks_dir / f"{mark:06d}"),
+        make_env,
+        tasks,
+        k=k,
+        history_window=history_window,
+        seed=derive_seed(seed, "jitter", mark, repeat),
+    ).avg
 
 
 def _env_steps_at(metrics: Path) -> dict[int, int]:

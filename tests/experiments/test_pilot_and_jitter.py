@@ -59,6 +59,18 @@ def test_jitter_re_evaluates_every_saved_mark(tmp_path: Path) -> None:
         repeats=3,
     )
     assert len(result.scores) == 3 and all(len(row) == 5 for row in result.scores)
+    in_processes = measure(
+        tmp_path,
+        0.5,
+        load=GoPolicy.load,
+        make_env=LineEnv,
+        tasks=SUITE.split("val"),
+        k=2,
+        history_window=2,
+        repeats=3,
+        jobs=2,
+    )
+    assert in_processes == result  # an evaluation's seed depends on (mark, repeat) alone
     steps = {m["iteration"]: m["phase_env_steps"] for m in trainer.metrics if m["kind"] == "eval"}
     for row, crossing in zip(result.scores, result.crossings, strict=True):
         first = next((i for i, s in enumerate(row) if s >= 0.5), None)
