@@ -45,11 +45,19 @@ def profile_home(root: Path, profile: str, quick: bool) -> Path:
     return Path(root) / (profile + ("-quick" if quick else ""))
 
 
+_BUDGET_FIELDS = ("rl.budget=", "rl.eval.every_env_steps=", "rl.eval.every_policy_samples=")
+
+
 def overrides_for(profile: Profile, quick: bool, unit: Unit) -> list[str]:
+    """The profile's overrides, then (``quick``) its tiny ones, then the variant's. A quick run
+    keeps its tiny RL budget and marks even where a variant sets its own (the recipe sweep's
+    15,000 env steps), so that every ``--quick`` experiment stays a smoke test."""
+    quick_budget = [o for o in profile.quick if o.startswith(_BUDGET_FIELDS)] if quick else []
     return [
         *profile.overrides,
         *(profile.quick if quick else ()),
         *VARIANTS[unit.variant].overrides,
+        *quick_budget,
         f"seed={unit.seed}",
         f"configurations=[{', '.join(unit.configurations)}]",
     ]
