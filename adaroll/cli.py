@@ -517,6 +517,7 @@ def jitter(
             repeats=repeats,
             seed=cfg.seed,
             jobs=jobs,
+            progress=True,
         )
     except (FileNotFoundError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)

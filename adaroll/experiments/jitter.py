@@ -12,6 +12,7 @@ report: they are billed to nothing and choose nothing.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -23,7 +24,9 @@ from typing import Any
 
 from adaroll.envs.base import GUIEnv, TaskSpec
 from adaroll.evaluation import evaluate_split
+from adaroll.experiments.runner import die_with_parent
 from adaroll.policies.base import Policy
+from adaroll.progress_bar import progress_bar
 from adaroll.seeding import derive_seed
 
 
@@ -61,6 +64,7 @@ def measure(
     repeats: int,
     seed: int = 0,
     jobs: int = 1,
+    progress: bool = False,
 ) -> Jitter:
     """Evaluate every saved mark of a phase ``repeats`` times (see the module docstring), the
     evaluations ``jobs`` at a time in their own processes (then ``load`` and ``make_env`` must pickle).
@@ -81,17 +85,29 @@ def measure(
         )
     score = partial(_score, load, make_env, list(tasks), k, history_window, seed, marks_dir)
     pairs = [(mark, r) for r in range(repeats) for mark in marks]
-    if jobs == 1:
-        flat = [score(pair) for pair in pairs]
-    else:  # spawn: a fork of a process holding torch threads is not safe
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-            flat = list(pool.map(score, pairs))
+    bar = progress_bar(total=len(pairs), desc="jitter evaluations", disable=not progress)
+    with bar:
+        if jobs == 1:
+            flat = [_counted(bar, score(pair)) for pair in pairs]
+        else:  # spawn: a fork of a process holding torch threads is not safe
+            with ProcessPoolExecutor(
+                max_workers=jobs,
+                mp_context=get_context("spawn"),
+                initializer=die_with_parent,  # a killed jitter leaves no evaluations running
+                initargs=(os.getpid(),),
+            ) as pool:
+                flat = [_counted(bar, value) for value in pool.map(score, pairs)]
     scores = [flat[r * len(marks) : (r + 1) * len(marks)] for r in range(repeats)]
     crossings = [
         next((steps[mark] for mark, s in zip(marks, row, strict=True) if s >= target), None)
         for row in scores
     ]
     return Jitter(target, marks, [steps[m] for m in marks], scores, crossings)
+
+
+def _counted(bar: Any, value: float) -> float:
+    bar.update(1)
+    return value
 
 
 def _score(
