@@ -66,9 +66,10 @@ def measure(
     jobs: int = 1,
     progress: bool = False,
 ) -> Jitter:
-    """Evaluate every saved mark of a phase ``repeats`` times (see the module docstring), the
-    evaluations ``jobs`` at a time in their own processes (then ``load`` and ``make_env`` must pickle).
-    Each evaluation's seed depends only on (seed, mark, repeat), so ``jobs`` changes nothing."""
+    """Evaluate every saved mark of a phase ``repeats`` times (see the module docstring),
+    ``jobs`` evaluations at a time in processes of their own (then ``load`` and ``make_env``
+    must pickle). Each evaluation's seed depends only on (seed, mark, repeat), so ``jobs``
+    changes no result."""
     marks_dir = Path(phase_dir) / "marks"
     marks = sorted(int(p.name) for p in marks_dir.glob("[0-9]*")) if marks_dir.is_dir() else []
     if not marks:

@@ -17,6 +17,14 @@ from adaroll.experiments.runner import (
 )
 from adaroll.experiments.specs import EXPERIMENTS, PROFILES, VARIANTS
 
+QUICK_BUDGETS = {
+    name: load_config(
+        None, overrides_for(PROFILES[name], True, Unit("default", 0, ("base_vanilla",)))
+    ).rl.budget
+    for name in PROFILES
+}
+"""Each profile's RL budget under --quick (its default variant's)."""
+
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 @pytest.mark.parametrize("quick", [False, True])
@@ -35,15 +43,7 @@ def test_every_variant_is_a_valid_config(profile, quick):
             assert cfg.seed == 3
             assert set(cfg.configurations) == set(exp.configurations_of(variant, PROFILES[profile]))
             if quick:  # a variant's own budget (the recipe sweep's) never outgrows a smoke test
-                assert cfg.rl.budget == quick_budgets[profile], (profile, variant)
-
-
-quick_budgets = {
-    name: load_config(
-        None, overrides_for(PROFILES[name], True, Unit("default", 0, ("base_vanilla",)))
-    ).rl.budget
-    for name in PROFILES
-}
+                assert cfg.rl.budget == QUICK_BUDGETS[profile], (profile, variant)
 
 
 def test_experiments_share_runs_and_union_their_configurations():
