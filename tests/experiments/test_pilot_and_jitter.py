@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -48,55 +49,21 @@ def test_jitter_re_evaluates_every_saved_mark(tmp_path: Path) -> None:
     trainer.train()
     marks = sorted(p.name for p in (tmp_path / "marks").iterdir())
     assert marks == [f"{i:06d}" for i in range(5)]  # iteration 0 and every iteration after
-    result = measure(
-        tmp_path,
-        0.5,
-        load=GoPolicy.load,
-        make_env=LineEnv,
-        tasks=SUITE.split("val"),
-        k=2,
-        history_window=2,
-        repeats=3,
+    measure_line = partial(
+        measure, load=GoPolicy.load, make_env=LineEnv, tasks=SUITE.split("val"), history_window=2
     )
+    result = measure_line(tmp_path, 0.5, k=2, repeats=3)
     assert len(result.scores) == 3 and all(len(row) == 5 for row in result.scores)
-    in_processes = measure(
-        tmp_path,
-        0.5,
-        load=GoPolicy.load,
-        make_env=LineEnv,
-        tasks=SUITE.split("val"),
-        k=2,
-        history_window=2,
-        repeats=3,
-        jobs=2,
-    )
-    assert in_processes == result  # an evaluation's seed depends on (mark, repeat) alone
+    # an evaluation's seed depends on (mark, repeat) alone, so processes change nothing
+    assert measure_line(tmp_path, 0.5, k=2, repeats=3, jobs=2) == result
     steps = {m["iteration"]: m["phase_env_steps"] for m in trainer.metrics if m["kind"] == "eval"}
     for row, crossing in zip(result.scores, result.crossings, strict=True):
         first = next((i for i, s in enumerate(row) if s >= 0.5), None)
         assert crossing == (steps[result.marks[first]] if first is not None else None)
     with pytest.raises(ValueError, match="2 evaluation seeds"):
-        measure(
-            tmp_path,
-            0.5,
-            load=GoPolicy.load,
-            make_env=LineEnv,
-            tasks=SUITE.split("val"),
-            k=1,
-            history_window=2,
-            repeats=1,
-        )
+        measure_line(tmp_path, 0.5, k=1, repeats=1)
     with pytest.raises(FileNotFoundError, match="keep_policies"):
-        measure(
-            tmp_path / "nothing",
-            0.5,
-            load=GoPolicy.load,
-            make_env=LineEnv,
-            tasks=[],
-            k=1,
-            history_window=2,
-            repeats=2,
-        )
+        measure_line(tmp_path / "nothing", 0.5, k=1, repeats=2)
 
 
 def test_pilot_reads_train_only_and_predicts(
