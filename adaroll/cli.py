@@ -153,8 +153,9 @@ def experiment(
     names: Annotated[
         list[str],
         typer.Argument(
-            help="Experiments to run: full, efficiency, routing, pivots, sensitivity, options, bandit-action, bandit-routing, "
-            "device, restore-cost, or all.",
+            help="Experiments to run: full, efficiency, routing, pivots, sensitivity, options, "
+            "bandit-action, bandit-routing, device, recipe, train-probes, text-match (web), "
+            "horizon (mobile-h6/h12/h24/h40), restore-cost, or all (every one the profile runs).",
             show_default=False,
         ),
     ],
@@ -186,7 +187,8 @@ def experiment(
     except ValueError:
         typer.echo(f"error: --seeds must be comma-separated integers, got {seeds!r}", err=True)
         raise typer.Exit(2) from None
-    chosen = EXPERIMENTS.names() if names == ["all"] else names
+    chosen = [n for n in EXPERIMENTS.names() if EXPERIMENTS.get(n).runs_on(env)]
+    chosen = chosen if names == ["all"] else names
     for path in run_experiments(
         chosen,
         profile=env,

@@ -7,24 +7,32 @@ and, for routing, the hybrid phases' ``metrics.jsonl``; nothing is typed in by h
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from adaroll.algos.targets import target_costs  # noqa: E402
-from adaroll.config import ConfigurationName  # noqa: E402
+from adaroll.experiments import horizon  # noqa: E402, F401  (registers the horizon analysis)
 from adaroll.experiments.claims import claims_table, promotion  # noqa: E402
+from adaroll.experiments.inputs import (  # noqa: E402
+    ANALYSES,
+    ORDER,
+    SCORES,
+    Inputs,
+    Section,
+    Summaries,
+    analysis,
+    markdown_table,
+    save_figure,
+)
 from adaroll.experiments.savings import HEADER as SAVINGS_HEADER  # noqa: E402
 from adaroll.experiments.savings import saving_rows  # noqa: E402
 from adaroll.experiments.specs import PROFILES, VARIANTS, Experiment, Profile  # noqa: E402
 from adaroll.experiments.stats import (  # noqa: E402
-    Censored,
     cost_to_reach,
     fmt_censored,
     fmt_count,
@@ -35,74 +43,6 @@ from adaroll.experiments.stats import (  # noqa: E402
 from adaroll.jsonl import read_jsonl  # noqa: E402
 from adaroll.report import LABELS, RL_RUNS  # noqa: E402
 from adaroll.training.bill import BILL_KEYS  # noqa: E402
-
-Summaries = dict[str, dict[int, dict[str, Any]]]
-"""variant -> seed -> the run's summary.json."""
-SCORES = ("train_avg4", "val_avg4", "heldout_avg4", "heldout_pass4")
-ORDER = get_args(ConfigurationName)
-"""Configurations in the order tables list them."""
-
-
-@dataclass
-class Section:
-    markdown: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Inputs:
-    exp: Experiment
-    home: Path
-    profile: Profile
-    summaries: Summaries
-    seeds: Sequence[int]
-    out: Path
-    quick: bool = False
-
-    def row(self, variant: str, seed: int, configuration: str) -> dict[str, Any]:
-        """The configuration's summary row; a variant run that trained no Base->Vanilla of its
-        own is scored against the seed's target from the default run (they share Base and
-        Base->Vanilla's config), not left censored for want of one."""
-        summary = self.summaries[variant][seed]
-        row = summary["configurations"].get(configuration, {})
-        default = self.summaries.get("default", {}).get(seed)
-        if row and summary.get("target_val_avg4") is None and default is not None:
-            curve = list(summary["curves"].get(configuration, []))
-            row = {**row, **target_costs(row, curve, default.get("target_val_avg4"))}
-        return row
-
-    def values(self, variant: str, configuration: str, key: str) -> list[Any]:
-        return [self.row(variant, s, configuration).get(key) for s in self.seeds]
-
-    def curve(self, variant: str, seed: int, configuration: str) -> list[dict[str, Any]]:
-        return list(self.summaries[variant][seed]["curves"].get(configuration, []))
-
-    def to_target(self, variant: str, configuration: str) -> list[Censored]:
-        """Per seed, the total env steps at which the configuration first reached its run's
-        target, censored at its whole bill when it never did."""
-        rows = [self.row(variant, s, configuration) for s in self.seeds]
-        return [
-            Censored(
-                r["steps_to_target"] if r.get("reached_target") else None, r["total_env_steps"]
-            )
-            for r in rows
-            if r
-        ]
-
-    def run_dir(self, variant: str, seed: int) -> Path:
-        return self.home / "runs" / variant / f"seed{seed}"
-
-
-ANALYSES: dict[str, Callable[[Inputs], Section]] = {}
-
-
-def analysis(*names: str) -> Callable[[Callable[[Inputs], Section]], Callable[[Inputs], Section]]:
-    def add(fn: Callable[[Inputs], Section]) -> Callable[[Inputs], Section]:
-        for name in names:
-            ANALYSES[name] = fn
-        return fn
-
-    return add
 
 
 def analyse(
@@ -123,19 +63,6 @@ def analyse(
     )
     section.markdown = header + section.markdown + (f"\n{exp.note}\n" if exp.note else "")
     return section
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def _save(fig: Any, path: Path) -> str:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path.name
 
 
 # -- Table 3 ------------------------------------------------------------------------------------
@@ -161,7 +88,7 @@ def _full_table(x: Inputs, variant: str, plot_name: str) -> tuple[str, dict[str,
         ]
         for n in names
     ]
-    table = _table(
+    table = markdown_table(
         [
             "configuration",
             "Train Avg@4",
@@ -193,7 +120,7 @@ def _full_table(x: Inputs, variant: str, plot_name: str) -> tuple[str, dict[str,
     )
     ax.set_ylabel("Avg@4 (%)")
     ax.legend(fontsize=8)
-    plot = _save(fig, x.out / plot_name)
+    plot = save_figure(fig, x.out / plot_name)
     runs = [x.summaries[variant][s]["configurations"] for s in x.seeds]
     claims, judged = claims_table(x.profile.env, runs)
     legend = (
@@ -246,7 +173,7 @@ def _experts_table(experts: Sequence[dict[str, Any]]) -> str:
     rows += [
         [f"perturbations: {k}", fmt_count([e["by_kind"].get(k, 0) for e in experts])] for k in kinds
     ]
-    return _table(["expert runs (train split, per seed)", "value"], rows)
+    return markdown_table(["expert runs (train split, per seed)", "value"], rows)
 
 
 # -- Figure 4 -----------------------------------------------------------------------------------
@@ -263,7 +190,7 @@ def efficiency(x: Inputs) -> Section:
         ]
         for n in names
     ]
-    table = _table(
+    table = markdown_table(
         [
             "configuration",
             "total env steps to target (median)",
@@ -297,7 +224,7 @@ def efficiency(x: Inputs) -> Section:
         ax.set_ylabel("Val Avg@4 (%)")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
-    plot = _save(fig, x.out / "figure4.png")
+    plot = save_figure(fig, x.out / "figure4.png")
     note = (
         "Every configuration is evaluated on `val` at iteration 0, at the first iteration past "
         "each cost mark and at the end; x is the configuration's whole bill at that evaluation."
@@ -307,7 +234,7 @@ def efficiency(x: Inputs) -> Section:
     model = (
         "\nPredicted and measured saving (mean over seeds [95% bootstrap interval]; the "
         "prediction is each run's cost model at the updating iterations N its Vanilla needed, "
-        "`adaroll/experiments/savings.py`):\n\n" + _table(SAVINGS_HEADER, savings) + "\n"
+        "`adaroll/experiments/savings.py`):\n\n" + markdown_table(SAVINGS_HEADER, savings) + "\n"
         if savings
         else ""
     )
@@ -341,13 +268,13 @@ def routing(x: Inputs) -> Section:
         ax.set_ylabel("share of tasks (%), mean over seeds")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    plot = _save(fig, x.out / "figure5.png")
+    plot = save_figure(fig, x.out / "figure5.png")
     rows = []
     for key, mean in data.items():
         n = len(mean["root"])
         for i in sorted({0, n // 4, n // 2, (3 * n) // 4, n - 1}) if n else ():
             rows.append([key, str(i + 1), *(f"{100 * mean[m][i]:.1f}" for m in modes)])
-    table = _table(["configuration", "iteration", "Local %", "Suffix %", "Root %"], rows)
+    table = markdown_table(["configuration", "iteration", "Local %", "Suffix %", "Root %"], rows)
     return Section(f"{table}\n\n![{x.exp.title}]({plot})\n", {"shares": data})
 
 
@@ -388,7 +315,7 @@ def pivot_signals(x: Inputs) -> Section:
                 *(fmt_pct(d[k]) for k in SCORES),
             ]
         )
-    table = _table(
+    table = markdown_table(
         [
             "pivot signal",
             "pivots",
@@ -451,7 +378,7 @@ def ablation(x: Inputs) -> Section:
                 decision,
             ]
         )
-    table = _table(
+    table = markdown_table(
         [
             f"{LABELS[name]} variant",
             "Val Avg@4",
@@ -509,7 +436,7 @@ def recipe(x: Inputs) -> Section:
         key=lambda v: sum(eligible[v]["val_avg4"]) / len(eligible[v]["val_avg4"]),
         default=None,
     )
-    table = _table(
+    table = markdown_table(
         ["recipe", "Val Avg@4 at the budget", "Val Avg@4, last three marks", "optimizer steps"],
         rows,
     )
@@ -575,7 +502,7 @@ def _bandit_credit(x: Inputs) -> Section:
         "state (discounted sums over the seeds; a pull's cost is its env steps plus its policy "
         "samples at the configured price)."
     )
-    table = _table(
+    table = markdown_table(
         ["configuration", "arm", "pulls", "progress per pull", "progress per 1,000 cost"], rows
     )
     return Section(f"{note}\n\n{table}\n", {"credit": data})

@@ -226,10 +226,15 @@ def run_experiments(
     """Train what ``names`` need and write each experiment's results; returns their directories."""
     from adaroll.experiments.analyses import analyse
 
-    for name in names:
-        EXPERIMENTS.get(name)
     if profile not in PROFILES:
         raise ConfigError(f"unknown environment profile {profile!r}; valid: {', '.join(PROFILES)}")
+    for name in names:
+        exp = EXPERIMENTS.get(name)
+        if not exp.runs_on(profile):
+            raise ConfigError(
+                f"experiment {name!r} runs on the profiles {', '.join(exp.profiles)}, "
+                f"not {profile!r}"
+            )
     prof = PROFILES[profile]
     home = profile_home(root, profile, quick)
     units = plan_units(names, seeds, prof)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import get_args
 
-from adaroll.config import ConfigError, ConfigurationName, GRPOConfig, SchedulerConfig
+from adaroll.config import ConfigError, ConfigurationName
 from adaroll.registry import Registry
 
 _SWEEP_MARKS = (
@@ -113,6 +113,9 @@ VARIANTS: dict[str, Variant] = {
         )
     },
     "train-probes": Variant("routing probes train", ("rl.scheduler.train_probes=true",)),
+    # the paper's defaults, in a run of its own that copies the seed's Base (the horizon sweep
+    # trains Base->Hybrid beside, not after, the default run's Base->Vanilla)
+    "own-run": Variant("paper defaults, a run of its own"),
 }
 RECIPE_VARIANTS = tuple(v for v in VARIANTS if v.startswith("recipe-"))
 
@@ -312,28 +315,39 @@ HORIZON_TEMPLATES: dict[str, tuple[str, ...]] = {
 """Ten trainable templates per bucket, over at least five apps each, chosen from expert lengths
 alone (``adaroll envs list mobile --lengths``, before any RL run) at least half a step inside
 their bucket; tests/experiments/test_horizon_profiles.py re-measures them."""
-VANILLA_UPDATES = 30
-"""Iterations Base->Vanilla can make at least within a horizon profile's RL budget."""
+HORIZON_PILOT: dict[str, tuple[int, dict[int, float]]] = {
+    "h6": (667, {10: 0.087, 30: 0.458, 100: 0.588}),
+    "h12": (940, {10: 0.143, 30: 0.524, 100: 0.657}),
+    "h24": (2423, {10: 0.194, 30: 0.566, 100: 0.697}),
+    "h40": (3362, {10: 0.245, 30: 0.623, 100: 0.755}),
+}
+"""Per bucket, from the train-split pilot committed before any RL run of these profiles
+(docs/results/pilots/mobile-<bucket>-seed0.json, ``adaroll pilot``): the env steps of one
+Base->Vanilla iteration, and the cost model's predicted saving S(N) of Base->Hybrid after N
+Vanilla iterations; tests/experiments/test_horizon_profiles.py checks them against the files."""
+HORIZON_SWEEP = (10, 30)
+"""The budgets of the sweep in Vanilla iterations at the pilot's cost; all are read from one run
+per configuration at the largest (a phase's first b env steps do not depend on its budget)."""
+MARKS_PER_ITERATION = 0.4
+"""Val evaluations per Vanilla iteration (one every 2.5), so that each budget of the sweep ends on
+a mark and its target (the last three marks) lies inside it."""
 
 
-def horizon_budget(hi: int, vanilla_updates: int = VANILLA_UPDATES) -> int:
-    """The budget rule every horizon profile shares: ``vanilla_updates`` Vanilla iterations
-    (tasks per iteration x group size root rollouts) whose every episode runs to the step limit
-    of a task at the bucket's top length (1.5 x hi + 5, plus the noisy device's allowance) - so
-    Base->Vanilla makes at least that many updates whatever its success rate."""
-    from adaroll.envs.mobile.device import PROFILES as DEVICES
-    from adaroll.envs.mobile.tasks.base import max_steps_for
-
-    step_limit = max_steps_for(hi) + DEVICES["noisy"].extra_steps
-    per_iteration = SchedulerConfig().tasks_per_iteration * GRPOConfig().group_size
-    return vanilla_updates * per_iteration * step_limit
+def horizon_mark(bucket: str) -> int:
+    """Env steps (and policy samples) between two Val evaluations of a horizon profile."""
+    return round(HORIZON_PILOT[bucket][0] / MARKS_PER_ITERATION)
 
 
-def horizon_profile(
-    bucket: str, templates: tuple[str, ...], vanilla_updates: int = VANILLA_UPDATES
-) -> Profile:
-    """The noisy phone restricted to ``templates`` of one horizon bucket, with 80-task pools and
-    the shared budget rule (:func:`horizon_budget`); an empty bucket is a config error."""
+def horizon_budget(bucket: str, iterations: int) -> int:
+    """The RL budget (env steps, and policy samples alike) in which Base->Vanilla makes about
+    ``iterations`` iterations at the pilot's per-iteration cost: a whole number of marks."""
+    return round(iterations * MARKS_PER_ITERATION) * horizon_mark(bucket)
+
+
+def horizon_profile(bucket: str, templates: tuple[str, ...]) -> Profile:
+    """The noisy phone restricted to ``templates`` of one horizon bucket, with 80-task pools, the
+    budget of the sweep's largest cell (:func:`horizon_budget`) and Val marks at every
+    :func:`horizon_mark`; an empty bucket is a config error."""
     if bucket not in HORIZON_BUCKETS:
         raise ConfigError(
             f"unknown horizon bucket {bucket!r}; buckets: {', '.join(HORIZON_BUCKETS)}"
@@ -344,8 +358,7 @@ def horizon_profile(
             f"horizon bucket {bucket!r} ({lo} < expert steps <= {hi}) has no templates"
         )
     names = ", ".join(templates)
-    budget = horizon_budget(hi, vanilla_updates)
-    every = budget // 4
+    budget, every = horizon_budget(bucket, max(HORIZON_SWEEP)), horizon_mark(bucket)
     pools = (
         f"env.suite_options={{n_train: 80, n_val: 80, n_heldout: 80, n_heldout_templates: 0, "
         f"templates: [{names}]}}"
@@ -354,6 +367,12 @@ def horizon_profile(
         f"env.suite_options={{n_pretrain: 80, n_train: 8, n_heldout: 8, n_heldout_templates: 0, "
         f"templates: [{names}]}}",
         *_MOBILE_QUICK[1:],
+        # a few iterations of two tasks (long episodes), so that a quick sweep's smaller budget
+        # ends inside the phase
+        "rl.budget={env_steps: 1200, policy_samples: 1200}",
+        "rl.eval.every_env_steps=400",
+        "rl.eval.every_policy_samples=400",
+        "rl.scheduler.tasks_per_iteration=2",
     )
     return Profile(
         "mobile",
@@ -421,16 +440,23 @@ class Experiment:
     defines the target of an ablation)."""
     note: str = ""
     """How to read the table (printed under it)."""
+    profiles: tuple[str, ...] = ()
+    """The environment profiles it runs on (every one when empty)."""
+    own_configurations: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(variant, configurations) pairs: variants that train these instead of ``configurations``,
+    e.g. one configuration per run, so that the phases of a seed train in parallel."""
+
+    def runs_on(self, profile: str) -> bool:
+        return not self.profiles or profile in self.profiles
 
     def variants_for(self, profile: Profile) -> tuple[str, ...]:
         return tuple(v for v in self.variants if v not in profile.skip)
 
     def configurations_of(self, variant: str, profile: Profile) -> tuple[str, ...]:
         extra = self.default_extra if variant == "default" else ()
+        own = dict(self.own_configurations).get(variant, self.configurations)
         return tuple(
-            c
-            for c in dict.fromkeys(("base", *self.configurations, *extra))
-            if c not in profile.skip_configurations
+            c for c in dict.fromkeys(("base", *own, *extra)) if c not in profile.skip_configurations
         )
 
 
@@ -547,6 +573,20 @@ for _exp in (
         ("default", "train-probes"),
         ("base_hybrid",),
         default_extra=("base_vanilla",),
+    ),
+    Experiment(
+        "horizon",
+        "Where routing pays: the saving by budget on one horizon bucket",
+        ("default", "own-run"),
+        ("base_vanilla",),
+        own_configurations=(("own-run", ("base_hybrid",)),),
+        profiles=tuple(f"mobile-{bucket}" for bucket in HORIZON_BUCKETS),
+        note="Each budget is read from the same runs, cut where a run with that budget would "
+        "have stopped (a phase's first b env steps and its marks do not depend on its budget). "
+        "Target per seed and budget: the mean of Base->Vanilla's last three Val Avg@4 within "
+        "it. Saving: Vanilla minus Hybrid total env steps to the target, paired by seed (a run "
+        "that never reached it counted at the larger bill of its pair); predicted: the train "
+        "pilot's S(N), committed before the runs.",
     ),
     Experiment("restore-cost", "Restore cost (Table 1 analogue)", (), ()),
 ):

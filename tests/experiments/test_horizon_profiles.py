@@ -4,6 +4,9 @@ only from its templates."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from adaroll.config import ConfigError, load_config
@@ -13,11 +16,16 @@ from adaroll.envs.mobile.tasks import get_template
 from adaroll.experiments.runner import Unit, overrides_for
 from adaroll.experiments.specs import (
     HORIZON_BUCKETS,
+    HORIZON_PILOT,
+    HORIZON_SWEEP,
     HORIZON_TEMPLATES,
     PROFILES,
     horizon_budget,
+    horizon_mark,
     horizon_profile,
 )
+
+PILOTS = Path(__file__).parents[2] / "docs" / "results" / "pilots"
 
 HORIZON = {f"mobile-{b}": b for b in HORIZON_BUCKETS}
 
@@ -42,14 +50,25 @@ def test_buckets_are_disjoint_and_share_one_budget_rule() -> None:
         map(len, HORIZON_TEMPLATES.values())
     )
     for name, bucket in HORIZON.items():
-        budget = horizon_budget(HORIZON_BUCKETS[bucket][1])
+        budget, mark = horizon_budget(bucket, max(HORIZON_SWEEP)), horizon_mark(bucket)
         assert (
             f"rl.budget={{env_steps: {budget}, policy_samples: {budget}}}"
             in PROFILES[name].overrides
         )
-    # 30 Vanilla iterations of 8 tasks x 8 rollouts, each to the step limit of the bucket's top
-    assert horizon_budget(6) == 30 * 64 * (14 + 10) and horizon_budget(40) == 30 * 64 * (65 + 10)
-    assert horizon_budget(12, vanilla_updates=10) * 3 == horizon_budget(12)
+        assert f"rl.eval.every_env_steps={mark}" in PROFILES[name].overrides
+        # every budget of the sweep ends on a mark, with at least three marks inside it
+        assert all(horizon_budget(bucket, n) % mark == 0 for n in HORIZON_SWEEP)
+        assert horizon_budget(bucket, min(HORIZON_SWEEP)) >= 3 * mark
+    # N Vanilla iterations at the pilot's cost: 10 x 667 env steps on h6, in marks of 2.5
+    assert horizon_mark("h6") == 1668 and horizon_budget("h6", 10) == 4 * 1668
+
+
+@pytest.mark.parametrize("bucket", sorted(HORIZON_BUCKETS))
+def test_the_budgets_and_predictions_are_the_committed_pilots(bucket: str) -> None:
+    pilot = json.loads((PILOTS / f"mobile-{bucket}-seed0.json").read_text())
+    per_iteration, predicted = HORIZON_PILOT[bucket]
+    assert per_iteration == round(pilot["vanilla_per_iteration"])
+    assert predicted == {int(n): round(s, 3) for n, s in pilot["predicted_saving"].items()}
 
 
 def test_an_empty_bucket_is_a_config_error_naming_it() -> None:
@@ -76,7 +95,8 @@ def test_a_horizon_profiles_suite_draws_from_its_templates(name: str) -> None:
     assert suite.split("heldout-templates") == [] and suite.dropped == []
     full = load_config(None, overrides_for(profile, False, Unit("default", 0, ("base",))))
     assert full.env.suite_options["templates"] == list(profile.templates)
+    bucket = name.removeprefix("mobile-")
     assert (full.env.suite_options["n_train"], full.rl.budget.env_steps) == (
         80,
-        horizon_budget(profile.bucket[1]),
+        horizon_budget(bucket, max(HORIZON_SWEEP)),
     )

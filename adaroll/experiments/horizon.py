@@ -1,0 +1,205 @@
+"""The horizon sweep (issue 28): on one horizon bucket, Base->Vanilla against Base->Hybrid at
+each budget of :data:`~adaroll.experiments.specs.HORIZON_SWEEP`, the measured saving beside the
+saving the train-split pilot predicted before the runs.
+
+Every budget is read from the same two runs per seed, trained at the largest budget: a phase's
+first b env steps, and the Val evaluations it makes on the way, do not depend on its budget
+(each iteration and each evaluation is seeded by its own index;
+tests/experiments/test_horizon.py checks a run against a shorter one). A budget's cut keeps the
+evaluations up to the one at which a phase with that budget would have stopped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+
+from adaroll.algos.targets import vanilla_target
+from adaroll.config import load_config
+from adaroll.experiments.inputs import Inputs, Section, analysis, markdown_table, save_figure
+from adaroll.experiments.runner import Unit, overrides_for
+from adaroll.experiments.specs import (
+    HORIZON_BUCKETS,
+    HORIZON_PILOT,
+    HORIZON_SWEEP,
+    horizon_budget,
+)
+from adaroll.experiments.stats import (
+    Censored,
+    bootstrap_ci,
+    fmt_censored,
+    fmt_count,
+    fmt_interval,
+    fmt_pct,
+    paired_cost_difference,
+)
+
+HYBRID_RUN = "own-run"
+"""The variant whose runs train Base->Hybrid (the default runs train Base->Vanilla)."""
+
+
+def cut_at_budget(curve: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+    """The evaluations a phase with RL budget ``budget`` (env steps and policy samples alike)
+    would have made: those up to the first whose phase spend reaches the budget, where that
+    phase would have stopped. A curve that never reaches it is a run shorter than the budget."""
+    samples_before = curve[0]["policy_samples"]  # the iteration-0 point: nothing spent yet
+    for i, point in enumerate(curve):
+        spent = max(point["phase_env_steps"], point["policy_samples"] - samples_before)
+        if spent >= budget:
+            return curve[: i + 1]
+    raise ValueError(
+        f"the run stopped at {curve[-1]['phase_env_steps']:,} phase env steps, before the "
+        f"budget of {budget:,} it is read at"
+    )
+
+
+def to_target(curve: list[dict[str, Any]], target: float | None) -> Censored:
+    """Total env steps at the first evaluation reaching ``target``, censored at the bill of the
+    curve's last evaluation when none does."""
+    hit = next(
+        (
+            p["total_env_steps"]
+            for p in curve
+            if target is not None and p.get("val_avg") is not None and p["val_avg"] >= target - 1e-9
+        ),
+        None,
+    )
+    return Censored(hit, curve[-1]["total_env_steps"])
+
+
+def bucket_of(x: Inputs) -> str:
+    return next(b for b, bounds in HORIZON_BUCKETS.items() if bounds == x.profile.bucket)
+
+
+def sweep_budgets(x: Inputs) -> dict[int, int]:
+    """The RL budget of each cell of the sweep; under ``--quick`` the same fractions of the
+    quick run's tiny budget, in whole marks, so that a smoke run exercises every cell."""
+    bucket = bucket_of(x)
+    if not x.quick:
+        return {n: horizon_budget(bucket, n) for n in HORIZON_SWEEP}
+    cfg = load_config(None, overrides_for(x.profile, True, Unit("default", 0, ("base",))))
+    budget, mark = cfg.rl.budget.env_steps, cfg.rl.eval.every_env_steps
+    assert budget is not None and mark is not None
+    return {n: mark * max(1, round(budget / mark * n / max(HORIZON_SWEEP))) for n in HORIZON_SWEEP}
+
+
+def budget_cell(x: Inputs, iterations: int, budget: int) -> dict[str, Any]:
+    """Per seed, both configurations cut at ``budget`` (about ``iterations`` Vanilla
+    iterations): the target within it, the costs to reach it, the paired saving and the scores
+    at the cut."""
+    seeds: list[dict[str, Any]] = []
+    for seed in x.seeds:
+        vanilla = cut_at_budget(x.curve("default", seed, "base_vanilla"), budget)
+        hybrid = cut_at_budget(x.curve(HYBRID_RUN, seed, "base_hybrid"), budget)
+        target = vanilla_target(vanilla)
+        v, h = to_target(vanilla, target), to_target(hybrid, target)
+        saved = paired_cost_difference(v, h)
+        vanilla_cost = max(v.budget, h.budget) if v.censored else v.observed
+        seeds.append(
+            {
+                "seed": seed,
+                "target": target,
+                "vanilla": {"value": v.value, "budget": v.budget},
+                "hybrid": {"value": h.value, "budget": h.budget},
+                "saved": saved,
+                "saved_fraction": saved / vanilla_cost,
+                "vanilla_iterations": vanilla[-1]["iteration"],
+                "val": {"vanilla": vanilla[-1]["val_avg"], "hybrid": hybrid[-1]["val_avg"]},
+                "heldout": {
+                    "vanilla": vanilla[-1].get("heldout_avg"),
+                    "hybrid": hybrid[-1].get("heldout_avg"),
+                },
+            }
+        )
+    return {
+        "iterations": iterations,
+        "budget": budget,
+        "predicted_saving": HORIZON_PILOT[bucket_of(x)][1].get(iterations),
+        "saved": bootstrap_ci([s["saved"] for s in seeds]),
+        "saved_fraction": bootstrap_ci([s["saved_fraction"] for s in seeds]),
+        "seeds": seeds,
+    }
+
+
+@analysis("horizon")
+def horizon(x: Inputs) -> Section:
+    bucket = bucket_of(x)
+    cells = [budget_cell(x, n, budget) for n, budget in sweep_budgets(x).items()]
+    rows = []
+    for cell in cells:
+        seeds = cell["seeds"]
+        costs = {
+            side: [Censored(s[side]["value"], s[side]["budget"]) for s in seeds]
+            for side in ("vanilla", "hybrid")
+        }
+        predicted = cell["predicted_saving"]
+        rows.append(
+            [
+                f"{cell['iterations']} ({cell['budget']:,})",
+                fmt_count([s["vanilla_iterations"] for s in seeds]),
+                fmt_censored(costs["vanilla"]),
+                fmt_censored(costs["hybrid"]),
+                fmt_interval(cell["saved"]),
+                fmt_interval(cell["saved_fraction"], scale=100, unit="%"),
+                "-" if predicted is None else f"{100 * predicted:+.1f}%",
+                *(fmt_pct([s["val"][side] for s in seeds]) for side in ("vanilla", "hybrid")),
+                *(fmt_pct([s["heldout"][side] for s in seeds]) for side in ("vanilla", "hybrid")),
+            ]
+        )
+    table = markdown_table(
+        [
+            "budget: Vanilla iterations (env steps)",
+            "Vanilla's iterations made",
+            "Base->Vanilla total env steps to target (median)",
+            "Base->Hybrid (median)",
+            "saved: Vanilla - Hybrid [95% CI]",
+            "saved, fraction of Vanilla's [95% CI]",
+            "predicted S(N)",
+            "Val Avg@4 Vanilla",
+            "Val Avg@4 Hybrid",
+            "Held-Out Avg@4 Vanilla",
+            "Held-Out Avg@4 Hybrid",
+        ],
+        rows,
+    )
+    plot = save_figure(_figure(bucket, cells), x.out / "saving.png")
+    note = (
+        f"Bucket {bucket} ({HORIZON_BUCKETS[bucket][0]} < expert steps <= "
+        f"{HORIZON_BUCKETS[bucket][1]}); one Vanilla iteration costs "
+        f"{HORIZON_PILOT[bucket][0]:,} env steps in the pilot. Held-Out is evaluated at the "
+        "end of the runs only, so only the largest budget has it."
+    )
+    return Section(
+        f"{note}\n\n{table}\n\n![saving by budget]({plot})\n",
+        {"bucket": bucket, "cells": cells},
+    )
+
+
+def _figure(bucket: str, cells: list[dict[str, Any]]) -> Any:
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    xs = [c["iterations"] for c in cells]
+    measured = [c["saved_fraction"] for c in cells]
+    ax.errorbar(
+        xs,
+        [100 * m[0] for m in measured],
+        yerr=[[100 * (m[0] - m[1]) for m in measured], [100 * (m[2] - m[0]) for m in measured]],
+        fmt="o-",
+        capsize=4,
+        label="measured (mean, 95% CI)",
+    )
+    predicted = [(c["iterations"], c["predicted_saving"]) for c in cells]
+    ax.plot(
+        [n for n, p in predicted if p is not None],
+        [100 * p for _, p in predicted if p is not None],
+        "s--",
+        label="predicted by the pilot",
+    )
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xticks(xs, [str(n) for n in xs])
+    ax.set_xlabel("budget (Base->Vanilla iterations)")
+    ax.set_ylabel("env steps saved to the target (%)")
+    ax.set_title(f"Base->Hybrid vs Base->Vanilla, mobile-{bucket}")
+    ax.legend(fontsize=8)
+    return fig

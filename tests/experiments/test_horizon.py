@@ -1,0 +1,119 @@
+"""The horizon sweep (issue 28): a budget read from a longer run is the run with that budget;
+the analysis cuts each run where that budget ends, sets the target inside it and pairs the
+costs by seed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adaroll.config import ConfigError, load_config
+from adaroll.experiments.horizon import HYBRID_RUN, budget_cell, cut_at_budget, horizon
+from adaroll.experiments.inputs import Inputs
+from adaroll.experiments.runner import Unit, copy_base, overrides_for, run_experiments
+from adaroll.experiments.specs import EXPERIMENTS, PROFILES, horizon_budget
+from adaroll.training.pipeline import Pipeline
+
+
+def _point(phase: int, val: float, *, samples: int | None = None, before: int = 500) -> dict:
+    return {
+        "iteration": phase // 100,
+        "phase_env_steps": phase,
+        "policy_samples": phase if samples is None else samples,
+        "total_env_steps": before + phase,
+        "train_samples": phase,
+        "val_avg": val,
+    }
+
+
+def test_a_cut_ends_at_the_evaluation_where_that_budget_would_have_stopped() -> None:
+    curve = [_point(0, 0.1), _point(210, 0.2), _point(405, 0.3), _point(800, 0.4)]
+    assert cut_at_budget(curve, 400) == curve[:3]
+    assert cut_at_budget(curve, 800) == curve
+    # policy samples count against the budget as env steps do (one-step groups step no env)
+    sampled = [_point(0, 0.1), _point(100, 0.2, samples=420), _point(405, 0.3)]
+    assert cut_at_budget(sampled, 400) == sampled[:2]
+    with pytest.raises(ValueError, match="stopped at 800 phase env steps, before the budget"):
+        cut_at_budget(curve, 1200)
+
+
+def _summary(configuration: str, curve: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"configurations": {configuration: {}}, "curves": {configuration: curve}}
+
+
+def test_the_saving_is_paired_by_seed_with_the_target_inside_each_budget(tmp_path: Path) -> None:
+    profile = PROFILES["mobile-h6"]
+    short, long = horizon_budget("h6", 10), horizon_budget("h6", 30)
+    mark = short // 4
+
+    def curve(vals: list[float], before: int) -> list[dict[str, Any]]:
+        return [_point(i * mark, v, before=before) for i, v in enumerate(vals)]
+
+    vanilla = [0.2, 0.2, 0.3, 0.4, 0.4, 0.4, 0.5, 0.5, 0.5, 0.6, 0.6, 0.6, 0.6]
+    hybrid = [0.2, 0.4, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6]
+    summaries = {
+        "default": {s: _summary("base_vanilla", curve(vanilla, 500)) for s in (0, 1)},
+        HYBRID_RUN: {s: _summary("base_hybrid", curve(hybrid, 900)) for s in (0, 1)},
+    }
+    x = Inputs(EXPERIMENTS.get("horizon"), tmp_path, profile, summaries, (0, 1), tmp_path)
+    small = budget_cell(x, 10, short)
+    # within 10 iterations the target is the mean of marks 2-4 (0.3, 0.4, 0.4): Vanilla reaches
+    # it at mark 3, Hybrid at mark 1 (its own bill: 400 more demo env steps before the phase)
+    seed = small["seeds"][0]
+    assert seed["target"] == pytest.approx(1.1 / 3)
+    assert seed["vanilla"]["value"] == 500 + 3 * mark and seed["hybrid"]["value"] == 900 + mark
+    assert seed["saved"] == 2 * mark - 400 and small["saved"][0] == seed["saved"]
+    assert small["budget"] == short and small["predicted_saving"] == 0.087
+    big = budget_cell(x, 30, long)
+    # within 30 the target is 0.6, which Vanilla first reaches at mark 9 and Hybrid at mark 2
+    assert big["seeds"][0]["vanilla"]["value"] == 500 + 9 * mark and big["budget"] == long
+    assert big["seeds"][0]["hybrid"]["value"] == 900 + 2 * mark
+    section = horizon(x)
+    assert (tmp_path / "saving.png").exists() and "| 10 (" in section.markdown
+    # a Hybrid that never reaches the target is counted at the larger bill of the pair
+    flat = {s: _summary("base_hybrid", curve([0.1] * 13, 900)) for s in (0, 1)}
+    x = Inputs(x.exp, tmp_path, profile, {**summaries, HYBRID_RUN: flat}, (0, 1), tmp_path)
+    censored = budget_cell(x, 10, short)["seeds"][0]
+    assert censored["hybrid"]["value"] is None
+    assert censored["saved"] == 500 + 3 * mark - (900 + 4 * mark)
+
+
+def test_a_phase_read_at_a_smaller_budget_is_the_phase_trained_with_it(tmp_path: Path) -> None:
+    """The premise of reading every budget from one run: the quick sweep (budget 1,200, marks
+    every 400) cut at 400 makes the evaluations that the same seed trained with budget 200 makes, for
+    Vanilla and Hybrid alike."""
+    (results,) = run_experiments(
+        ["horizon"], profile="mobile-h6", seeds=[0], quick=True, root=tmp_path, say=print
+    )
+    cells = json.loads((results / "results.json").read_text())["cells"]
+    assert [c["budget"] for c in cells] == [400, 1200] and len(cells[0]["seeds"]) == 1
+    runs = results.parent / "runs"
+    unit = Unit("default", 0, ("base", "base_vanilla", "base_hybrid"))
+    overrides = [
+        *overrides_for(PROFILES["mobile-h6"], True, unit),
+        "rl.budget={env_steps: 400, policy_samples: 400}",
+    ]
+    short_dir = tmp_path / "short"
+    short_dir.mkdir()
+    copy_base(runs / "default" / "seed0", short_dir)
+    Pipeline(load_config(None, overrides), short_dir, progress=False, say=print).run()
+    short = json.loads((short_dir / "summary.json").read_text())["curves"]
+    keys = ("iteration", "total_env_steps", "policy_samples", "train_samples", "val_avg")
+    for name, variant in (("base_vanilla", "default"), ("base_hybrid", HYBRID_RUN)):
+        whole = json.loads((runs / variant / "seed0" / "summary.json").read_text())["curves"][name]
+        cut = cut_at_budget(whole, 400)
+        assert [{k: p[k] for k in keys} for p in cut] == [
+            {k: p[k] for k in keys} for p in short[name]
+        ], name
+        assert len(whole) > len(cut)  # the whole run went on past the cut
+
+
+def test_the_sweep_runs_on_the_horizon_profiles_only(tmp_path: Path) -> None:
+    with pytest.raises(
+        ConfigError, match="'horizon' runs on the profiles mobile-h6, .*not 'mobile'"
+    ):
+        run_experiments(["horizon"], profile="mobile", seeds=[0], quick=True, root=tmp_path)
+    assert not any(tmp_path.iterdir())  # refused before anything was trained
