@@ -11,6 +11,7 @@ evaluations up to the one at which a phase with that budget would have stopped.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -28,6 +29,7 @@ from adaroll.experiments.specs import (
 from adaroll.experiments.stats import (
     Censored,
     bootstrap_ci,
+    bootstrap_ratio_ci,
     fmt_censored,
     fmt_count,
     fmt_interval,
@@ -103,7 +105,7 @@ def budget_cell(x: Inputs, iterations: int, budget: int) -> dict[str, Any]:
                 "vanilla": {"value": v.value, "budget": v.budget},
                 "hybrid": {"value": h.value, "budget": h.budget},
                 "saved": saved,
-                "saved_fraction": saved / vanilla_cost,
+                "vanilla_cost": vanilla_cost,
                 "vanilla_iterations": vanilla[-1]["iteration"],
                 "val": {"vanilla": vanilla[-1]["val_avg"], "hybrid": hybrid[-1]["val_avg"]},
                 "heldout": {
@@ -117,7 +119,9 @@ def budget_cell(x: Inputs, iterations: int, budget: int) -> dict[str, Any]:
         "budget": budget,
         "predicted_saving": HORIZON_PILOT[bucket_of(x)][1].get(iterations),
         "saved": bootstrap_ci([s["saved"] for s in seeds]),
-        "saved_fraction": bootstrap_ci([s["saved_fraction"] for s in seeds]),
+        "saved_fraction": bootstrap_ratio_ci(
+            [s["saved"] for s in seeds], [s["vanilla_cost"] for s in seeds]
+        ),
         "seeds": seeds,
     }
 
@@ -154,7 +158,7 @@ def horizon(x: Inputs) -> Section:
             "Base->Vanilla total env steps to target (median)",
             "Base->Hybrid (median)",
             "saved: Vanilla - Hybrid [95% CI]",
-            "saved, fraction of Vanilla's [95% CI]",
+            "saved, fraction of Vanilla's mean [95% CI]",
             "predicted S(N)",
             "Val Avg@4 Vanilla",
             "Val Avg@4 Hybrid",
@@ -164,6 +168,8 @@ def horizon(x: Inputs) -> Section:
         rows,
     )
     plot = save_figure(_figure(bucket, cells), x.out / "saving.png")
+    by_bucket = {**_sibling_cells(x), bucket: cells}
+    by_horizon = save_figure(_horizon_figure(by_bucket), x.out / "saving_by_horizon.png")
     note = (
         f"Bucket {bucket} ({HORIZON_BUCKETS[bucket][0]} < expert steps <= "
         f"{HORIZON_BUCKETS[bucket][1]}); one Vanilla iteration costs "
@@ -171,7 +177,9 @@ def horizon(x: Inputs) -> Section:
         "end of the runs only, so only the largest budget has it."
     )
     return Section(
-        f"{note}\n\n{table}\n\n![saving by budget]({plot})\n",
+        f"{note}\n\n{table}\n\n![saving by budget]({plot})\n\n"
+        f"The buckets whose sweep is under the same root ({', '.join(by_bucket)}):\n\n"
+        f"![saving by horizon]({by_horizon})\n",
         {"bucket": bucket, "cells": cells},
     )
 
@@ -202,4 +210,58 @@ def _figure(bucket: str, cells: list[dict[str, Any]]) -> Any:
     ax.set_ylabel("env steps saved to the target (%)")
     ax.set_title(f"Base->Hybrid vs Base->Vanilla, mobile-{bucket}")
     ax.legend(fontsize=8)
+    return fig
+
+
+def _sibling_cells(x: Inputs) -> dict[str, list[dict[str, Any]]]:
+    """The cells of the other buckets' sweeps written under the same root (their results.json)."""
+    found = {}
+    for bucket in HORIZON_BUCKETS:
+        path = x.home.parent / f"mobile-{bucket}{'-quick' if x.quick else ''}" / "horizon"
+        if path != x.out and (path / "results.json").exists():
+            found[bucket] = json.loads((path / "results.json").read_text())["cells"]
+    return found
+
+
+def _horizon_figure(by_bucket: dict[str, list[dict[str, Any]]]) -> Any:
+    """Measured saving (mean, 95% CI) and the pilot's prediction against the horizon bucket,
+    one colour per budget of the sweep."""
+    buckets = [b for b in HORIZON_BUCKETS if b in by_bucket]
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for k, iterations in enumerate(HORIZON_SWEEP):
+        colour = f"C{k}"
+        points = [
+            (i, cell)
+            for i, b in enumerate(buckets)
+            for cell in by_bucket[b]
+            if cell["iterations"] == iterations
+        ]
+        xs = [i + 0.08 * (k - (len(HORIZON_SWEEP) - 1) / 2) for i, _ in points]
+        measured = [c["saved_fraction"] for _, c in points]
+        ax.errorbar(
+            xs,
+            [100 * m[0] for m in measured],
+            yerr=[
+                [100 * (m[0] - m[1]) for m in measured],
+                [100 * (m[2] - m[0]) for m in measured],
+            ],
+            fmt="o",
+            color=colour,
+            capsize=4,
+            label=f"{iterations} iterations: measured",
+        )
+        ax.plot(
+            xs,
+            [100 * (c["predicted_saving"] or 0) for _, c in points],
+            "s--",
+            color=colour,
+            mfc="none",
+            label=f"{iterations} iterations: predicted",
+        )
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xticks(range(len(buckets)), [f"{b}" for b in buckets])
+    ax.set_xlabel("horizon bucket (mean expert steps)")
+    ax.set_ylabel("env steps saved to the target (%)")
+    ax.set_title("Base->Hybrid vs Base->Vanilla by horizon")
+    ax.legend(fontsize=7)
     return fig

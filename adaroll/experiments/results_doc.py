@@ -34,6 +34,7 @@ ORDER = (
     "bandit-routing",
     "train-probes",
     "text-match",
+    "horizon",
     "restore-cost",
 )
 

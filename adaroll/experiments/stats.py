@@ -80,6 +80,33 @@ def bootstrap_ci(
     return statistics.fmean(xs), low, high
 
 
+def bootstrap_ratio_ci(
+    numerators: Sequence[float],
+    denominators: Sequence[float],
+    *,
+    level: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> tuple[float, float, float] | None:
+    """``sum(numerators) / sum(denominators)`` over paired seeds (e.g. env steps saved over
+    Vanilla's env steps: the saving as a fraction of the mean cost, the unit of a cost model's
+    prediction) and its percentile-bootstrap interval, resampling seeds; None for no seeds."""
+    pairs = [(float(a), float(b)) for a, b in zip(numerators, denominators, strict=True)]
+    if not pairs or sum(b for _, b in pairs) == 0:
+        return None
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        drawn = [rng.choice(pairs) for _ in pairs]
+        total = sum(b for _, b in drawn)
+        ratios.append(sum(a for a, _ in drawn) / total if total else 0.0)
+    ratios.sort()
+    tail = (1 - level) / 2
+    low = ratios[int(math.floor(tail * (resamples - 1)))]
+    high = ratios[int(math.ceil((1 - tail) * (resamples - 1)))]
+    return sum(a for a, _ in pairs) / sum(b for _, b in pairs), low, high
+
+
 def verdict(interval: tuple[float, float, float] | None, direction: int) -> Verdict:
     """``direction`` +1: the paper says ours - theirs > 0; -1: < 0."""
     if interval is None:

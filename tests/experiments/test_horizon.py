@@ -66,6 +66,7 @@ def test_the_saving_is_paired_by_seed_with_the_target_inside_each_budget(tmp_pat
     assert seed["target"] == pytest.approx(1.1 / 3)
     assert seed["vanilla"]["value"] == 500 + 3 * mark and seed["hybrid"]["value"] == 900 + mark
     assert seed["saved"] == 2 * mark - 400 and small["saved"][0] == seed["saved"]
+    assert small["saved_fraction"][0] == pytest.approx(seed["saved"] / (500 + 3 * mark))
     assert small["budget"] == short and small["predicted_saving"] == 0.087
     big = budget_cell(x, 30, long)
     # within 30 the target is 0.6, which Vanilla first reaches at mark 9 and Hybrid at mark 2
@@ -73,6 +74,7 @@ def test_the_saving_is_paired_by_seed_with_the_target_inside_each_budget(tmp_pat
     assert big["seeds"][0]["hybrid"]["value"] == 900 + 2 * mark
     section = horizon(x)
     assert (tmp_path / "saving.png").exists() and "| 10 (" in section.markdown
+    assert (tmp_path / "saving_by_horizon.png").exists()
     # a Hybrid that never reaches the target is counted at the larger bill of the pair
     flat = {s: _summary("base_hybrid", curve([0.1] * 13, 900)) for s in (0, 1)}
     x = Inputs(x.exp, tmp_path, profile, {**summaries, HYBRID_RUN: flat}, (0, 1), tmp_path)

@@ -88,3 +88,18 @@ def test_spread_ignores_missing_seeds_and_says_so():
     assert fmt_count([100, 300]) == "200 ± 141"
     assert fmt_count([None, None]) == "-"
     assert ratio(1, 0) is None and ratio(None, 2) is None and ratio(1, 4) == 0.25
+
+
+def test_a_ratio_of_paired_sums_keeps_the_sign_of_the_total_saving() -> None:
+    from adaroll.experiments.stats import bootstrap_ratio_ci
+
+    # one seed saves a lot of a large cost, two lose a little of small ones: the mean of the
+    # per-seed fractions is negative, the saving of the summed costs positive
+    saved, cost = [6000.0, -600.0, -600.0], [10000.0, 1000.0, 1000.0]
+    assert sum(s / c for s, c in zip(saved, cost, strict=True)) / 3 < 0
+    ratio, low, high = bootstrap_ratio_ci(saved, cost)
+    assert ratio == pytest.approx(4800 / 12000) and low <= ratio <= high
+    assert low < 0 < high  # resamples of the one large saving, or of the two small losses
+    assert bootstrap_ratio_ci([], []) is None
+    with pytest.raises(ValueError):
+        bootstrap_ratio_ci([1.0], [1.0, 2.0])
