@@ -369,7 +369,7 @@ def horizon_profile(bucket: str, templates: tuple[str, ...]) -> Profile:
         *_MOBILE_QUICK[1:],
         # a few iterations of two tasks (long episodes), so that a quick sweep's smaller budget
         # ends inside the phase
-        "rl.budget={env_steps: 1200, policy_samples: 1200}",
+        "rl.budget={env_steps: 800, policy_samples: 800}",
         "rl.eval.every_env_steps=400",
         "rl.eval.every_policy_samples=400",
         "rl.scheduler.tasks_per_iteration=2",
