@@ -45,6 +45,16 @@ COST_TO_TARGET = {"total_env_steps": "steps_to_target", "train_samples": "train_
 """Cost unit -> the summary key holding the cost at which the target was first reached."""
 
 CLAIMS = (
+    # not the paper's: whether RL moved the policy at all, on val (an efficiency claim measured
+    # where it did not reads demonstration bills, not learning)
+    Claim(
+        "rl_moves_val",
+        "Val Avg@4: Base->Vanilla above Base (RL moves the policy)",
+        "base_vanilla",
+        "base",
+        "val_avg4",
+        +1,
+    ),
     Claim(
         "efficiency_steps",
         "Base->Hybrid reaches the target with fewer total env steps than Base->Vanilla",

@@ -68,3 +68,15 @@ def test_an_option_is_promoted_only_with_a_confident_saving_enough_seeds_and_no_
     assert (
         promotion("mobile", never, default)["decision"] == "keep the default: no confident saving"
     )
+
+
+def test_whether_rl_moved_the_policy_is_judged_on_val_against_base() -> None:
+    moved = next(c for c in CLAIMS if c.key == "rl_moves_val")
+    rows = [
+        {"base_vanilla": {"val_avg4": 0.40 + d, "heldout_avg4": 0.1}, "base": {"val_avg4": 0.40}}
+        for d in (0.10, 0.12, 0.09, 0.11, 0.10)
+    ]
+    result = judge(moved, rows)
+    assert result["verdict"] == "held" and abs(result["interval"][0] - 0.104) < 1e-9
+    flat = [{**r, "base_vanilla": {"val_avg4": 0.40}} for r in rows]  # held-out does not count
+    assert judge(moved, flat)["verdict"] == "inconclusive"
