@@ -30,6 +30,7 @@ from adaroll.experiments.stats import (
     Censored,
     bootstrap_ci,
     bootstrap_ratio_ci,
+    cost_to_reach,
     fmt_censored,
     fmt_count,
     fmt_interval,
@@ -59,15 +60,7 @@ def cut_at_budget(curve: list[dict[str, Any]], budget: int) -> list[dict[str, An
 def to_target(curve: list[dict[str, Any]], target: float | None) -> Censored:
     """Total env steps at the first evaluation reaching ``target``, censored at the bill of the
     curve's last evaluation when none does."""
-    hit = next(
-        (
-            p["total_env_steps"]
-            for p in curve
-            if target is not None and p.get("val_avg") is not None and p["val_avg"] >= target - 1e-9
-        ),
-        None,
-    )
-    return Censored(hit, curve[-1]["total_env_steps"])
+    return Censored(cost_to_reach(curve, target)[0], curve[-1]["total_env_steps"])
 
 
 def bucket_of(x: Inputs) -> str:
