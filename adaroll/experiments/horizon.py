@@ -40,6 +40,8 @@ from adaroll.experiments.stats import (
 
 HYBRID_RUN = "own-run"
 """The variant whose runs train Base->Hybrid (the default runs train Base->Vanilla)."""
+SFT_RUN = "own-run-sft"
+"""The variant whose runs train SFT and SFT->Vanilla."""
 
 
 def cut_at_budget(curve: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
@@ -110,6 +112,7 @@ def budget_cell(x: Inputs, iterations: int, budget: int) -> dict[str, Any]:
     return {
         "iterations": iterations,
         "budget": budget,
+        "imitation": _imitation_cell(x, budget, seeds),
         "predicted_saving": HORIZON_PILOT[bucket_of(x)][1].get(iterations),
         "saved": bootstrap_ci([s["saved"] for s in seeds]),
         "saved_fraction": bootstrap_ratio_ci(
@@ -117,6 +120,39 @@ def budget_cell(x: Inputs, iterations: int, budget: int) -> dict[str, Any]:
         ),
         "seeds": seeds,
     }
+
+
+def _imitation_cell(x: Inputs, budget: int, paired: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """SFT and SFT->Vanilla against the same seed's Base->Vanilla target within ``budget``:
+    the cost to reach it (SFT's whole bill when its Val is already there) and Val at the cut;
+    None when the sweep's SFT runs were not trained."""
+    runs = x.summaries.get(SFT_RUN, {})
+    if not all(s in runs for s in x.seeds):
+        return None
+    seeds: list[dict[str, Any]] = []
+    for seed, base_run in zip(x.seeds, paired, strict=True):
+        target, sft = base_run["target"], x.row(SFT_RUN, seed, "sft")
+        rl = cut_at_budget(x.curve(SFT_RUN, seed, "sft_vanilla"), budget)
+        reached = target is not None and sft["val_avg4"] >= target - 1e-9
+        v = Censored(base_run["vanilla"]["value"], base_run["vanilla"]["budget"])
+        then_rl = to_target(rl, target)
+        seeds.append(
+            {
+                "seed": seed,
+                "sft": {
+                    "value": sft["total_env_steps"] if reached else None,
+                    "budget": sft["total_env_steps"],
+                    "val": sft["val_avg4"],
+                },
+                "sft_vanilla": {
+                    "value": then_rl.value,
+                    "budget": then_rl.budget,
+                    "val": rl[-1]["val_avg"],
+                },
+                "saved": paired_cost_difference(v, then_rl),
+            }
+        )
+    return {"seeds": seeds, "saved": bootstrap_ci([s["saved"] for s in seeds])}
 
 
 @analysis("horizon")
@@ -160,6 +196,7 @@ def horizon(x: Inputs) -> Section:
         ],
         rows,
     )
+    imitation = _imitation_table(cells)
     plot = save_figure(_figure(bucket, cells), x.out / "saving.png")
     by_bucket = {**_sibling_cells(x), bucket: cells}
     by_horizon = save_figure(_horizon_figure(by_bucket), x.out / "saving_by_horizon.png")
@@ -170,11 +207,40 @@ def horizon(x: Inputs) -> Section:
         "end of the runs only, so only the largest budget has it."
     )
     return Section(
-        f"{note}\n\n{table}\n\n![saving by budget]({plot})\n\n"
+        f"{note}\n\n{table}\n\n{imitation}![saving by budget]({plot})\n\n"
         f"The buckets whose sweep is under the same root ({', '.join(by_bucket)}):\n\n"
         f"![saving by horizon]({by_horizon})\n",
         {"bucket": bucket, "cells": cells},
     )
+
+
+def _imitation_table(cells: list[dict[str, Any]]) -> str:
+    """SFT and SFT->Vanilla beside the same target, or a line saying they were not trained."""
+    if any(c["imitation"] is None for c in cells):
+        return "SFT and SFT->Vanilla: not trained in these runs.\n\n"
+    rows = []
+    for cell in cells:
+        seeds = cell["imitation"]["seeds"]
+        rows.append(
+            [
+                f"{cell['iterations']} ({cell['budget']:,})",
+                *(
+                    fmt_censored([Censored(s[k]["value"], s[k]["budget"]) for s in seeds])
+                    for k in ("sft", "sft_vanilla")
+                ),
+                fmt_interval(cell["imitation"]["saved"]),
+                *(fmt_pct([s[k]["val"] for s in seeds]) for k in ("sft", "sft_vanilla")),
+            ]
+        )
+    header = [
+        "budget: Vanilla iterations (env steps)",
+        "SFT total env steps to target (median)",
+        "SFT->Vanilla (median)",
+        "saved by SFT->Vanilla vs Base->Vanilla [95% CI]",
+        "Val Avg@4 SFT",
+        "Val Avg@4 SFT->Vanilla",
+    ]
+    return "Imitation first, against the same targets:\n\n" + markdown_table(header, rows) + "\n\n"
 
 
 def _figure(bucket: str, cells: list[dict[str, Any]]) -> Any:

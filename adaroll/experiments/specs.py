@@ -116,6 +116,7 @@ VARIANTS: dict[str, Variant] = {
     # the paper's defaults, in a run of its own that copies the seed's Base (the horizon sweep
     # trains Base->Hybrid beside, not after, the default run's Base->Vanilla)
     "own-run": Variant("paper defaults, a run of its own"),
+    "own-run-sft": Variant("paper defaults, a run of its own (imitation first)"),
 }
 RECIPE_VARIANTS = tuple(v for v in VARIANTS if v.startswith("recipe-"))
 
@@ -577,9 +578,9 @@ for _exp in (
     Experiment(
         "horizon",
         "Where routing pays: the saving by budget on one horizon bucket",
-        ("default", "own-run"),
+        ("default", "own-run", "own-run-sft"),
         ("base_vanilla",),
-        own_configurations=(("own-run", ("base_hybrid",)),),
+        own_configurations=(("own-run", ("base_hybrid",)), ("own-run-sft", ("sft", "sft_vanilla"))),
         profiles=tuple(f"mobile-{bucket}" for bucket in HORIZON_BUCKETS),
         note="Each budget is read from the same runs, cut where a run with that budget would "
         "have stopped (a phase's first b env steps and its marks do not depend on its budget). "

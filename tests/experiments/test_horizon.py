@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from adaroll.config import ConfigError, load_config
-from adaroll.experiments.horizon import HYBRID_RUN, budget_cell, cut_at_budget, horizon
+from adaroll.experiments.horizon import (
+    HYBRID_RUN,
+    SFT_RUN,
+    budget_cell,
+    cut_at_budget,
+    horizon,
+)
 from adaroll.experiments.inputs import Inputs
 from adaroll.experiments.runner import Unit, copy_base, overrides_for, run_experiments
 from adaroll.experiments.specs import EXPERIMENTS, PROFILES, horizon_budget
@@ -73,6 +79,22 @@ def test_the_saving_is_paired_by_seed_with_the_target_inside_each_budget(tmp_pat
     assert big["seeds"][0]["vanilla"]["value"] == 500 + 9 * mark and big["budget"] == long
     assert big["seeds"][0]["hybrid"]["value"] == 900 + 2 * mark
     section = horizon(x)
+    assert small["imitation"] is None and "SFT->Vanilla: not trained" in section.markdown
+    # imitation first: SFT alone is above the 10-iteration target (0.5), so its cost is its bill
+    sft_runs = {
+        s: {
+            "configurations": {"sft": {"val_avg4": 0.5, "total_env_steps": 900}, "sft_vanilla": {}},
+            "curves": {"sft_vanilla": curve([0.5] + [0.55] * 12, 900)},
+        }
+        for s in (0, 1)
+    }
+    x = Inputs(x.exp, tmp_path, profile, {**summaries, SFT_RUN: sft_runs}, (0, 1), tmp_path)
+    imitation = budget_cell(x, 10, short)["imitation"]
+    assert imitation["seeds"][0]["sft"] == {"value": 900, "budget": 900, "val": 0.5}
+    assert imitation["seeds"][0]["saved"] == 500 + 3 * mark - 900
+    assert budget_cell(x, 30, long)["imitation"]["seeds"][0]["sft"]["value"] is None  # 0.5 < 0.6
+    section = horizon(x)
+    assert "saved by SFT->Vanilla vs Base->Vanilla" in section.markdown
     assert (tmp_path / "saving.png").exists() and "| 10 (" in section.markdown
     assert (tmp_path / "saving_by_horizon.png").exists()
     # a Hybrid that never reaches the target is counted at the larger bill of the pair
