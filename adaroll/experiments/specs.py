@@ -113,8 +113,8 @@ VARIANTS: dict[str, Variant] = {
         )
     },
     "train-probes": Variant("routing probes train", ("rl.scheduler.train_probes=true",)),
-    # the paper's defaults, in a run of its own that copies the seed's Base (the horizon sweep
-    # trains Base->Hybrid beside, not after, the default run's Base->Vanilla)
+    # the paper's defaults, in runs of their own that copy the seed's Base: the horizon sweep
+    # trains Base->Hybrid and SFT->Vanilla beside, not after, the default run's Base->Vanilla
     "own-run": Variant("paper defaults, a run of its own"),
     "own-run-sft": Variant("paper defaults, a run of its own (imitation first)"),
 }
