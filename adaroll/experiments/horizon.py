@@ -19,7 +19,6 @@ import matplotlib.pyplot as plt
 from adaroll.algos.targets import vanilla_target
 from adaroll.config import load_config
 from adaroll.experiments.inputs import Inputs, Section, analysis, markdown_table, save_figure
-from adaroll.experiments.runner import Unit, overrides_for
 from adaroll.experiments.specs import (
     HORIZON_BUCKETS,
     HORIZON_PILOT,
@@ -75,7 +74,7 @@ def sweep_budgets(x: Inputs) -> dict[int, int]:
     bucket = bucket_of(x)
     if not x.quick:
         return {n: horizon_budget(bucket, n) for n in HORIZON_SWEEP}
-    cfg = load_config(None, overrides_for(x.profile, True, Unit("default", 0, ("base",))))
+    cfg = load_config(None, [*x.profile.overrides, *x.profile.quick])
     budget, mark = cfg.rl.budget.env_steps, cfg.rl.eval.every_env_steps
     assert budget is not None and mark is not None
     return {n: mark * max(1, round(budget / mark * n / max(HORIZON_SWEEP))) for n in HORIZON_SWEEP}
