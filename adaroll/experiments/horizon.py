@@ -1,8 +1,9 @@
 """The horizon sweep (issue 28): on one horizon bucket, Base->Vanilla against Base->Hybrid at
 each budget of :data:`~adaroll.experiments.specs.HORIZON_SWEEP`, the measured saving beside the
-saving the train-split pilot predicted before the runs.
+saving the train-split pilot predicted before the runs, and SFT and SFT->Vanilla against the same
+targets.
 
-Every budget is read from the same two runs per seed, trained at the largest budget: a phase's
+Every budget is read from the same runs per seed, trained at the largest budget: a phase's
 first b env steps, and the Val evaluations it makes on the way, do not depend on its budget
 (each iteration and each evaluation is seeded by its own index;
 tests/experiments/test_horizon.py checks a run against a shorter one). A budget's cut keeps the
