@@ -491,6 +491,7 @@ class CriuSnapshots(SnapshotBackend):
             image.external_netns,
             tuple(criu),
             str(output),
+            str(pidfile),
         )
         with self._restores, subreaper():
             t1 = time.perf_counter()

@@ -16,8 +16,14 @@ a JSON :class:`Request` with one attached descriptor, the request's reply socket
 launcher sends ``pid N`` (criu's process group: the caller kills it on timeout), then
 ``exit RC`` when criu has finished, or ``error MESSAGE`` when the namespaces could not be set
 up. Restores run concurrently (the launcher waits on each criu's pidfd). The launcher exits
-when the control socket closes (the controller is gone) and ignores SIGINT (the controller
-handles Ctrl-C and closes it).
+when the control socket closes (the controller is gone) and ignores SIGINT and SIGTERM (the
+controller handles them and closes it).
+
+A restore in flight when the controller dies (killed, or crashed) still finishes: criu runs in
+a session of its own. Its branch would then belong to no one, so the launcher, when the exit
+status cannot be delivered, kills the restored tree named by the request's pidfile; when the
+control socket closes it first waits for the restores in flight (killing them after
+:data:`DRAIN_S`).
 
 The restored tree is re-parented to the controller, not to the launcher: the controller is a
 child subreaper while it starts the launcher and while any restore runs, so the launcher and
@@ -37,6 +43,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import types
 from dataclasses import asdict, dataclass
 
@@ -52,6 +59,9 @@ cache there): a directory of the backend's cache, which is bound at ``/run`` whi
 NETNS_FD = 3
 """The descriptor criu inherits the branch's network namespace on (``--inherit-fd fd[3]:...``)."""
 _MAX_MESSAGE = 1 << 16
+DRAIN_S = 60.0
+"""How long a launcher whose controller is gone waits for the restores in flight before it kills
+them (the controller's own timeout no longer applies)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,8 @@ class Request:
     """The criu command line."""
     output: str
     """File that receives criu's stdout and stderr."""
+    pidfile: str = ""
+    """criu's ``--pidfile``: the restored tree's root, killed when no controller takes it."""
 
 
 class LauncherError(RuntimeError):
@@ -115,9 +127,21 @@ def _nsinit() -> types.ModuleType:
 _loopback_up = _nsinit()._loopback_up
 
 
-def _say(reply: socket.socket, text: str) -> None:
-    with contextlib.suppress(OSError):  # the controller may have given up on this restore
+def _say(reply: socket.socket, text: str) -> bool:
+    """Whether the controller got ``text`` (it may have given up on this restore, or died)."""
+    try:
         reply.send(text.encode())
+    except OSError:
+        return False
+    return True
+
+
+def _kill_orphan(pidfile: str) -> None:
+    """Kill the restored tree that no controller took (its root is a pid namespace's init:
+    killing it ends the namespace)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open(pidfile) as f:
+            os.kill(int(f.read().split()[0]), signal.SIGKILL)
 
 
 @dataclass
@@ -129,6 +153,7 @@ class _Running:
     branch_mnt: int
     """The branch's mount namespace (to take the cache at /run away once criu is done)."""
     unmount_cache: bool
+    pidfile: str
 
 
 class _Launcher:
@@ -150,7 +175,9 @@ class _Launcher:
             return
         finally:
             self._return_home()
-        self.running[pid] = _Running(reply, os.pidfd_open(pid), branch_mnt, bool(req.kdat_dir))
+        self.running[pid] = _Running(
+            reply, os.pidfd_open(pid), branch_mnt, bool(req.kdat_dir), req.pidfile
+        )
         _say(reply, f"pid {pid}")
 
     def _spawn(self, req: Request) -> tuple[int, int]:
@@ -174,7 +201,7 @@ class _Launcher:
                 os.environ,
                 file_actions=actions,
                 setsid=True,
-                setsigdef=(signal.SIGINT, signal.SIGCHLD),
+                setsigdef=(signal.SIGINT, signal.SIGTERM, signal.SIGCHLD),
             )
         except BaseException:
             if branch_mnt >= 0:
@@ -190,7 +217,9 @@ class _Launcher:
         run = self.running.pop(pid)
         _, status = os.waitpid(pid, 0)
         os.close(run.pidfd)
-        _say(run.reply, f"exit {os.waitstatus_to_exitcode(status)}")
+        code = os.waitstatus_to_exitcode(status)
+        if not _say(run.reply, f"exit {code}") and code == 0 and run.pidfile:
+            _kill_orphan(run.pidfile)
         run.reply.close()
         if run.unmount_cache:  # the branch keeps running in that namespace (after the reply:
             # an unmount waits for an RCU grace period, the branch need not)
@@ -198,6 +227,21 @@ class _Launcher:
             _libc.umount2(b"/run", MNT_DETACH)
             self._return_home()
         os.close(run.branch_mnt)
+
+    def drain(self) -> None:
+        """Wait for the restores in flight (their controller is gone), killing what is left
+        after :data:`DRAIN_S`; each one's branch is killed by :meth:`finish`."""
+        deadline = time.monotonic() + DRAIN_S
+        while self.running:
+            by_pidfd = {run.pidfd: pid for pid, run in self.running.items()}
+            left = deadline - time.monotonic()
+            if left <= 0:
+                for pid in by_pidfd.values():
+                    with contextlib.suppress(OSError):
+                        os.killpg(pid, signal.SIGKILL)
+            ready, _, _ = select.select(list(by_pidfd), [], [], max(left, 0.0) + 1.0)
+            for fd in ready:
+                self.finish(by_pidfd[fd])
 
     def _enter_branch_namespaces(self, req: Request) -> int | None:
         """Move this process into the branch's new namespaces and set them up; the network
@@ -235,7 +279,10 @@ class _Launcher:
 
 
 def serve(control_fd: int) -> int:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller handles Ctrl-C and closes us
+    # the controller handles Ctrl-C and SIGTERM and closes us: a signal to its whole process
+    # group must not stop us before we have killed the branches it can no longer take
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     control = socket.socket(fileno=control_fd)
     control.set_inheritable(False)
     launcher = _Launcher()
@@ -251,9 +298,11 @@ def serve(control_fd: int) -> int:
         try:
             message, fds, _, _ = socket.recv_fds(control, _MAX_MESSAGE, 1)
         except OSError:
+            launcher.drain()
             return 1
-        if not message:
-            return 0  # the controller closed the socket
+        if not message:  # the controller closed the socket
+            launcher.drain()
+            return 0
         if len(fds) != 1:
             for fd in fds:
                 os.close(fd)

@@ -2,19 +2,24 @@
 place of ``criu restore``: the command must see what criu needs (the overlay at the state
 directory, the cache at ``/run``, a fresh network namespace with ``lo`` up on descriptor 3),
 and nothing of it may reach the host. Failures come back as errors, a hung command is killed
-on timeout, and a launcher that died is started again.
+on timeout, a launcher that died is started again, and a branch restored after its controller
+died is killed, not left running.
 
 Under CI (``CI=true``) not being root FAILS these tests; elsewhere they are skipped.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -173,6 +178,49 @@ def test_a_launcher_that_died_is_started_again(
     first.wait()
     assert launcher.run(request(dirs, ("/bin/true",), tmp_path), timeout=30) == 0
     assert launcher._proc is not None and launcher._proc.pid != first.pid
+
+
+def test_a_branch_restored_after_its_controller_died_is_killed(
+    dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """The controller (a process of its own) starts a restore and is killed with its whole
+    process group by SIGTERM while the stand-in for criu is still running; the stand-in then
+    "restores" a long-lived process and exits 0. No controller takes that branch, so the
+    launcher must kill it."""
+    require(os.geteuid() == 0, "the restore launcher mounts and unshares: it needs root")
+    marker = f"adaroll-orphan-test-{os.getpid()}"
+    pidfile = tmp_path / "pid"
+    criu = f"sleep 1; (exec -a {marker} sleep 60) & echo $! > {pidfile}"
+    req = request(dirs, ("/bin/bash", "-c", criu), tmp_path, pidfile=str(pidfile))
+    controller = textwrap.dedent(
+        f"""
+        import json, sys
+        from adaroll.envs.web.criu.processes import subreaper
+        from adaroll.envs.web.criu.restore_launcher import Request, RestoreLauncher
+        data = json.loads(sys.argv[1])
+        req = Request(**{{**data, "argv": tuple(data["argv"])}})
+        with subreaper():
+            print("restoring", flush=True)
+            RestoreLauncher({str(tmp_path / "launcher.err")!r}).run(req, timeout=30)
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", controller, json.dumps(asdict(req))],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+        cwd=Path(__file__).resolve().parents[4],
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == b"restoring\n"
+    time.sleep(0.5)  # the request is with the launcher; the stand-in sleeps 1 s
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not pidfile.exists():
+        time.sleep(0.05)
+    assert pidfile.exists(), "the restore did not finish after its controller died"
+    while time.monotonic() < deadline and _running(marker):
+        time.sleep(0.05)
+    assert not _running(marker), "the branch of a dead controller is still running"
 
 
 def _running(marker: str) -> bool:
