@@ -17,7 +17,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from adaroll.experiments import horizon  # noqa: E402, F401  (registers the horizon analysis)
-from adaroll.experiments.claims import claims_table, promotion  # noqa: E402
+from adaroll.experiments.claims import (  # noqa: E402
+    claims_table,
+    promotion,
+    with_phase_starts,
+)
 from adaroll.experiments.inputs import (  # noqa: E402
     ANALYSES,
     ORDER,
@@ -121,7 +125,7 @@ def _full_table(x: Inputs, variant: str, plot_name: str) -> tuple[str, dict[str,
     ax.set_ylabel("Avg@4 (%)")
     ax.legend(fontsize=8)
     plot = save_figure(fig, x.out / plot_name)
-    runs = [x.summaries[variant][s]["configurations"] for s in x.seeds]
+    runs = [with_phase_starts(x.summaries[variant][s]) for s in x.seeds]
     claims, judged = claims_table(x.profile.env, runs)
     legend = (
         "Total env steps = training rollouts and probes + replays + the expert runs behind "

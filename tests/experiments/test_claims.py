@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adaroll.experiments.claims import CLAIMS, claims_table, judge, promotion
+from adaroll.experiments.claims import CLAIMS, claims_table, judge, promotion, with_phase_starts
 
 HELDOUT = next(c for c in CLAIMS if c.key == "heldout_vs_base_vanilla")
 STEPS = next(c for c in CLAIMS if c.key == "efficiency_steps")
@@ -80,3 +80,30 @@ def test_whether_rl_moved_the_policy_is_judged_on_val_against_base() -> None:
     assert result["verdict"] == "held" and abs(result["interval"][0] - 0.104) < 1e-9
     flat = [{**r, "base_vanilla": {"val_avg4": 0.40}} for r in rows]  # held-out does not count
     assert judge(moved, flat)["verdict"] == "inconclusive"
+
+
+def test_a_phase_is_also_judged_against_its_own_iteration_0_evaluation() -> None:
+    own = next(c for c in CLAIMS if c.key == "rl_moves_val_own_start")
+
+    def summary(start: float, end: float) -> dict:
+        curve = [
+            {"phase_env_steps": 0, "val_avg": start},
+            {"phase_env_steps": 500, "val_avg": end},
+        ]
+        return {
+            "configurations": {"base": {"val_avg4": 0.30}, "base_vanilla": {"val_avg4": end}},
+            "curves": {"base_vanilla": curve},
+        }
+
+    # Base's own evaluation reads low; the phase's start reads where the phase ends: no learning
+    noisy = [with_phase_starts(summary(0.40 + d, 0.40 + d)) for d in (0.0, 0.01, 0.02, 0.03)]
+    assert judge(next(c for c in CLAIMS if c.key == "rl_moves_val"), noisy)["verdict"] == "held"
+    assert judge(own, noisy)["differences"] == [0.0] * 4
+    assert judge(own, noisy)["verdict"] == "inconclusive"
+    learnt = [with_phase_starts(summary(0.40, 0.50 + d)) for d in (0.0, 0.01, 0.02, 0.03)]
+    assert judge(own, learnt)["verdict"] == "held"
+    # a curve that does not start at the phase's first step gives no start to compare with
+    late = summary(0.40, 0.50)
+    late["curves"]["base_vanilla"][0]["phase_env_steps"] = 100
+    assert "start_val_avg4" not in with_phase_starts(late)["base_vanilla"]
+    assert judge(own, [with_phase_starts(late)])["differences"] == []
