@@ -40,6 +40,8 @@ from adaroll.experiments.stats import (
 
 HYBRID_RUN = "own-run"
 """The variant whose runs train Base->Hybrid (the default runs train Base->Vanilla)."""
+SIDES = ("vanilla", "hybrid")
+"""The two phases a cell compares, in the order its columns list them."""
 SFT_RUN = "own-run-sft"
 """The variant whose runs train SFT and SFT->Vanilla."""
 
@@ -81,6 +83,21 @@ def sweep_budgets(x: Inputs) -> dict[int, int]:
     return {n: mark * max(1, round(budget / mark * n / max(HORIZON_SWEEP))) for n in HORIZON_SWEEP}
 
 
+def optimizer_steps_at(
+    x: Inputs, variant: str, seed: int, phase: str, iteration: int
+) -> int | None:
+    """The phase's optimizer steps after ``iteration`` (its metrics.jsonl; None without it)."""
+    path = x.run_dir(variant, seed) / phase / "metrics.jsonl"
+    if not path.exists():
+        return None
+    steps = 0
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("kind") == "iteration" and record["iteration"] <= iteration:
+            steps = max(steps, record.get("optimizer_steps", 0))
+    return steps
+
+
 def budget_cell(x: Inputs, iterations: int, budget: int) -> dict[str, Any]:
     """Per seed, both configurations cut at ``budget`` (about ``iterations`` Vanilla
     iterations): the target within it, the costs to reach it, the paired saving and the scores
@@ -102,6 +119,14 @@ def budget_cell(x: Inputs, iterations: int, budget: int) -> dict[str, Any]:
                 "saved": saved,
                 "vanilla_cost": vanilla_cost,
                 "vanilla_iterations": vanilla[-1]["iteration"],
+                "optimizer_steps": {
+                    "vanilla": optimizer_steps_at(
+                        x, "default", seed, "base_vanilla", vanilla[-1]["iteration"]
+                    ),
+                    "hybrid": optimizer_steps_at(
+                        x, HYBRID_RUN, seed, "base_hybrid", hybrid[-1]["iteration"]
+                    ),
+                },
                 "val": {"vanilla": vanilla[-1]["val_avg"], "hybrid": hybrid[-1]["val_avg"]},
                 "heldout": {
                     "vanilla": vanilla[-1].get("heldout_avg"),
@@ -163,27 +188,29 @@ def horizon(x: Inputs) -> Section:
     for cell in cells:
         seeds = cell["seeds"]
         costs = {
-            side: [Censored(s[side]["value"], s[side]["budget"]) for s in seeds]
-            for side in ("vanilla", "hybrid")
+            side: [Censored(s[side]["value"], s[side]["budget"]) for s in seeds] for side in SIDES
         }
         predicted = cell["predicted_saving"]
         rows.append(
             [
                 f"{cell['iterations']} ({cell['budget']:,})",
                 fmt_count([s["vanilla_iterations"] for s in seeds]),
+                *(_count([s["optimizer_steps"][side] for s in seeds]) for side in SIDES),
                 fmt_censored(costs["vanilla"]),
                 fmt_censored(costs["hybrid"]),
                 fmt_interval(cell["saved"]),
                 fmt_interval(cell["saved_fraction"], scale=100, unit="%"),
                 "-" if predicted is None else f"{100 * predicted:+.1f}%",
-                *(fmt_pct([s["val"][side] for s in seeds]) for side in ("vanilla", "hybrid")),
-                *(fmt_pct([s["heldout"][side] for s in seeds]) for side in ("vanilla", "hybrid")),
+                *(fmt_pct([s["val"][side] for s in seeds]) for side in SIDES),
+                *(fmt_pct([s["heldout"][side] for s in seeds]) for side in SIDES),
             ]
         )
     table = markdown_table(
         [
             "budget: Vanilla iterations (env steps)",
             "Vanilla's iterations made",
+            "optimizer steps made: Vanilla",
+            "Hybrid",
             "Base->Vanilla total env steps to target (median)",
             "Base->Hybrid (median)",
             "saved: Vanilla - Hybrid [95% CI]",
@@ -212,6 +239,10 @@ def horizon(x: Inputs) -> Section:
         f"![saving by horizon]({by_horizon})\n",
         {"bucket": bucket, "cells": cells},
     )
+
+
+def _count(values: list[int | None]) -> str:
+    return "-" if None in values else fmt_count(values)
 
 
 def _imitation_table(cells: list[dict[str, Any]]) -> str:

@@ -133,6 +133,13 @@ def test_a_phase_read_at_a_smaller_budget_is_the_phase_trained_with_it(tmp_path:
             {k: p[k] for k in keys} for p in short[name]
         ], name
         assert len(whole) > len(cut)  # the whole run went on past the cut
+    # the optimizer steps a cut reports (from the long run's metrics) are the short run's own
+    made = json.loads((short_dir / "summary.json").read_text())["configurations"]
+    assert cells[0]["seeds"][0]["optimizer_steps"] == {
+        "vanilla": made["base_vanilla"]["optimizer_steps"],
+        "hybrid": made["base_hybrid"]["optimizer_steps"],
+    }
+    assert made["base_vanilla"]["optimizer_steps"] > 0
 
 
 def test_the_sweep_runs_on_the_horizon_profiles_only(tmp_path: Path) -> None:
