@@ -105,6 +105,45 @@ def test_the_saving_is_paired_by_seed_with_the_target_inside_each_budget(tmp_pat
     assert censored["saved"] == 500 + 3 * mark - (900 + 4 * mark)
 
 
+def test_each_cell_says_what_an_optimizer_step_teaches(tmp_path: Path) -> None:
+    """Optimizer steps at the cut come from the phase's metrics (the last iteration inside it);
+    the Val gain is from the phase's own iteration-0 evaluation to the cut."""
+    short = horizon_budget("h6", 10)
+    mark = short // 4
+
+    def curve(vals: list[float], before: int) -> list[dict[str, Any]]:
+        return [_point(i * mark, v, before=before) for i, v in enumerate(vals)]
+
+    summaries = {
+        "default": {0: _summary("base_vanilla", curve([0.2, 0.3, 0.3, 0.4, 0.4] * 3, 500))},
+        HYBRID_RUN: {0: _summary("base_hybrid", curve([0.2, 0.4, 0.5, 0.6, 0.6] * 3, 900))},
+    }
+    x = Inputs(
+        EXPERIMENTS.get("horizon"), tmp_path, PROFILES["mobile-h6"], summaries, (0,), tmp_path
+    )
+    assert "What an update teaches" not in horizon(x).markdown  # no metrics: no table
+    for variant, phase, per_iteration in (
+        ("default", "base_vanilla", 2),
+        (HYBRID_RUN, "base_hybrid", 3),
+    ):
+        metrics = x.run_dir(variant, 0) / phase / "metrics.jsonl"
+        metrics.parent.mkdir(parents=True)
+        records = [{"kind": "eval", "iteration": 0}] + [
+            {"kind": "iteration", "iteration": i, "optimizer_steps": per_iteration * i}
+            for i in range(1, 400)
+        ]
+        metrics.write_text("".join(json.dumps(r) + "\n" for r in records))
+    seed = budget_cell(x, 10, short)["seeds"][0]
+    last = (4 * mark) // 100  # the iteration of the cut's evaluation
+    assert seed["optimizer_steps"] == {"vanilla": 2 * last, "hybrid": 3 * last}
+    row = next(line for line in horizon(x).markdown.splitlines() if line.startswith("| 10 ("))
+    teaching = horizon(x).markdown.split("What an update teaches")[1]
+    gains = next(line for line in teaching.splitlines() if line.startswith("| 10 ("))
+    assert f"| +20.00 | {2 * last} | {100 * 20 / (2 * last):+.2f} |" in gains
+    assert f"| +40.00 | {3 * last} | {100 * 40 / (3 * last):+.2f} |" in gains
+    assert f"| {2 * last} ± 0 | {3 * last} ± 0 |" in row
+
+
 def test_a_phase_read_at_a_smaller_budget_is_the_phase_trained_with_it(tmp_path: Path) -> None:
     """The premise of reading every budget from one run: the quick sweep (budget 800, marks
     every 400) cut at 400 makes the evaluations that the same seed trained with budget 200 makes, for
@@ -114,6 +153,7 @@ def test_a_phase_read_at_a_smaller_budget_is_the_phase_trained_with_it(tmp_path:
     )
     cells = json.loads((results / "results.json").read_text())["cells"]
     assert [c["budget"] for c in cells] == [400, 800] and len(cells[0]["seeds"]) == 1
+    assert "What an update teaches" in (results / "results.md").read_text()
     runs = results.parent / "runs"
     unit = Unit("default", 0, ("base", "base_vanilla", "base_hybrid"))
     overrides = [
