@@ -463,7 +463,7 @@ class CriuSnapshots(SnapshotBackend):
         branch_no = next(self._branch_ids)
         bdir = self.dir / "branches" / f"{ref.id}-b{branch_no}"
         bdir.mkdir(mode=0o700)
-        pidfile, log = bdir / "pid", bdir / "restore.log"
+        pidfile, log, output = bdir / "pid", bdir / "restore.log", bdir / "criu.out"
         criu = [
             *run_as_account(*image.ids),
             self.tool.path,
@@ -482,7 +482,6 @@ class CriuSnapshots(SnapshotBackend):
         ]
         if image.external_netns:
             criu += ["--inherit-fd", f"fd[{NETNS_FD}]:{NET_KEY}"]
-        output = bdir / "criu.out"
         request = Request(
             image.state_dir,
             str(image.state_copy),
