@@ -37,6 +37,7 @@ from adaroll.experiments.stats import (
     fmt_pct,
     paired_cost_difference,
 )
+from adaroll.jsonl import read_jsonl
 
 HYBRID_RUN = "own-run"
 """The variant whose runs train Base->Hybrid (the default runs train Base->Vanilla)."""
@@ -90,12 +91,15 @@ def optimizer_steps_at(
     path = x.run_dir(variant, seed) / phase / "metrics.jsonl"
     if not path.exists():
         return None
-    steps = 0
-    for line in path.read_text().splitlines():
-        record = json.loads(line)
-        if record.get("kind") == "iteration" and record["iteration"] <= iteration:
-            steps = max(steps, record.get("optimizer_steps", 0))
-    return steps
+    records, _ = read_jsonl(path)
+    return max(
+        (
+            r.get("optimizer_steps", 0)
+            for r in records
+            if r.get("kind") == "iteration" and r["iteration"] <= iteration
+        ),
+        default=0,
+    )
 
 
 def budget_cell(x: Inputs, iterations: int, budget: int) -> dict[str, Any]:
