@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import time
 from pathlib import Path
 
@@ -127,3 +128,19 @@ def chromium_main(browser) -> int:
     children = [p for p in descendants(browser.pid) if _parent(p) == browser.pid]
     assert len(children) == 1, children
     return children[0]
+
+
+def kill_and_wait(pid: int, timeout_s: float = 10.0) -> None:
+    """SIGKILL ``pid`` and return once it and every process that dies with it (its namespace,
+    when it is a pid namespace's init; its descendants) is gone. A kill lands asynchronously:
+    a namespace's other processes die only as its init exits, and until then a browser can
+    still answer a request sent right after ``os.kill`` returned."""
+    doomed = {pid, *descendants(pid)}
+    if os.readlink(f"/proc/{pid}/ns/pid") != os.readlink("/proc/self/ns/pid"):
+        doomed.update(namespace_pids(pid))
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout_s
+    while doomed & live_processes().keys():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still alive {timeout_s} s after SIGKILL: {sorted(doomed)}")
+        time.sleep(0.01)

@@ -20,7 +20,7 @@ from adaroll.rollout.collector import Collector
 from adaroll.rollout.jobs import Group, Job
 from adaroll.snapshots.replay import ReplaySnapshots
 from tests.fakes import TapPolicy
-from tests.processes import chromium_main
+from tests.processes import chromium_main, kill_and_wait
 
 pytestmark = pytest.mark.web
 
@@ -123,7 +123,7 @@ def test_a_killed_browser_is_reported_at_once(browser):
     env = WebEnv(step_timeout_s=30.0)
     try:
         obs, _ = env.reset(options={"task": TASKS[1]})
-        os.kill(env.browser.pid, signal.SIGKILL)
+        kill_and_wait(env.browser.pid)  # dead before the step is sent
         began = time.monotonic()
         with pytest.raises(
             EnvFault, match=r"step failed \(browser pid \d+ \w+\): DevTools connection"

@@ -9,8 +9,6 @@ Under CI (``CI=true``) missing CRIU/Chromium/root FAIL these tests (``tests.comp
 from __future__ import annotations
 
 import logging
-import os
-import signal
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from adaroll.rollout.collector import Collector
 from adaroll.rollout.jobs import Job
 from tests.components import require_criu_stack
 from tests.fakes import TapPolicy
+from tests.processes import kill_and_wait
 
 pytestmark = [pytest.mark.criu, pytest.mark.web]
 
@@ -103,7 +102,7 @@ def test_a_restored_browser_that_dies_is_replaced_by_replay(rig, monkeypatch):
     def restore_then_die(ref, image):  # the first branch dies before it is verified
         env = restore_branch(ref, image)
         if not killed:
-            os.kill(env.browser.pid, signal.SIGKILL)
+            kill_and_wait(env.browser.pid)  # dead before the verification asks it
             killed.append(env.browser.pid)
         return env
 

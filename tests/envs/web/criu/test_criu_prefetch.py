@@ -6,8 +6,6 @@ Under CI (``CI=true``) missing CRIU/Chromium/root FAIL these tests (``tests.comp
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
 
 import pytest
@@ -17,7 +15,7 @@ from adaroll.rollout.collector import Collector
 from adaroll.rollout.jobs import Group, Job
 from tests.components import require_criu_stack
 from tests.fakes import TapPolicy
-from tests.processes import left_behind, live_processes
+from tests.processes import kill_and_wait, left_behind, live_processes
 
 pytestmark = [pytest.mark.criu, pytest.mark.web]
 
@@ -60,13 +58,14 @@ def test_prefetched_branches_equal_restores_at_each_start_and_none_is_left_runni
         assert backend.live_branches() == 0
 
         fast = Collector(TapPolicy(), WebEnv, store, backend, history_window=2, prefetch_branches=3)
-        restore, killed = fast.cache.restore, []
+        restore, killed, first = fast.cache.restore, [], threading.Lock()
 
         def restore_then_kill_the_first(checkpoint_id):  # a branch dies while it waits
             restored = restore(checkpoint_id)
-            if threading.current_thread().name == "adaroll-prefetch" and not killed:
-                killed.append(restored.env.browser.pid)
-                os.kill(killed[0], signal.SIGKILL)
+            with first:
+                if threading.current_thread().name == "adaroll-prefetch" and not killed:
+                    killed.append(restored.env.browser.pid)
+                    kill_and_wait(killed[0])  # dead before a start can take it
             return restored
 
         fast.cache.restore = restore_then_kill_the_first  # type: ignore[method-assign]
