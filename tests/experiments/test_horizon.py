@@ -17,6 +17,7 @@ from adaroll.experiments.horizon import (
     budget_cell,
     cut_at_budget,
     horizon,
+    noise_level_target,
 )
 from adaroll.experiments.inputs import Inputs
 from adaroll.experiments.runner import Unit, copy_base, overrides_for, run_experiments
@@ -142,6 +143,36 @@ def test_each_cell_says_what_an_optimizer_step_teaches(tmp_path: Path) -> None:
     assert f"| +20.00 | {2 * last} | {100 * 20 / (2 * last):+.2f} |" in gains
     assert f"| +40.00 | {3 * last} | {100 * 40 / (3 * last):+.2f} |" in gains
     assert f"| {2 * last} ± 0 | {3 * last} ± 0 |" in row
+
+
+def test_a_target_within_the_noise_of_vanillas_start_is_flagged(tmp_path: Path) -> None:
+    """A cell whose target is not clearly above Base->Vanilla's own iteration-0 evaluation
+    (paired over seeds) is marked: reaching it reads evaluation noise. One that Vanilla
+    clearly climbs to is not."""
+    short = horizon_budget("h6", 10)
+    mark = short // 4
+
+    def cell(starts: list[float], rise: list[float]) -> tuple[dict[str, Any], str]:
+        summaries: dict[str, dict[int, Any]] = {"default": {}, HYBRID_RUN: {}}
+        for seed, (start, up) in enumerate(zip(starts, rise, strict=True)):
+            vals = [start] + [start + up] * 12
+            points = [_point(i * mark, v) for i, v in enumerate(vals)]
+            summaries["default"][seed] = _summary("base_vanilla", points)
+            summaries[HYBRID_RUN][seed] = _summary("base_hybrid", points)
+        seeds = tuple(range(len(starts)))
+        x = Inputs(
+            EXPERIMENTS.get("horizon"), tmp_path, PROFILES["mobile-h6"], summaries, seeds, tmp_path
+        )
+        return budget_cell(x, 10, short), horizon(x).markdown
+
+    starts = [0.3, 0.5, 0.4, 0.6, 0.35]
+    learned, text = cell(starts, [0.1, 0.12, 0.08, 0.1, 0.11])
+    assert learned["target_margin"][1] > 0 and not noise_level_target(learned)
+    assert "not clearly above" not in text
+    noise, text = cell(starts, [0.05, -0.06, 0.04, -0.03, 0.0])  # the same policy, re-evaluated
+    assert noise["target_margin"][1] <= 0 <= noise["target_margin"][2]
+    assert noise_level_target(noise)
+    assert "| 10 (6,672) * |" in text and "not clearly above" in text
 
 
 def test_a_phase_read_at_a_smaller_budget_is_the_phase_trained_with_it(tmp_path: Path) -> None:
