@@ -47,6 +47,7 @@ from adaroll.training.bill import Bill
 from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
 from adaroll.training.run_identity import experiment_changes, settings_changes
 from adaroll.training.scheduler import SCHEDULERS
+from adaroll.training.scheduler_base import interleave_templates
 from adaroll.training.self_pool import SelfPivotPool
 from adaroll.training.sft import train_sft
 from adaroll.training.summary import (
@@ -293,7 +294,7 @@ class Pipeline:
         self, name: str, start: Policy, phase: TrainConfig, *, resume: bool
     ) -> PhaseResult:
         pivot_set = self.pivots(f"{name}", start, phase) if phase.algorithm != "vanilla" else None
-        tasks = self.split("train")
+        tasks = interleave_templates(self.split("train"))
         scheduler = SCHEDULERS.get(phase.algorithm)(
             tasks=tasks,
             sched=phase.scheduler,

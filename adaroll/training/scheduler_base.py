@@ -1,5 +1,5 @@
 """What every scheduler shares: the :class:`Scheduler` contract, the registries that pick one
-by name, and the round-robin cursor. The schedulers themselves live in
+by name, the round-robin cursor and the task order it walks. The schedulers themselves live in
 :mod:`adaroll.training.scheduler` (vanilla, Stage I / one-step, the paper's Stage II) and
 :mod:`adaroll.training.bandit_scheduler` (the bandit Stage II router); both import this module
 and neither imports the other's internals."""
@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from adaroll.envs.base import TaskSpec
 from adaroll.registry import Registry
 from adaroll.rollout.jobs import Group, Job, Route
 
@@ -49,6 +50,20 @@ pivots=, pivot_weights=, seed=)``."""
 ROUTERS: Registry[Any] = Registry("stage II routing")
 """Stage II schedulers by ``SchedulerConfig.routing`` (the ``hybrid`` scheduler builds one):
 ``thresholds`` (the paper's) and ``bandit``."""
+
+
+def interleave_templates(tasks: Sequence[TaskSpec]) -> list[TaskSpec]:
+    """``tasks`` dealt one template at a time (templates in order of first appearance, each
+    template's tasks in their order), so that every run of consecutive tasks a round-robin
+    batch takes mixes the templates. A suite that lists a split template by template (the web's,
+    BrowserGym's) would otherwise give each iteration one or two templates, whose groups then
+    tend to share one outcome; a split already dealt this way (the phone's, Gymnasium's) comes
+    back unchanged."""
+    by_template: dict[str, list[TaskSpec]] = {}
+    for task in tasks:
+        by_template.setdefault(task.template, []).append(task)
+    rounds = max((len(group) for group in by_template.values()), default=0)
+    return [group[r] for r in range(rounds) for group in by_template.values() if r < len(group)]
 
 
 class RoundRobin:
