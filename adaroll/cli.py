@@ -349,10 +349,15 @@ def eval_cmd(
     ] = None,
     k: Annotated[int, typer.Option(help="Attempts per task.")] = 4,
     seed: Annotated[int, typer.Option()] = 0,
+    by_template: Annotated[
+        bool, typer.Option("--by-template", help="Also print Avg@k and Pass@k per template.")
+    ] = False,
     config: ConfigOpt = None,
     set_: SetOpt = None,
 ) -> None:
     """Avg@k / Pass@k of a saved policy on task splits."""
+    from adaroll.algos.metrics import by_template as group_by_template
+    from adaroll.algos.metrics import split_metrics
     from adaroll.evaluation import evaluate_split
     from adaroll.policies import load_policy
 
@@ -364,6 +369,13 @@ def eval_cmd(
             f"{name}: Avg@{k} {100 * r.avg:.2f}  Pass@{k} {100 * r.pass_:.2f}  "
             f"({r.episodes} episodes, {r.env_steps} env steps)"
         )
+        if by_template:
+            for template, outcomes in group_by_template(r.outcomes).items():
+                m = split_metrics(outcomes, k)
+                typer.echo(
+                    f"  {template}: Avg@{k} {100 * m['avg']:.2f}  Pass@{k} {100 * m['pass']:.2f}"
+                    f"  ({len(outcomes)} tasks)"
+                )
 
 
 @app.command()
