@@ -291,9 +291,27 @@ def test_eval_report_and_single_phase_commands(straight_run: Path, tmp_path: Pat
         "--set",
         "env.suite_options={n_pretrain: 120, n_train: 16, n_heldout: 16, n_heldout_templates: 8}",
     ]
-    done = _cli("eval", "--policy", base, "--split", "heldout-templates", "--k", "1", *quick)
+    done = _cli(
+        "eval",
+        "--policy",
+        base,
+        "--split",
+        "heldout-templates",
+        "--k",
+        "1",
+        "--by-template",
+        *quick,
+    )
     assert done.returncode == 0, done.stderr
     assert "heldout-templates: Avg@1" in done.stdout
+    lines = done.stdout.splitlines()
+    episodes = int(
+        next(x for x in lines if x.startswith("heldout-templates")).split("(")[1].split()[0]
+    )
+    per_template = [x for x in lines if x.startswith("  ")]
+    assert len(per_template) == 8  # n_heldout_templates, each template listed once
+    # with k=1 every task is one episode: the template rows account for every task
+    assert sum(int(x.rsplit("(", 1)[1].split()[0]) for x in per_template) == episodes
     done = _cli("report", str(straight_run))
     assert done.returncode == 0 and done.stdout.strip().endswith("report.md")
     done = _cli(
