@@ -5,19 +5,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from adaroll.cli_envs import envs_app
 from adaroll.config import ConfigError, RunConfig, dump_config, load_config
 
 app = typer.Typer(
     help="AdaRoll: adaptive rollouts for training GUI agents.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-)
-envs_app = typer.Typer(
-    help="List, inspect and play environments and their tasks.", no_args_is_help=True
 )
 experts_app = typer.Typer(
     help="Run scripted experts and save verified trajectories.", no_args_is_help=True
@@ -552,194 +550,6 @@ def jitter(
     out = run / configuration / "jitter.json"
     out.write_text(json.dumps(result.as_dict(), indent=2))
     typer.echo(f"written: {out}")
-
-
-# -- envs -------------------------------------------------------------------------------------
-
-EnvArg = Annotated[str, typer.Argument(help="Environment name (see `adaroll envs list`).")]
-TaskOpt = Annotated[str, typer.Option("--task", "-t", help="Task template name.")]
-SeedOpt = Annotated[int, typer.Option(help="Seed of the task's parameters.")]
-DeviceOpt = Annotated[
-    str | None,
-    typer.Option("--device", help="Mobile device profile: clean or noisy [noisy, as in runs]."),
-]
-
-
-def _task_env(env: str, task: str, seed: int, device: str | None = None):  # type: ignore[no-untyped-def]
-    from adaroll.envs import get_suite, make_env
-    from adaroll.envs.base import TaskSpec
-
-    if device is not None and env != "mobile":
-        typer.echo(
-            f"error: --device is a mobile option; the {env} env has no device profiles", err=True
-        )
-        raise typer.Exit(2)
-    try:
-        suite = get_suite(env)
-        if task not in suite.templates():
-            raise KeyError(
-                f"unknown {env} task template {task!r}; see `adaroll envs list {env} --templates`"
-            )
-        options = {"device": device or "noisy"} if env == "mobile" else {}
-        return make_env(env, **options), suite, TaskSpec(env, task, seed)
-    except KeyError as exc:
-        typer.echo(f"error: {exc.args[0] if exc.args else exc}", err=True)
-        raise typer.Exit(2) from None
-
-
-def _device_lines(instance: Any) -> list[str]:
-    """The env's device profile and its rate table (mobile), else nothing."""
-    profile = getattr(instance, "device", None)
-    if profile is None:
-        return []
-    from adaroll.envs.mobile.device import RATE_DOCS
-
-    lines = [
-        f"device: {profile.name} (at most {profile.max_interruptions} interruptions per "
-        f"episode, step limit +{profile.extra_steps})"
-    ]
-    lines += [
-        f"  {kind:<16} {rate:5.2f}  {RATE_DOCS[kind]}" for kind, rate in profile.rates().items()
-    ]
-    return lines
-
-
-@envs_app.command("list")
-def envs_list(
-    env: Annotated[str | None, typer.Argument(help="Only this environment.")] = None,
-    templates: Annotated[
-        bool, typer.Option("--templates", help="List every task template.")
-    ] = False,
-    lengths: Annotated[
-        bool,
-        typer.Option(
-            "--lengths",
-            help="Mobile: one line per template (both families), its id first "
-            "and its expert's mean length in steps last, measured now on --device.",
-        ),
-    ] = False,
-    device: DeviceOpt = None,
-) -> None:
-    """Environments, their task templates and split sizes."""
-    from adaroll.config import ConfigError
-    from adaroll.envs import get_suite, load_all
-
-    if lengths:
-        _list_lengths(env, device)
-        return
-
-    for name, problem in load_all().items():
-        if env is not None and name != env:
-            continue
-        if problem:
-            typer.echo(f"{name}: unavailable ({problem})")
-            continue
-        try:
-            suite = get_suite(name)
-        except ConfigError as exc:  # an env configured by its options (gymnasium: the adapter)
-            typer.echo(f"{name}: {exc}")
-            continue
-        sizes = []
-        for split in ("pretrain", "train", "val", "heldout", "heldout-templates"):
-            try:
-                sizes.append(f"{split}={len(suite.split(split))}")
-            except Exception as exc:  # an env may not define every split
-                sizes.append(f"{split}=({type(exc).__name__})")
-        typer.echo(f"{name}: {len(suite.templates())} task templates; splits: {', '.join(sizes)}")
-        if templates:
-            info = getattr(suite, "template_info", None)
-            for t in suite.templates():
-                extra = ""
-                if info is not None:
-                    i = info(t)
-                    extra = f"  steps~{i['difficulty']:g}  [{' '.join(i['tags'])}]" + (
-                        "  (held-out template)" if i["heldout"] else ""
-                    )
-                typer.echo(f"  {t}{extra}")
-
-
-def _list_lengths(env: str | None, device: str | None) -> None:
-    """``envs list mobile --lengths``: run each template's expert on a few seeds and print
-    ``id  family  apps  mean-steps`` (nothing is cached: the lengths are today's experts')."""
-    if env not in (None, "mobile"):
-        typer.echo(
-            f"error: --lengths measures the mobile env's scripted experts; not {env!r}", err=True
-        )
-        raise typer.Exit(2)
-    from adaroll.envs.mobile.suite import LENGTH_SEEDS, expert_length
-    from adaroll.envs.mobile.tasks import all_templates
-
-    profile = device or "noisy"
-    typer.echo(
-        f"# template family apps mean-expert-steps ({profile} device, seeds "
-        f"{', '.join(map(str, LENGTH_SEEDS))})",
-        err=True,
-    )
-    try:
-        for name, tpl in sorted(all_templates().items()):
-            steps = expert_length(name, profile)
-            typer.echo(f"{name}  {tpl.family}  {','.join(tpl.apps)}  {steps:.2f}")
-    except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-
-
-@envs_app.command("show")
-def envs_show(
-    env: EnvArg = "mobile",
-    task: TaskOpt = "settings.wifi",
-    seed: SeedOpt = 0,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Screenshot PNG [TASK-SEED.png].")
-    ] = None,
-    device: DeviceOpt = None,
-) -> None:
-    """Print a task's instruction and first screen's element list; write its screenshot. On
-    the mobile env, also the device profile's perturbation rates."""
-    from adaroll.envs.preview import show_task
-
-    instance, _, spec = _task_env(env, task, seed, device)
-    try:
-        instruction, elements, written = show_task(
-            instance, spec, out or Path(f"{task}-{seed}.png")
-        )
-    finally:
-        instance.close()
-    for line in _device_lines(instance):
-        typer.echo(line)
-    typer.echo(f"task: {spec.id}\ninstruction: {instruction}\n{elements}")
-    typer.echo(f"screenshot: {written}" if written else "screenshot: (this env does not render)")
-
-
-@envs_app.command("play")
-def envs_play(
-    env: EnvArg = "mobile",
-    task: TaskOpt = "settings.wifi",
-    seed: SeedOpt = 0,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", "-o", help="GIF (.gif) or contact sheet (.png) [TASK-SEED.gif]."),
-    ] = None,
-    device: DeviceOpt = None,
-) -> None:
-    """Replay the scripted expert on a task and write its screens as a GIF or contact sheet.
-    On the mobile env each step says which interruption was on screen, and the end lists the
-    episode's perturbations."""
-    from adaroll.envs.preview import play_task, screen_notes
-
-    instance, suite, spec = _task_env(env, task, seed, device)
-    out = out or Path(f"{task}-{seed}.gif")
-    try:
-        traj = play_task(instance, suite, spec, out)
-        notes = screen_notes(instance, traj)
-    finally:
-        instance.close()
-    typer.echo(f"task: {spec.id}\ninstruction: {traj.instruction}")
-    for i, action in enumerate(traj.actions):
-        typer.echo(f"  {i:2d}  {action.to_text()}{notes.get(i, '')}")
-    if "end" in notes:
-        typer.echo(notes["end"])
-    typer.echo(f"{len(traj.actions)} expert steps, success={traj.success}; wrote {out}")
 
 
 @config_app.command("show")
