@@ -354,7 +354,6 @@ def eval_cmd(
     set_: SetOpt = None,
 ) -> None:
     """Avg@k / Pass@k of a saved policy on task splits."""
-    from adaroll.algos.metrics import by_template as group_by_template
     from adaroll.algos.metrics import split_metrics
     from adaroll.evaluation import evaluate_split
     from adaroll.policies import load_policy
@@ -368,7 +367,7 @@ def eval_cmd(
             f"({r.episodes} episodes, {r.env_steps} env steps)"
         )
         if by_template:
-            for template, outcomes in group_by_template(r.outcomes).items():
+            for template, outcomes in r.by_template().items():
                 m = split_metrics(outcomes, k)
                 typer.echo(
                     f"  {template}: Avg@{k} {100 * m['avg']:.2f}  Pass@{k} {100 * m['pass']:.2f}"

@@ -31,6 +31,15 @@ class SplitResult:
     episodes: int
     outcomes: dict[str, list[bool]]
 
+    def by_template(self) -> dict[str, dict[str, list[bool]]]:
+        """The outcomes split by template, templates sorted: a split's Avg@k can hide templates
+        always solved beside ones never solved, and only templates in between give a group of
+        samples different rewards to learn from."""
+        groups: dict[str, dict[str, list[bool]]] = {}
+        for task_id, outcomes in self.outcomes.items():
+            groups.setdefault(TaskSpec.from_id(task_id).template, {})[task_id] = outcomes
+        return dict(sorted(groups.items()))
+
 
 def evaluate_split(
     policy: Policy,

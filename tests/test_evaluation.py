@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from adaroll.envs.base import EnvFault
-from adaroll.evaluation import evaluate_split
+from adaroll.evaluation import SplitResult, evaluate_split
 from adaroll.rollout.jobs import RolloutFailed
 from tests.fakes import GoPolicy, LineEnv, LineSuite
 
@@ -130,3 +130,19 @@ def test_each_env_plays_its_episodes_per_env_attempts_of_one_task_in_turn():
     assert all(len(set(ids[i : i + 4])) == 1 for ids in played for i in range(0, len(ids), 4))
     again = evaluate_split(GoPolicy(0.3), TaskLogEnv, tasks, k=4, history_window=2, seed=5)
     assert again.outcomes == result.outcomes
+
+
+def test_by_template_groups_task_ids_by_their_template_and_keeps_every_outcome():
+    outcomes = {
+        "web:login-user#3": [True, False],
+        "web:click-shades#0": [False, False],
+        "web:login-user#1": [True, True],
+        "mobile:a:b#2": [False, True],
+    }
+    groups = SplitResult(0.5, 0.75, 8, 8, 8, outcomes).by_template()
+    assert list(groups) == ["a:b", "click-shades", "login-user"]
+    assert groups["login-user"] == {
+        "web:login-user#3": [True, False],
+        "web:login-user#1": [True, True],
+    }
+    assert sum(len(g) for g in groups.values()) == len(outcomes)

@@ -98,17 +98,6 @@ def split_metrics(results: Mapping[str, Outcomes], k: int) -> dict[str, float]:
     }
 
 
-def by_template(results: Mapping[str, Outcomes]) -> dict[str, dict[str, Outcomes]]:
-    """Split ``{task_id: outcomes}`` by template (``ENV:TEMPLATE#SEED`` ids), templates sorted:
-    a split's Avg@k can hide templates that are always solved beside ones never solved, and only
-    templates in between give a group of samples different rewards to learn from."""
-    groups: dict[str, dict[str, Outcomes]] = {}
-    for task_id, outcomes in results.items():
-        template = task_id.split(":", 1)[-1].rsplit("#", 1)[0]
-        groups.setdefault(template, {})[task_id] = outcomes
-    return dict(sorted(groups.items()))
-
-
 def metrics_by_split(
     splits: Mapping[str, Mapping[str, Outcomes]], k: int
 ) -> dict[str, dict[str, float]]:

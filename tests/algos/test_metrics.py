@@ -9,7 +9,6 @@ import pytest
 
 from adaroll.algos.metrics import (
     avg_at_k,
-    by_template,
     metrics_by_split,
     pass_at_k,
     pass_at_k_unbiased,
@@ -104,19 +103,3 @@ def test_split_metrics_and_per_split() -> None:
 def test_invalid_inputs(call: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()  # type: ignore[operator]
-
-
-def test_by_template_groups_task_ids_by_their_template_and_keeps_every_outcome():
-    results = {
-        "web:login-user#3": [True, False],
-        "web:click-shades#0": [False, False],
-        "web:login-user#1": [True, True],
-        "mobile:a:b#2": [False, True],
-    }
-    groups = by_template(results)
-    assert list(groups) == ["a:b", "click-shades", "login-user"]
-    assert groups["login-user"] == {
-        "web:login-user#3": [True, False],
-        "web:login-user#1": [True, True],
-    }
-    assert sum(len(g) for g in groups.values()) == len(results)
