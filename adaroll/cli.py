@@ -173,11 +173,23 @@ def experiment(
     root: Annotated[Path, typer.Option(help="Where runs and results go.")] = Path(
         "runs/experiments"
     ),
+    analyse_only: Annotated[
+        bool,
+        typer.Option(
+            "--analyse-only",
+            help="Train nothing and write nothing under ROOT: analyse the finished runs of SEEDS "
+            "into --out (an unfinished run is an error naming it).",
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="With --analyse-only: where results go (OUT/ENV[-quick]/NAME)."),
+    ] = None,
 ) -> None:
     """Reproduce one of the paper's experiments over several seeds: trains the runs it needs
     (resuming and sharing runs between experiments) and writes results.md, results.json and
     its plot under ROOT/ENV[-quick]/NAME."""
-    from adaroll.experiments.runner import run_experiments
+    from adaroll.experiments.runner import analyse_experiments, run_experiments
     from adaroll.experiments.specs import EXPERIMENTS
 
     try:
@@ -187,15 +199,28 @@ def experiment(
         raise typer.Exit(2) from None
     chosen = [n for n in EXPERIMENTS.names() if EXPERIMENTS.get(n).runs_on(env)]
     chosen = chosen if names == ["all"] else names
-    for path in run_experiments(
-        chosen,
-        profile=env,
-        seeds=seed_list,
-        quick=quick,
-        root=root,
-        jobs=jobs,
-        say=lambda m: typer.echo(m, err=True),
-    ):
+
+    def say(message: str) -> None:
+        typer.echo(message, err=True)
+
+    if analyse_only != (out is not None):
+        typer.echo("error: --analyse-only and --out go together", err=True)
+        raise typer.Exit(2)
+    if out is not None and out.resolve().is_relative_to(root.resolve()):
+        typer.echo(
+            f"error: --out {out} is inside --root {root}; analyse into another place", err=True
+        )
+        raise typer.Exit(2)
+    written = (
+        analyse_experiments(
+            chosen, profile=env, seeds=seed_list, quick=quick, root=root, out=out, say=say
+        )
+        if out is not None
+        else run_experiments(
+            chosen, profile=env, seeds=seed_list, quick=quick, root=root, jobs=jobs, say=say
+        )
+    )
+    for path in written:
         typer.echo(path / "results.md")
 
 
@@ -337,6 +362,33 @@ def pivots_score(
         f"{pivot_set.count} pivots of {len(pivot_set.scores)} checkpoints -> "
         f"{out / 'pivots' / (name + '.json')}"
     )
+
+
+@pivots_app.command("signals")
+def pivots_signals(
+    run: Annotated[
+        Path, typer.Argument(help="A run directory with a finished Base, e.g. RUNS/default/seed0.")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Where signals.md/.json/.png go (not the run).")
+    ],
+) -> None:
+    """Where the pivot signals differ on one seed: every train checkpoint scored by Base under
+    each signal from the same N samples (the draw Stage I scored), the states each signal alone
+    picks with their action-count patterns (Table 4), and how often reward variance is zero
+    where disagreement is high. Only reads RUN."""
+    from adaroll.experiments import pivot_signals
+
+    if out.resolve().is_relative_to(run.resolve()):
+        typer.echo(f"error: --out {out} is inside the run {run}; write elsewhere", err=True)
+        raise typer.Exit(2)
+    try:
+        result = pivot_signals.measure(run, say=lambda m: typer.echo(m, err=True))
+    except (FileNotFoundError, ConfigError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    pivot_signals.write(result, out)
+    typer.echo(out / "signals.md")
 
 
 @app.command("eval")

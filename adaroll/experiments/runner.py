@@ -224,18 +224,7 @@ def run_experiments(
     say: Callable[[str], None] = print,
 ) -> list[Path]:
     """Train what ``names`` need and write each experiment's results; returns their directories."""
-    from adaroll.experiments.analyses import analyse
-
-    if profile not in PROFILES:
-        raise ConfigError(f"unknown environment profile {profile!r}; valid: {', '.join(PROFILES)}")
-    for name in names:
-        exp = EXPERIMENTS.get(name)
-        if not exp.runs_on(profile):
-            raise ConfigError(
-                f"experiment {name!r} runs on the profiles {', '.join(exp.profiles)}, "
-                f"not {profile!r}"
-            )
-    prof = PROFILES[profile]
+    prof = _profile(names, profile)
     home = profile_home(root, profile, quick)
     units = plan_units(names, seeds, prof)
     seconds: dict[str, float] = {}
@@ -254,10 +243,76 @@ def run_experiments(
         f"seeds {', '.join(map(str, seeds))}; {jobs} at a time) under {home}"
     )
     run_units(units, home, prof, quick, jobs, done)
+    return write_analyses(names, profile, seeds, quick, home, summaries, seconds, home, say)
+
+
+def analyse_experiments(
+    names: Sequence[str],
+    *,
+    profile: str,
+    seeds: Sequence[int],
+    quick: bool,
+    root: Path,
+    out: Path,
+    say: Callable[[str], None] = print,
+) -> list[Path]:
+    """Analyse finished runs without training or writing anything under ``root``: every
+    (variant, seed) ``names`` need must hold a ``summary.json`` with its configurations; the
+    results go to ``out/<profile>[-quick]/<name>`` (e.g. runs another process is still
+    training, read while it works on later seeds)."""
+    prof = _profile(names, profile)
+    home = profile_home(root, profile, quick)
+    summaries: dict[str, dict[int, dict[str, Any]]] = {}
+    missing = []
+    for unit in plan_units(names, seeds, prof):
+        path = unit.directory(home) / "summary.json"
+        summary = json.loads(path.read_text()) if path.exists() else {}
+        if not set(unit.configurations) <= set(summary.get("configurations", {})):
+            missing.append(str(unit.directory(home)))
+            continue
+        summaries.setdefault(unit.variant, {})[unit.seed] = summary
+    if missing:
+        raise ConfigError(
+            f"{len(missing)} run(s) not finished: {', '.join(missing[:3])}"
+            f"{', ...' if len(missing) > 3 else ''}; analyse the seeds that are"
+        )
+    target = profile_home(out, profile, quick)
+    return write_analyses(names, profile, seeds, quick, home, summaries, {}, target, say)
+
+
+def _profile(names: Sequence[str], profile: str) -> Profile:
+    if profile not in PROFILES:
+        raise ConfigError(f"unknown environment profile {profile!r}; valid: {', '.join(PROFILES)}")
+    for name in names:
+        exp = EXPERIMENTS.get(name)
+        if not exp.runs_on(profile):
+            raise ConfigError(
+                f"experiment {name!r} runs on the profiles {', '.join(exp.profiles)}, "
+                f"not {profile!r}"
+            )
+    return PROFILES[profile]
+
+
+def write_analyses(
+    names: Sequence[str],
+    profile: str,
+    seeds: Sequence[int],
+    quick: bool,
+    home: Path,
+    summaries: dict[str, dict[int, dict[str, Any]]],
+    seconds: dict[str, float],
+    target: Path,
+    say: Callable[[str], None],
+) -> list[Path]:
+    """Each experiment's results.md/results.json (and plots) from the runs under ``home``,
+    written to ``target/<name>``."""
+    from adaroll.experiments.analyses import analyse
+
+    prof = PROFILES[profile]
     written = []
     for name in names:
         exp = EXPERIMENTS.get(name)
-        out = home / name
+        out = target / name
         out.mkdir(parents=True, exist_ok=True)
         section = analyse(
             exp, home, prof, {v: summaries[v] for v in exp.variants_for(prof)}, seeds, out, quick

@@ -11,6 +11,7 @@ the schedulers sample OneStep starts from; the hard set still defines Suffix fro
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NotRequired
@@ -26,10 +27,10 @@ from adaroll.algos.pivots import (
     select_top_k,
     soft_gate,
 )
-from adaroll.checkpoints import CheckpointStore
+from adaroll.checkpoints import Checkpoint, CheckpointStore
 from adaroll.config import PivotConfig
 from adaroll.io import atomic_write_text
-from adaroll.policies.base import Policy
+from adaroll.policies.base import Context, Policy
 from adaroll.rollout.collector import RolloutCollector
 from adaroll.seeding import seed_everything
 
@@ -115,25 +116,47 @@ def score_checkpoints(
 ) -> PivotSet:
     """N samples per checkpoint from ``policy``; scores by ``cfg.scorer``; pivots selected."""
     scorer = PIVOT_SCORERS.get(cfg.scorer)
-    seed_everything("pivots", seed, policy=policy)
     checkpoints = list(store)
-    scores: dict[str, float] = {}
+    scores = {
+        ckpt.id: scorer(evidence)
+        for ckpt, evidence in sample_evidence(
+            policy, collector.context_at, checkpoints, cfg.n_samples, seed, matcher, batch
+        )
+    }
+    return select(store, scores, cfg, policy_samples=len(checkpoints) * cfg.n_samples)
+
+
+def sample_evidence(
+    policy: Policy,
+    context_at: Callable[[Checkpoint], Context],
+    checkpoints: Sequence[Checkpoint],
+    n_samples: int,
+    seed: int,
+    matcher: ActionMatcher = PAPER_MATCHER,
+    batch: int = 128,
+) -> Iterator[tuple[Checkpoint, PivotEvidence]]:
+    """What every scorer may read at each checkpoint, in order: ``n_samples`` actions drawn
+    from ``policy`` (seeded by ``seed``, in batches of ``batch`` checkpoints), their expert-match
+    rewards under ``matcher`` and log-probabilities. The same arguments give the same samples,
+    so every signal scored from them (:func:`score_checkpoints`, or all at once by
+    ``adaroll pivots signals``) sees the very actions a run's pivot file was scored from."""
+    seed_everything("pivots", seed, policy=policy)
     for start in range(0, len(checkpoints), batch):
         chunk = checkpoints[start : start + batch]
-        drawn = policy.sample([collector.context_at(c) for c in chunk], cfg.n_samples)
+        drawn = policy.sample([context_at(c) for c in chunk], n_samples)
         for ckpt, samples in zip(chunk, drawn, strict=True):
             actions = tuple(s.action for s in samples)
-            rewards = tuple(matcher.reward(a, ckpt.expert_action) for a in actions)
-            evidence = PivotEvidence(
-                actions=actions,
-                rewards=rewards,
-                log_probs=tuple(s.log_prob for s in samples),
-                matcher=matcher,
-                seed=seed,
-                key=ckpt.id,
+            yield (
+                ckpt,
+                PivotEvidence(
+                    actions=actions,
+                    rewards=tuple(matcher.reward(a, ckpt.expert_action) for a in actions),
+                    log_probs=tuple(s.log_prob for s in samples),
+                    matcher=matcher,
+                    seed=seed,
+                    key=ckpt.id,
+                ),
             )
-            scores[ckpt.id] = scorer(evidence)
-    return select(store, scores, cfg, policy_samples=len(checkpoints) * cfg.n_samples)
 
 
 def select(
