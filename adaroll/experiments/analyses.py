@@ -16,7 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from adaroll.experiments import horizon  # noqa: E402, F401  (registers the horizon analysis)
+# register the analyses of the horizon sweep, Table 2 and the thresholds' sensitivity
+from adaroll.experiments import horizon, pivot_table, sensitivity  # noqa: E402, F401
 from adaroll.experiments.claims import (  # noqa: E402
     claims_table,
     promotion,
@@ -294,53 +295,8 @@ def _route_shares(path: Path, modes: Sequence[str]) -> dict[str, list[float]]:
     return out
 
 
-# -- Table 2 ------------------------------------------------------------------------------------
-@analysis("pivots")
-def pivot_signals(x: Inputs) -> Section:
-    data, rows = {}, []
-    for variant in x.exp.variants_for(x.profile):
-        label = "action disagreement" if variant == "default" else VARIANTS[variant].label
-        pivots, scoring = [], []
-        for seed in x.seeds:
-            saved = json.loads((x.run_dir(variant, seed) / "pivots" / "stage1.json").read_text())
-            pivots.append(sum(len(v) for v in saved["pivots"].values()))
-            scoring.append(saved["policy_samples"])
-        d = {
-            k: x.values(variant, "action", k) for k in (*SCORES, "train_samples", "total_env_steps")
-        }
-        d |= {"pivots": pivots, "scoring_samples": scoring}
-        data[label] = d
-        rows.append(
-            [
-                label,
-                fmt_count(pivots),
-                fmt_count(d["train_samples"]),
-                fmt_count(scoring),
-                *(fmt_pct(d[k]) for k in SCORES),
-            ]
-        )
-    table = markdown_table(
-        [
-            "pivot signal",
-            "pivots",
-            "training samples",
-            "scoring samples",
-            "Train Avg@4",
-            "Val Avg@4",
-            "Held-Out Avg@4",
-            "Held-Out Pass@4",
-        ],
-        rows,
-    )
-    note = (
-        "One-step RL (Stage I) from Base, the same number of iterations and pivots per "
-        "iteration for every signal, so the sample budget is matched."
-    )
-    return Section(f"{note}\n\n{table}\n", {"rows": data})
-
-
 # -- ablations of one configuration (thresholds, beyond-the-paper options) -----------------------
-@analysis("sensitivity", "options", "bandit-action", "train-probes", "text-match")
+@analysis("options", "bandit-action", "train-probes", "text-match")
 def ablation(x: Inputs) -> Section:
     (name,) = x.exp.configurations
     data, rows = {}, []

@@ -17,6 +17,8 @@ from adaroll.experiments.stats import (
     Censored,
     bootstrap_ci,
     censored_median,
+    closeness,
+    equivalence,
     fmt_interval,
     paired_cost_difference,
     verdict,
@@ -38,6 +40,9 @@ class Claim:
     theirs_metric: str | None = None
     """The score read from ``theirs`` when it is not ``metric``: a phase against its own start
     (``start_val_avg4``, added by :func:`with_phase_starts`)."""
+    margin: float | None = None
+    """Set for a claim that ours is *close to* theirs (``direction`` unused): held when the
+    interval of the difference lies within +-margin (:func:`~adaroll.experiments.stats.equivalence`)."""
 
     @property
     def is_cost(self) -> bool:
@@ -169,6 +174,33 @@ CLAIMS = (
     # No cost-to-target claim from SFT: SFT alone starts above Base->Vanilla's target.
 )
 
+CLOSE_MARGIN = 0.025
+"""What "close to" means in a closeness claim: 2.5 Avg@4 points, about twice the paper's own
+gap (All Pivots 50.00 vs disagreement 48.83) and one standard error of an Avg@4 point on 80
+tasks; fixed before any pivot run was read."""
+
+PIVOT_CLAIMS = tuple(
+    Claim(
+        f"pivots_vs_{name}_{metric.removeprefix('heldout_')}",
+        f"{'Held-Out Avg@4' if metric == 'heldout_avg4' else 'Held-Out Pass@4'}: Action "
+        f"(disagreement) {'close to' if close else 'above'} Action ({label})",
+        "default",
+        variant,
+        metric,
+        +1,
+        margin=CLOSE_MARGIN if close else None,
+    )
+    for name, variant, label, close in (
+        ("reward_variance", "pivots-reward_variance", "reward variance, equal budget", False),
+        ("all_long", "pivots-all-long", "all checkpoints at 4.7x the budget", True),
+        ("all", "pivots-all", "all checkpoints, equal budget", False),
+        ("entropy", "pivots-entropy", "entropy, equal budget", False),
+    )
+    for metric in ("heldout_avg4", "heldout_pass4")
+)
+"""Table 2's comparisons (the ``pivots`` experiment): Stage I on each signal, paired by seed
+across variants (``ours``/``theirs`` name variants; the rows compared are their Action rows)."""
+
 PAPER: dict[str, dict[str, str]] = {
     "mobile": {
         "efficiency_steps": "65.0% fewer (25.0K vs 71.5K)",
@@ -176,12 +208,20 @@ PAPER: dict[str, dict[str, str]] = {
         "heldout_vs_base": "+9.38 pts (50.20 vs 40.82)",
         "heldout_vs_base_vanilla": "+2.54 pts (50.20 vs 47.66)",
         "action_vs_base": "+8.01 pts (48.83 vs 40.82)",
+        "pivots_vs_reward_variance_avg4": "+3.13 pts (48.83 vs 45.70), same budget",
+        "pivots_vs_reward_variance_pass4": "+2.34 pts (62.50 vs 60.16)",
+        "pivots_vs_all_long_avg4": "-1.17 pts (48.83 vs 50.00) at 21% of its samples "
+        "(8.2K vs 38.4K): close to",
     },
     "web": {
         "efficiency_steps": "~77% fewer (9.2K vs 40.5K)",
         "efficiency_samples": "~73% fewer (9.0K vs 33.3K)",
         "heldout_vs_base_vanilla": "+12.09 pts (57.92 vs 45.83)",
         "heldout_vs_sft": "+7.09 pts (57.92 vs 50.83)",
+        "pivots_vs_reward_variance_avg4": "+4.58 pts (52.08 vs 47.50; 15.4K vs 14.3K samples)",
+        "pivots_vs_reward_variance_pass4": "+3.80 pts (61.67 vs 57.87)",
+        "pivots_vs_all_avg4": "+5.00 pts (52.08 vs 47.08; 15.4K vs 16.4K samples)",
+        "pivots_vs_all_pass4": "+1.67 pts (61.67 vs 60.00)",
     },
 }
 """The paper's published figures (from the paper summary in ../shared/seed/): mobile rows
@@ -216,11 +256,16 @@ def judge(claim: Claim, rows: Sequence[Mapping[str, Mapping[str, Any]]]) -> dict
             if a.get(claim.metric) is not None and b.get(theirs_metric) is not None
         ]
     interval = bootstrap_ci(diffs)
+    judged = (
+        equivalence(interval, claim.margin)
+        if claim.margin is not None
+        else verdict(interval, claim.direction)
+    )
     return out | {
         "seeds": len(diffs),
         "differences": diffs,
         "interval": interval,
-        "verdict": verdict(interval, claim.direction),
+        "verdict": judged,
     }
 
 
@@ -238,19 +283,25 @@ def with_phase_starts(summary: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def claims_table(
-    profile: str, rows: Sequence[Mapping[str, Mapping[str, Any]]]
+    profile: str,
+    rows: Sequence[Mapping[str, Mapping[str, Any]]],
+    claims: Sequence[Claim] = CLAIMS,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """The markdown table of every claim whose configurations were run, and its data."""
+    """The markdown table of every claim of ``claims`` whose configurations were run, and its
+    data. A closeness claim also says within how many points these seeds show the two close."""
     lines = [
         "| claim | paper | ours: mean paired difference [95% CI] | medians (ours / theirs) | seeds | verdict |",
         "|---|---|---|---|---:|---|",
     ]
     data = []
-    for claim in CLAIMS:
+    for claim in claims:
         result = judge(claim, rows)
         if not result["seeds"]:
             continue
-        data.append({"key": claim.key, "text": claim.text, "metric": claim.metric, **result})
+        data.append(
+            {"key": claim.key, "text": claim.text, "metric": claim.metric, **result}
+            | ({"margin": claim.margin} if claim.margin is not None else {})
+        )
         if claim.is_cost:
             diff = fmt_interval(result["interval"], unit="")
             medians = " / ".join(_median(m) for m in result["medians"])
@@ -259,6 +310,8 @@ def claims_table(
         else:
             diff = fmt_interval(result["interval"], scale=100, unit=" pts")
             medians = ""
+            if claim.margin is not None and (within := closeness(result["interval"])) is not None:
+                diff += f"; close within {100 * within:.2f} pts (claim: {100 * claim.margin:.2f})"
         lines.append(
             f"| {claim.text} | {PAPER.get(profile, {}).get(claim.key, '-')} | {diff} | "
             f"{medians} | {result['seeds']} | {result['verdict']} |"

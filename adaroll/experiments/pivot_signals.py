@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -39,13 +40,23 @@ from adaroll.experiments.specs import EXPERIMENTS, VARIANTS  # noqa: E402
 COMPARED = ("disagreement", "reward_variance", "entropy")
 """The signals whose picks are compared: a state "only one signal picks" is one the other two
 do not. ``all`` (every checkpoint) and ``random`` are reference rows, not signals of a state."""
-REFERENCE = ("all", "random")
+REFERENCE = ("all", "random", "reward_variance_mixed")
+RULES: dict[str, tuple[str, dict[str, Any]]] = {
+    **{name: (name, {}) for name in (*COMPARED, "all", "random")},
+    "reward_variance_mixed": ("reward_variance", {"tau_dis": 0.0, "fallback_top_k": 0}),
+}
+"""Row -> (scorer, changes to the run's Stage I pivot settings). Every signal is gated at the
+run's ``tau_dis``, as its variant was trained; on 0/1 rewards reward variance p(1 - p) never
+exceeds 0.25, so at tau_dis = 0.45 every task takes its fallback. ``reward_variance_mixed`` is
+PivotRL's own rule for comparison: every state whose samples' rewards differ, no fallback (no
+variant trains on it)."""
 LABELS = {
     "disagreement": "action disagreement",
     "reward_variance": "reward variance",
     "entropy": "entropy",
     "all": "all checkpoints",
     "random": "random",
+    "reward_variance_mixed": "reward variance > 0 (PivotRL's rule; not a run)",
 }
 BARS = (
     "disagreement-reward_variance",
@@ -179,8 +190,11 @@ def measure(run: Path, say: Callable[[str], None] = print) -> SignalsResult:
     picks, fallback, reproduced = {}, {}, {}
     variants = variant_of_signal()
     for signal in (*COMPARED, *REFERENCE):
-        scores = {s.id: s.scores[signal] for s in states}
-        chosen = select(store, scores, phase.pivots.model_copy(update={"scorer": signal}))
+        scorer, changes = RULES[signal]
+        scores = {s.id: s.scores[scorer] for s in states}
+        chosen = select(
+            store, scores, phase.pivots.model_copy(update={"scorer": scorer, **changes})
+        )
         picks[signal] = [c for ids in chosen.pivots.values() for c in ids]
         fallback[signal] = sum(
             1
@@ -263,7 +277,7 @@ def summarise(result: SignalsResult) -> dict[str, Any]:
     per-state scores)."""
     by_id = {s.id: s for s in result.states}
     signals = {}
-    for signal in (*COMPARED, *REFERENCE):
+    for signal in (k for k in (*COMPARED, *REFERENCE) if k in result.picks):
         signals[signal] = describe([by_id[i] for i in result.picks[signal]], result.tau) | {
             "fallback_tasks": result.fallback_tasks[signal]
         }
@@ -384,11 +398,11 @@ def plot(result: SignalsResult, path: Path) -> str:
     """Left: D against reward variance per checkpoint, coloured by which of the two signals
     picks it; right: the patterns of the states each compared signal alone picks."""
     dis, rv = set(result.picks["disagreement"]), set(result.picks["reward_variance"])
-    groups = {
+    groups = {  # neither first: drawn underneath
+        "neither": {s.id for s in result.states} - dis - rv,
         "both": dis & rv,
         "disagreement only": dis - rv,
         "reward variance only": rv - dis,
-        "neither": {s.id for s in result.states} - dis - rv,
     }
     colours = {
         "both": "tab:purple",
@@ -416,15 +430,15 @@ def plot(result: SignalsResult, path: Path) -> str:
     left.legend(fontsize=7)
     sets = differences(result.picks)
     shown = [k for k in BARS if k in sets]
-    patterns = sorted(
-        {by_id[i].pattern for k in shown for i in sets[k][1]},
-        key=lambda p: (pattern_disagreement(p), p),
-    )
     names = [sets[k][0].replace(", not ", "\nnot ") for k in shown]
     bottom = [0] * len(shown)
-    for p in patterns:
-        counts = [sum(by_id[i].pattern == p for i in sets[k][1]) for k in shown]
-        right.bar(names, counts, bottom=bottom, label=p)
+    for colour, (band, members) in zip(
+        plt.get_cmap("viridis")(np.linspace(0, 0.95, len(BANDS) + 1)),
+        _bands(result.states),
+        strict=True,
+    ):
+        counts = [len(sets[k][1] & members) for k in shown]
+        right.bar(names, counts, bottom=bottom, label=band, color=colour)
         bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
     for x, k in enumerate(shown):
         zero = sum(by_id[i].zero_variance for i in sets[k][1])
@@ -433,9 +447,21 @@ def plot(result: SignalsResult, path: Path) -> str:
     right.set_ylim(top=1.15 * max([*bottom, 1]))
     right.set_ylabel("states")
     right.set_title("where the signals differ: action-count patterns (Table 4)", fontsize=9)
-    if patterns:
-        right.legend(fontsize=6, ncol=2, title="pattern", title_fontsize=7)
+    right.legend(fontsize=6, title="pattern (D)", title_fontsize=7)
     return save_figure(fig, path)
+
+
+BANDS = ("8", "7-1", "6-2", "6-1-1", "5-3", "4-4")
+"""The figure's colours: Table 4's reference patterns, then every more split one together."""
+
+
+def _bands(states: Sequence[StateSignals]) -> list[tuple[str, set[str]]]:
+    out = [
+        (f"{p} ({pattern_disagreement(p):.2f})", {s.id for s in states if s.pattern == p})
+        for p in BANDS
+    ]
+    rest = {s.id for s in states if s.pattern not in BANDS}
+    return [*out, ("any other (more split)", rest)]
 
 
 def write(result: SignalsResult, out: Path) -> dict[str, Any]:

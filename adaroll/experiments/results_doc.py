@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from adaroll.experiments.claims import PAPER
-from adaroll.experiments.stats import fmt_interval
+from adaroll.experiments.stats import closeness, fmt_interval
 from adaroll.io import atomic_write_text
 
 ORDER = (
@@ -207,7 +207,11 @@ def side_by_side(found: dict[str, dict[str, tuple[Path, dict[str, Any]]]]) -> st
             continue
         env = profile.split("-")[0]  # mobile-clean, mobile-clean40-<commit>: the mobile env
         paper = PAPER.get(env, {})
-        judged = [(profile, c) for c in exps.get("full", (None, {}))[1].get("claims", [])]
+        judged = [
+            (profile, c)
+            for name in ("full", "pivots")
+            for c in exps.get(name, (None, {}))[1].get("claims", [])
+        ]
         device = exps.get("device", (None, {}))[1]
         for variant in ("default", "clean-demos"):
             where = profile if variant == "default" else f"{profile}, clean demos"
@@ -217,10 +221,13 @@ def side_by_side(found: dict[str, dict[str, tuple[Path, dict[str, Any]]]]) -> st
                 "total_env_steps": (1.0, " env steps"),
                 "train_samples": (1.0, " samples"),
             }.get(claim["metric"], (100.0, " pts"))
+            ours = fmt_interval(claim["interval"], scale=scale, unit=unit)
+            within = closeness(claim["interval"]) if claim.get("margin") is not None else None
+            if within is not None:
+                ours += f"; close within {scale * within:.2f}{unit}"
             lines.append(
                 f"| {where} | {claim['text']} | {paper.get(claim['key'], '-')} | "
-                f"{fmt_interval(claim['interval'], scale=scale, unit=unit)} | {claim['seeds']} | "
-                f"{claim['verdict']} |"
+                f"{ours} | {claim['seeds']} | {claim['verdict']} |"
             )
         if "routing" in exps:
             shares = exps["routing"][1]["shares"]

@@ -119,6 +119,29 @@ def verdict(interval: tuple[float, float, float] | None, direction: int) -> Verd
     return "inconclusive"
 
 
+def equivalence(interval: tuple[float, float, float] | None, margin: float) -> Verdict:
+    """A claim that two configurations are *close* (``|ours - theirs| <= margin``): held when
+    the interval lies within ``[-margin, margin]``, contradicted when it lies wholly outside it,
+    inconclusive otherwise."""
+    if interval is None:
+        return "inconclusive"
+    _, low, high = interval
+    if -margin <= low and high <= margin:
+        return "held"
+    if low > margin or high < -margin:
+        return "contradicted"
+    return "inconclusive"
+
+
+def closeness(interval: tuple[float, float, float] | None) -> float | None:
+    """The smallest margin within which the interval shows two configurations close: its end
+    farthest from zero (None for no interval)."""
+    if interval is None:
+        return None
+    _, low, high = interval
+    return max(abs(low), abs(high))
+
+
 @dataclass(frozen=True)
 class Censored:
     """A cost to reach a target: ``value`` when reached, else the run's ``budget`` (censored)."""

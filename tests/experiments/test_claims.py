@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from adaroll.experiments.claims import CLAIMS, claims_table, judge, promotion, with_phase_starts
+import pytest
+
+from adaroll.experiments.claims import (
+    CLAIMS,
+    CLOSE_MARGIN,
+    PIVOT_CLAIMS,
+    claims_table,
+    judge,
+    promotion,
+    with_phase_starts,
+)
 
 HELDOUT = next(c for c in CLAIMS if c.key == "heldout_vs_base_vanilla")
 STEPS = next(c for c in CLAIMS if c.key == "efficiency_steps")
@@ -107,3 +117,35 @@ def test_a_phase_is_also_judged_against_its_own_iteration_0_evaluation() -> None
     late["curves"]["base_vanilla"][0]["phase_env_steps"] = 100
     assert "start_val_avg4" not in with_phase_starts(late)["base_vanilla"]
     assert judge(own, [with_phase_starts(late)])["differences"] == []
+
+
+def test_table_2_pairs_variants_and_judges_closeness_by_its_margin() -> None:
+    close = next(c for c in PIVOT_CLAIMS if c.key == "pivots_vs_all_long_avg4")
+    above = next(c for c in PIVOT_CLAIMS if c.key == "pivots_vs_reward_variance_avg4")
+    assert close.margin == CLOSE_MARGIN and above.margin is None
+
+    def seeds(gaps: list[float]) -> list[dict]:
+        return [
+            {
+                "default": {"heldout_avg4": 0.5 + g},
+                "pivots-all-long": {"heldout_avg4": 0.5},
+                "pivots-reward_variance": {"heldout_avg4": 0.5 - g},
+            }
+            for g in gaps
+        ]
+
+    near = judge(close, seeds([-0.01, 0.0, 0.01, -0.005, 0.005]))
+    assert near["verdict"] == "held"  # within +-2.5 points, though not above
+    assert judge(above, seeds([-0.01, 0.0, 0.01, -0.005, 0.005]))["verdict"] == "inconclusive"
+    far = judge(close, seeds([-0.06, -0.05, -0.07, -0.06, -0.055]))
+    assert far["verdict"] == "contradicted"  # all pivots clearly better: not close
+    assert judge(above, seeds([0.03, 0.02, 0.04]))["differences"] == pytest.approx(
+        [0.06, 0.04, 0.08]
+    )
+    table, data = claims_table("mobile", seeds([-0.01, 0.0, 0.01]), PIVOT_CLAIMS)
+    assert "+3.13 pts (48.83 vs 45.70)" in table and "close within" in table
+    assert {d["key"] for d in data} == {
+        "pivots_vs_all_long_avg4",
+        "pivots_vs_reward_variance_avg4",
+    }  # only the pairs whose metric both sides have
+    assert next(d for d in data if d["key"] == "pivots_vs_all_long_avg4")["margin"] == CLOSE_MARGIN

@@ -155,6 +155,8 @@ def test_signals_from_one_draw_equal_the_pivot_files_the_runs_trained_on(runs: P
         assert ps.pattern_disagreement(state.pattern) == pytest.approx(state.scores["disagreement"])
         mean = state.reward_mean
         assert state.scores["reward_variance"] == pytest.approx(mean * (1 - mean))
+    mixed = {s.id for s in result.states if 0 < s.reward_mean < 1}  # PivotRL: rewards differ
+    assert set(result.picks["reward_variance_mixed"]) == mixed
 
 
 def test_a_pivot_file_that_differs_is_not_reproduced(runs: Path, tmp_path: Path):

@@ -8,7 +8,9 @@ from adaroll.experiments.stats import (
     Censored,
     bootstrap_ci,
     censored_median,
+    closeness,
     cost_to_reach,
+    equivalence,
     fmt_censored,
     fmt_count,
     fmt_pct,
@@ -56,6 +58,27 @@ def test_bootstrap_interval_brackets_the_mean_and_narrows_with_agreement():
 )
 def test_verdicts_follow_the_interval(interval, direction, expected):
     assert verdict(interval, direction) == expected
+
+
+@pytest.mark.parametrize(
+    ("interval", "expected"),
+    [
+        ((0.0, -0.02, 0.02), "held"),  # inside +-0.025: close
+        ((-0.01, -0.025, 0.025), "held"),  # the margin itself counts as close
+        ((0.05, 0.03, 0.07), "contradicted"),  # wholly beyond the margin
+        ((-0.05, -0.07, -0.03), "contradicted"),
+        ((0.0, -0.04, 0.01), "inconclusive"),  # reaches past it on one side
+        (None, "inconclusive"),
+    ],
+)
+def test_closeness_is_judged_against_a_margin(interval, expected):
+    assert equivalence(interval, 0.025) == expected
+
+
+def test_closeness_is_the_interval_end_farthest_from_zero():
+    assert closeness((0.0, -0.04, 0.01)) == 0.04
+    assert closeness((0.03, 0.01, 0.05)) == 0.05
+    assert closeness(None) is None
 
 
 def test_censored_runs_enter_at_the_larger_budget_and_the_median_respects_them():
