@@ -110,7 +110,8 @@ class GRPOConfig(Frozen):
 
 class PivotConfig(Frozen):
     scorer: str = "disagreement"
-    """Registered pivot scorer: disagreement, reward_variance, entropy, all, random."""
+    """Registered pivot scorer: disagreement, reward_variance, entropy, all, random (an
+    unknown name is an error listing the registered ones)."""
     n_samples: int = Field(8, ge=2)
     """Policy samples per checkpoint used to score it (N)."""
     tau_dis: float = Field(0.45, ge=0, le=1)
@@ -135,6 +136,17 @@ class PivotConfig(Frozen):
     policy's own successful Root/Suffix rollouts, deduplicated by state (UI tree hash), scored
     with N samples like expert ones (ledgered as onestep/routing policy samples); the task is then
     routed by its p(x). Needs the local rollout backend."""
+
+    @field_validator("scorer")
+    @classmethod
+    def _registered_scorer(cls, name: str) -> str:
+        from adaroll.algos.pivots import PIVOT_SCORERS
+
+        if name not in PIVOT_SCORERS.names():
+            raise ValueError(
+                f"unknown pivot scorer {name!r}; valid: {', '.join(PIVOT_SCORERS.names())}"
+            )
+        return name
 
 
 class MatchConfig(Frozen):
@@ -181,8 +193,9 @@ class SchedulerConfig(Frozen):
     """Tasks with p(x) below this are trained Local (OneStep on pivots)."""
     tau_high: float = Field(0.75, ge=0, le=1)
     """Tasks with p(x) above this are trained Root; in between, Suffix."""
-    tau_suffix: float = Field(0.75, ge=0, le=1)
-    """Suffix success rate above which the frontier moves to the previous pivot (paper: 0.75 main text, 0.5 appendix)."""
+    tau_suffix: float = Field(0.75, gt=0, le=1)
+    """Suffix success rate above which the frontier moves to the previous pivot (paper: 0.75 main
+    text, 0.5 appendix); in (0, 1]: at 0 a single success would move it."""
     routing_probes: int = Field(4, ge=1)
     """Root rollouts that estimate p(x) for routing (both routers; ledgered as routing)."""
     root_probes: int = Field(2, ge=2)
@@ -533,7 +546,12 @@ def _format_error(exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"{where}: {err['msg']} (got {err.get('input')!r})")
+        got = err.get("input")
+        # a model-level check (tau_low <= tau_high) gets the whole section: its message names
+        # the fields, so the section's dump would only bury it
+        lines.append(
+            f"{where}: {err['msg']}" + ("" if isinstance(got, dict) else f" (got {got!r})")
+        )
     return "invalid config:\n  " + "\n  ".join(lines)
 
 

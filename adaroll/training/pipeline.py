@@ -64,6 +64,8 @@ from adaroll.training.trainer import PhaseResult, Trainer
 
 log = logging.getLogger("adaroll")
 
+ONESTEP_ONLY = ("stage1", "onestep")
+"""Phases that train on pivots alone: with an empty pivot set they have nothing to train on."""
 REPLAYED = "train-replayed"
 """The demonstration "split" of the env steps that replayed clean train demonstrations on the
 training device (``expert.device=clean``): billed to the configurations that use the checkpoints
@@ -294,6 +296,8 @@ class Pipeline:
         self, name: str, start: Policy, phase: TrainConfig, *, resume: bool
     ) -> PhaseResult:
         pivot_set = self.pivots(f"{name}", start, phase) if phase.algorithm != "vanilla" else None
+        if pivot_set is not None and pivot_set.count == 0 and phase.algorithm in ONESTEP_ONLY:
+            return self._nothing_to_train(name, start, pivot_set)
         tasks = interleave_templates(self.split("train"))
         scheduler = SCHEDULERS.get(phase.algorithm)(
             tasks=tasks,
@@ -336,6 +340,38 @@ class Pipeline:
             result.final["pivots"] = pivot_set.count
             result.final["pivot_scoring_samples"] = pivot_set.policy_samples
         return result
+
+    def _nothing_to_train(self, name: str, start: Policy, pivot_set: PivotSet) -> PhaseResult:
+        """A one-step phase whose pivot set is empty has nothing to train on: it is not run (no
+        iterations, no selection evaluations), hands on its start policy unchanged and says so
+        in the run's log, its ``done.json`` and (``empty_pivots``) its summary row."""
+        directory = self.out / name
+        policy_dir = directory / "start"
+        done = directory / "done.json"
+        if not done.exists():
+            directory.mkdir(parents=True, exist_ok=True)
+            start.save(policy_dir)
+            final = {
+                "phase": name,
+                "iteration": 0,
+                **dict.fromkeys(
+                    ("env_steps", "replay_steps", "selection_env_steps", "phase_env_steps"), 0
+                ),
+                "train_samples": 0,
+                "policy_samples": 0,
+                "optimizer_steps": 0,
+                "stopped_by": "empty pivot set",
+                "empty_pivots": True,
+                "last_eval": None,
+            }
+            atomic_write_text(done, json.dumps(final, indent=2))
+        self.say(
+            f"{name}: the pivot set is empty (0 of {len(pivot_set.scores)} checkpoints): "
+            "nothing to train on, the phase is skipped and hands on its start policy"
+        )
+        final = json.loads(done.read_text())
+        final["pivots"], final["pivot_scoring_samples"] = 0, pivot_set.policy_samples
+        return PhaseResult(policy_dir, final)
 
     # -- the whole run ------------------------------------------------------------------------------
     def check_names(self) -> None:
@@ -409,6 +445,8 @@ class Pipeline:
                 )
         if "action" in results:
             results["action"]["optimizer_steps"] = stage1_steps
+            if stage1.final.get("empty_pivots"):
+                results["action"]["empty_pivots"] = True
         curves: dict[str, list[dict[str, Any]]] = {}
         for name, (start, algorithm) in RL_CONFIGS.items():
             if name not in wanted:
@@ -422,9 +460,12 @@ class Pipeline:
             results[name]["stopped_by"] = result.final["stopped_by"]
             results[name]["optimizer_steps"] = result.final.get("optimizer_steps")
             results[name]["iterations"] = result.final["iteration"]
+            if result.final.get("empty_pivots"):
+                results[name]["empty_pivots"] = True
+            skipped = result.final.get("empty_pivots")  # not run: no evaluations, no curve
             curves[name] = [
                 curve_point(p, before, expert_steps)
-                for p in read_metrics(self.out / name)
+                for p in ([] if skipped else read_metrics(self.out / name))
                 if p.get("kind") == "eval"
             ]
         keep_earlier_rows(self.out / "summary.json", results, curves)
