@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from adaroll.experiments import pivot_signals  # noqa: E402
 from adaroll.experiments.claims import (  # noqa: E402
     CLOSE_MARGIN,
+    MIN_SEEDS,
     PIVOT_CLAIMS,
     Claim,
     claims_table,
@@ -147,6 +148,7 @@ def table2(x: Inputs) -> Section:
             f"interval lies within +-{100 * CLOSE_MARGIN:.1f} points (`CLOSE_MARGIN`, fixed "
             'before the runs), contradicted when it lies outside; "close within m" is the '
             "smallest margin these seeds support.",
+            _provisional(x, claims),
             claims_md,
             _val_table(val),
             _budget_sentence(budget),
@@ -235,6 +237,18 @@ def _empty_note(data: Mapping[str, Mapping[str, Any]]) -> str:
             f"{data[v]['label']}: seed(s) {', '.join(map(str, s))}" for v, s in empty.items()
         )
         + "."
+    )
+
+
+def _provisional(x: Inputs, claims: Sequence[Mapping[str, Any]]) -> str:
+    """A warning when the verdicts rest on fewer seeds than a headline claim needs."""
+    needed = MIN_SEEDS.get(x.profile.env, 10)
+    fewest = min((c["seeds"] for c in claims), default=0)
+    if fewest >= needed:
+        return ""
+    return (
+        f"**Provisional:** {fewest} paired seed(s), fewer than the {needed} a headline claim "
+        f"needs on `{x.profile.env}`; an interval of one seed is that seed's difference."
     )
 
 

@@ -44,17 +44,15 @@ def _action(heldout: float, samples: int) -> dict:
     }
 
 
-@pytest.fixture
-def synthetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Inputs, dict]:
-    """Four seeds of every variant: disagreement 3 points above reward variance on each seed;
+def _inputs(home: Path, seeds: list[int], empty: int | None) -> tuple[Inputs, dict]:
+    """Every variant on ``seeds``: disagreement 3 points above reward variance on each seed;
     reward variance's scores never pass the gate (every task on its fallback); entropy's pivot
-    set is empty on seed 2."""
-    home = tmp_path / "home"
-    heldout = {v: [0.40 + 0.01 * s for s in SEEDS] for v in VARIANTS}
+    set is empty on seed ``empty``."""
+    heldout = {v: [0.40 + 0.01 * s for s in seeds] for v in VARIANTS}
     heldout["pivots-reward_variance"] = [h - 0.03 for h in heldout["default"]]
     summaries: dict = {}
     for variant in VARIANTS:
-        for seed in SEEDS:
+        for i, seed in enumerate(seeds):
             where = home / "runs" / variant / f"seed{seed}" / "pivots"
             if variant == "pivots-reward_variance":  # p(1 - p) <= 0.25 < tau_dis = 0.45
                 _pivot_file(
@@ -62,7 +60,7 @@ def synthetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Inputs, 
                     {"a@0": 0.25, "a@1": 0.0, "b@0": 0.1},
                     {"a": ["a@0", "a@1"], "b": ["b@0"]},
                 )
-            elif variant == "pivots-entropy" and seed == 2:
+            elif variant == "pivots-entropy" and seed == empty:
                 _pivot_file(where, {"a@0": 0.1, "b@0": 0.2}, {"a": [], "b": []})
             else:
                 _pivot_file(
@@ -73,15 +71,21 @@ def synthetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Inputs, 
                 "target_val_avg4": None,
                 "configurations": {
                     "base": {"train_samples": 1000},
-                    "action": _action(heldout[variant][seed], samples),
+                    "action": _action(heldout[variant][i], samples),
                 },
                 "curves": {},
             }
+    out = home / "out"
+    out.mkdir(parents=True)
+    return Inputs(
+        EXPERIMENTS.get("pivots"), home, PROFILES["mobile"], summaries, seeds, out
+    ), heldout
+
+
+@pytest.fixture
+def synthetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Inputs, dict]:
     monkeypatch.setattr(pivot_table, "_signals", lambda x: Section("", {}))
-    out = tmp_path / "out"
-    out.mkdir()
-    x = Inputs(EXPERIMENTS.get("pivots"), home, PROFILES["mobile"], summaries, SEEDS, out)
-    return x, heldout
+    return _inputs(tmp_path, SEEDS, empty=2)
 
 
 def test_table_2_reads_action_rows_and_pivot_files(synthetic) -> None:
@@ -116,6 +120,13 @@ def test_the_papers_comparisons_are_paired_differences(synthetic) -> None:
     assert rv["verdict"] == "held"  # +3 points on every seed
     close = claims["pivots_vs_all_long_avg4"]
     assert close["differences"] == pytest.approx([0.0] * 4) and close["verdict"] == "held"
+
+
+def test_fewer_seeds_than_a_headline_claim_needs_are_flagged(synthetic, tmp_path: Path) -> None:
+    x, _ = synthetic
+    assert "**Provisional:** 3 paired seed(s), fewer than the 10" in pivot_table.table2(x).markdown
+    ten, _ = _inputs(tmp_path / "ten", list(range(10)), empty=None)
+    assert "Provisional" not in pivot_table.table2(ten).markdown
 
 
 # -- end to end -----------------------------------------------------------------------------------
