@@ -107,11 +107,17 @@ def bootstrap_ratio_ci(
     return sum(a for a, _ in pairs) / sum(b for _, b in pairs), low, high
 
 
+ROUNDING = 1e-9
+"""Differences this close to a bound count as on it: an Avg@4 difference is a multiple of
+1 / (4 x tasks), and ``0.55 - 0.525`` is ``0.025000000000000022`` in floating point."""
+
+
 def verdict(interval: tuple[float, float, float] | None, direction: int) -> Verdict:
     """``direction`` +1: the paper says ours - theirs > 0; -1: < 0."""
     if interval is None:
         return "inconclusive"
     _, low, high = interval
+    low, high = _snap(low, 0.0), _snap(high, 0.0)
     if (direction > 0 and low > 0) or (direction < 0 and high < 0):
         return "held"
     if (direction > 0 and high < 0) or (direction < 0 and low > 0):
@@ -126,11 +132,16 @@ def equivalence(interval: tuple[float, float, float] | None, margin: float) -> V
     if interval is None:
         return "inconclusive"
     _, low, high = interval
+    low, high = _snap(_snap(low, margin), -margin), _snap(_snap(high, margin), -margin)
     if -margin <= low and high <= margin:
         return "held"
     if low > margin or high < -margin:
         return "contradicted"
     return "inconclusive"
+
+
+def _snap(value: float, bound: float) -> float:
+    return bound if abs(value - bound) <= ROUNDING else value
 
 
 def closeness(interval: tuple[float, float, float] | None) -> float | None:

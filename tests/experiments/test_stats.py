@@ -53,6 +53,7 @@ def test_bootstrap_interval_brackets_the_mean_and_narrows_with_agreement():
         ((-2.0, -3.0, -0.5), +1, "contradicted"),
         ((0.5, -1.0, 2.0), +1, "inconclusive"),
         ((0.0, 0.0, 0.0), +1, "inconclusive"),
+        ((0.0, 0.1 + 0.2 - 0.3, 0.1 + 0.2 - 0.3), +1, "inconclusive"),  # 5.6e-17: zero
         (None, +1, "inconclusive"),
     ],
 )
@@ -65,6 +66,7 @@ def test_verdicts_follow_the_interval(interval, direction, expected):
     [
         ((0.0, -0.02, 0.02), "held"),  # inside +-0.025: close
         ((-0.01, -0.025, 0.025), "held"),  # the margin itself counts as close
+        ((0.025, 0.55 - 0.525, 0.55 - 0.525), "held"),  # 0.025000000000000022: on the margin
         ((0.05, 0.03, 0.07), "contradicted"),  # wholly beyond the margin
         ((-0.05, -0.07, -0.03), "contradicted"),
         ((0.0, -0.04, 0.01), "inconclusive"),  # reaches past it on one side
