@@ -192,6 +192,12 @@ PIVOT_CLAIMS = tuple(
     )
     for name, variant, label, close in (
         ("reward_variance", "pivots-reward_variance", "reward variance, equal budget", False),
+        (
+            "reward_variance_any",
+            "pivots-reward_variance-any",
+            "reward variance > 0, PivotRL's rule, equal budget",
+            False,
+        ),
         ("all_long", "pivots-all-long", "all checkpoints at 4.7x the budget", True),
         ("all", "pivots-all", "all checkpoints, equal budget", False),
         ("entropy", "pivots-entropy", "entropy, equal budget", False),
@@ -210,6 +216,8 @@ PAPER: dict[str, dict[str, str]] = {
         "action_vs_base": "+8.01 pts (48.83 vs 40.82)",
         "pivots_vs_reward_variance_avg4": "+3.13 pts (48.83 vs 45.70), same budget",
         "pivots_vs_reward_variance_pass4": "+2.34 pts (62.50 vs 60.16)",
+        "pivots_vs_reward_variance_any_avg4": "+3.13 pts (48.83 vs 45.70), same budget",
+        "pivots_vs_reward_variance_any_pass4": "+2.34 pts (62.50 vs 60.16)",
         "pivots_vs_all_long_avg4": "-1.17 pts (48.83 vs 50.00) at 21% of its samples "
         "(8.2K vs 38.4K): close to",
     },

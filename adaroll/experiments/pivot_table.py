@@ -40,6 +40,7 @@ PAPER_ROWS: dict[str, dict[str, str]] = {
     "mobile": {
         "default": "48.83 / 62.50 (8.2K samples; Train 58.73 / 74.70)",
         "pivots-reward_variance": "45.70 / 60.16 (same budget)",
+        "pivots-reward_variance-any": "45.70 / 60.16 (same budget)",
         "pivots-all-long": "50.00 / - (38.4K samples)",
     },
     "web": {

@@ -36,6 +36,17 @@ VARIANTS: dict[str, Variant] = {
     "pivots-entropy": Variant("entropy", ("stage1.pivots.scorer=entropy",)),
     "pivots-all": Variant("all checkpoints", ("stage1.pivots.scorer=all",)),
     "pivots-random": Variant("random", ("stage1.pivots.scorer=random",)),
+    # PivotRL's own rule (a state with any reward variance), which the paper's Reward Variance
+    # row follows: 0/1 rewards give a variance of at most 0.25, so under tau_dis = 0.45 every
+    # task fell back to its two highest-variance checkpoints, zero-variance ones included
+    "pivots-reward_variance-any": Variant(
+        "reward variance > 0 (PivotRL's rule)",
+        (
+            "stage1.pivots.scorer=reward_variance",
+            "stage1.pivots.tau_dis=0",
+            "stage1.pivots.fallback_top_k=0",
+        ),
+    ),
     # the paper's All Pivots row runs at its own budget (38.4K samples against disagreement's
     # 8.2K, Table 2): the same scorer for 4.7 times Stage I's 12 iterations
     "pivots-all-long": Variant(
@@ -501,6 +512,7 @@ for _exp in (
             "pivots-all",
             "pivots-random",
             "pivots-all-long",
+            "pivots-reward_variance-any",
         ),
         ("action",),
     ),
