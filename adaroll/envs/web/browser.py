@@ -30,7 +30,7 @@ above and :mod:`~adaroll.envs.web._nsinit` hands the state tmpfs to the account,
 :func:`unprivileged_command`: ``setpriv`` becomes the account keeping only CAP_SYS_ADMIN and
 ``exec``s ``tini`` (the namespace init), whose child ``setpriv --no-new-privs`` drops every
 capability and ``exec``s Chromium. Every process is that account on the host, and CRIU dumps
-and restores such a browser when it runs as the account too (:mod:`adaroll.envs.web.criu`).
+and restores such a browser when it runs as the account too (:mod:`adaroll.snapshots.criu`).
 Un-isolated as root: ``Popen(user=, group=, extra_groups=[])``. Chromium's own sandbox stays
 off (``--no-sandbox``): ``--no-zygote`` (fewer processes, smaller images) requires it off, and
 its namespace sandbox would nest a user namespace CRIU does not dump (docs/web.md, "Browsers
