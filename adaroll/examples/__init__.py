@@ -1,1 +1,1 @@
-"""Runnable examples of AdaRoll inside other frameworks (each one run by a test)."""
+"""Runnable examples: AdaRoll inside other frameworks (each one run by a test, tests/examples)."""

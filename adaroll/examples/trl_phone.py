@@ -1,8 +1,8 @@
 """Train a tiny model with TRL's ``GRPOTrainer`` on AdaRoll's embedded phone, CPU only.
 
-    python -m adaroll.integrations.examples.trl_phone --out runs/trl-phone --steps 4
+    python -m adaroll.examples.trl_phone --out runs/trl-phone --steps 4
 
-What it does (docs/integrations.md walks through it; tests/integrations/test_trl_example.py
+What it does (docs/integrations.md walks through it; tests/examples/test_trl_phone.py
 runs :func:`main` for two steps):
 
 1. the phone (env ``mobile``) and a small train split; the scripted experts' verified

@@ -1,4 +1,4 @@
-"""The TRL example (adaroll/integrations/examples/trl_phone.py) for two steps: TRL's real
+"""The TRL example (adaroll/examples/trl_phone.py) for two steps: TRL's real
 ``GRPOTrainer``, the tiny Qwen2 model, the real phone env. Checks that the second step's Suffix
 rows were restored from checkpoints (ahead of TRL's resets, by the prefetch threads) and billed,
 and that docs/integrations.md shows exactly the example's code."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adaroll.integrations.examples import trl_phone
+from adaroll.examples import trl_phone
 
 pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
 
