@@ -34,7 +34,8 @@ from typing import cast
 
 from adaroll.integrations.starts import IDLE, Start, Starts
 from adaroll.integrations.starts import StartKind as RowKind
-from adaroll.rollout.jobs import Cost, Group, Job, StartKind
+from adaroll.rollout.jobs import Cost, Group, Job
+from adaroll.routes import StartKind
 from adaroll.training.ledger import Ledger
 from adaroll.training.scheduler import Scheduler
 

@@ -81,7 +81,6 @@ from adaroll.rollout.jobs import (
     Group,
     Job,
     RolloutFailed,
-    StartKind,
     merge_groups,
     root_waves,
 )
@@ -94,6 +93,7 @@ from adaroll.rollout.starts import (
     Start,
     StartState,
 )
+from adaroll.routes import StartKind
 from adaroll.seeding import derive_seed
 from adaroll.snapshots.base import SnapshotBackend
 from adaroll.snapshots.cache import BuildCosts, SnapshotCache

@@ -31,8 +31,9 @@ from adaroll.policies.base import Context
 from adaroll.rollout.concurrent import call_each
 from adaroll.rollout.env_pool import EnvPool
 from adaroll.rollout.episodes import Sampler
-from adaroll.rollout.jobs import Cost, Decision, Group, Job, StartKind, close_quietly
+from adaroll.rollout.jobs import Cost, Decision, Group, Job, close_quietly
 from adaroll.rollout.prefetch import BranchPrefetcher
+from adaroll.routes import StartKind
 from adaroll.snapshots.cache import SnapshotCache
 from adaroll.snapshots.fallback import Restored
 

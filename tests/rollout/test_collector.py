@@ -27,7 +27,7 @@ def jobs_for(store) -> list[Job]:
         Job("onestep", tasks[0], 8, checkpoint_id=ckpt.id),
         Job("suffix", tasks[0], 4, checkpoint_id=ckpt.id),
         Job("root", tasks[1], 6),
-        Job("root", tasks[2], 6, purpose="routing", mode="vanilla"),
+        Job("root", tasks[2], 6, purpose="routing", baseline=True),
     ]
 
 
