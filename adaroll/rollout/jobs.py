@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 from adaroll.costs import Counters
@@ -78,31 +77,6 @@ class Group:
     @property
     def success_rate(self) -> float:
         return sum(r > 0 for r in self.rewards) / len(self.rewards)
-
-
-def root_waves(job: Job, episodes_per_env: int) -> list[Job]:
-    """A Root job as consecutive smaller groups that run on the same envs, so that each env
-    plays up to ``episodes_per_env`` of the job's episodes one after another (a web env then
-    starts its later episodes in the page it already loaded). Other jobs stay whole."""
-    if job.kind is not StartKind.ROOT or episodes_per_env <= 1 or job.group_size <= 1:
-        return [job]
-    envs = -(-job.group_size // episodes_per_env)  # ceil: the envs each wave uses
-    return [
-        replace(job, group_size=min(envs, job.group_size - start))
-        for start in range(0, job.group_size, envs)
-    ]
-
-
-def merge_groups(job: Job, parts: Sequence[Group]) -> Group:
-    """The group of ``job`` from the groups of its waves (:func:`root_waves`), in wave order."""
-    if len(parts) == 1:
-        return parts[0]
-    merged = Group(job, [], [])
-    for part in parts:
-        merged.decisions += part.decisions
-        merged.rewards += part.rewards
-        merged.cost = merged.cost + part.cost
-    return merged
 
 
 def close_quietly(env: GUIEnv) -> None:

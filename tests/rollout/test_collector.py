@@ -8,7 +8,8 @@ import torch
 
 from adaroll.experts import collect_experts
 from adaroll.rollout.collector import Collector, job_seed
-from adaroll.rollout.jobs import Group, Job, root_waves
+from adaroll.rollout.jobs import Group, Job
+from adaroll.rollout.planning import root_waves
 from adaroll.snapshots.memory import MemorySnapshots
 from tests.fakes import GoPolicy, LineEnv, LineSuite
 
