@@ -29,9 +29,9 @@ from adaroll.config import GRPOConfig as AdaRollGRPO
 from adaroll.config import SchedulerConfig
 from adaroll.envs import get_suite, make_env_factory
 from adaroll.experts import collect_experts
-from adaroll.integrations.starts import Starts
 from adaroll.integrations.trl import AdaRollTRL
 from adaroll.policies.hf_tiny import build_tiny_model, build_tiny_tokenizer
+from adaroll.rollout.sessions import Starts
 from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.ledger import Ledger
 from adaroll.training.scheduler import SCHEDULERS

@@ -226,7 +226,7 @@ class Collector:
     @property
     def branch_waits(self) -> list[float]:
         """Seconds each Suffix start of the last collection waited for its branch."""
-        return self.branches.waits
+        return self.branches.waits or []
 
     def prefix_length(self, checkpoint_id: str) -> int:
         """Actions from the task's reset to a checkpoint: what replaying it once costs."""

@@ -75,6 +75,8 @@ class Start(ABC):
     restores: ClassVar[bool] = False
     """Whether it restores snapshots (a distributed collector runs its jobs where the
     checkpoint's snapshot lives)."""
+    needs_checkpoint: ClassVar[bool] = False
+    """Whether its jobs start at a checkpoint (``Job.checkpoint_id``)."""
 
     @abstractmethod
     def open(self, job: Job) -> Started:
@@ -94,6 +96,7 @@ class OneStepStart(Start):
 
     kind = StartKind.ONESTEP
     rolls_out = False
+    needs_checkpoint = True
 
     def __init__(
         self, checkpoints: CheckpointStore, matcher: ActionMatcher, history_window: int
@@ -201,14 +204,16 @@ class BranchStart(Start):
     kind = StartKind.SUFFIX
     prefetched = True
     restores = True
+    needs_checkpoint = True
 
     def __init__(self, checkpoints: CheckpointStore, cache: SnapshotCache, count: Count) -> None:
         self.checkpoints, self.cache, self.count = checkpoints, cache, count
         self.prefetcher: BranchPrefetcher | None = None
         """Set for restores made ahead of need (by a collection, or for good by
         :class:`~adaroll.rollout.sessions.Starts`)."""
-        self.waits: list[float] = []
-        """Seconds each start waited for its branch (the collector empties it per collection)."""
+        self.waits: list[float] | None = []
+        """Seconds each start waited for its branch (the collector empties it per collection;
+        None: not recorded)."""
 
     def open(self, job: Job) -> Started:
         """Restore ``group_size`` branches of the job's checkpoint, one after another (stops at
@@ -233,18 +238,23 @@ class BranchStart(Start):
         prefetched = self._take_prefetched(checkpoint)
         if prefetched is not None:
             restored, obs, waited = prefetched
-            self.waits.append(waited)
+            self._waited(waited)
             spent.append(self._cost(checkpoint, restored, waited))
             return Session(restored.env, checkpoint.instruction, checkpoint.history, obs)
         restored = self.cache.restore(checkpoint.id)
-        self.waits.append(time.perf_counter() - began)
-        spent.append(self._cost(checkpoint, restored, self.waits[-1]))
+        waited = time.perf_counter() - began
+        self._waited(waited)
+        spent.append(self._cost(checkpoint, restored, waited))
         env = restored.env
         try:
             return Session(env, checkpoint.instruction, checkpoint.history, env.observe())
         except BaseException:
             close_quietly(env)
             raise
+
+    def _waited(self, seconds: float) -> None:
+        if self.waits is not None:
+            self.waits.append(seconds)
 
     def _cost(self, checkpoint: Checkpoint, restored: Restored, seconds: float) -> Cost:
         """What one restore cost: itself, its seconds, the prefix a replay backend replayed,
