@@ -184,7 +184,7 @@ PAPER: dict[str, dict[str, str]] = {
         "heldout_vs_sft": "+7.09 pts (57.92 vs 50.83)",
     },
 }
-"""The paper's published figures (from the paper summary in ../shared/seed/): mobile rows
+"""The paper's published figures (docs/architecture.md, "The paper's published figures"): mobile rows
 against MobileGym, web rows against CUA-Gym-Hub (our web env is MiniWoB++)."""
 
 

@@ -1,6 +1,6 @@
 """Launching, reaching and stopping headless Chromium - isolated in its own namespaces.
 
-An isolated browser (the default when running as root, as CI does) follows DESIGN.md section 4:
+An isolated browser (the default when running as root, as CI does) follows docs/architecture.md, "Platform notes":
 
 * ``unshare --mount --propagation private --pid --net --time --fork`` runs
   :mod:`adaroll.envs.web._nsinit`, which mounts a private tmpfs at ``state_dir`` for all the
@@ -112,7 +112,7 @@ INSTALL_HINT = (
     "(Debian: apt-get install chromium chromium-headless-shell)"
 )
 
-# Flags from DESIGN.md section 4, plus a few that make rendering and timers deterministic.
+# Flags from docs/architecture.md ("Platform notes"), plus a few that make rendering and timers deterministic.
 CHROMIUM_FLAGS = (
     "--headless=new",
     "--no-sandbox",
@@ -347,7 +347,7 @@ def chromium_command(
     extra_args: tuple[str, ...] = (),
     url: str = "about:blank",
 ) -> list[str]:
-    """The Chromium command line (DESIGN.md section 4 flags). Feature lists in ``extra_args``
+    """The Chromium command line (the flags of docs/architecture.md, "Platform notes"). Feature lists in ``extra_args``
     (``--disable-features=A,B``, ``--enable-features=C``) are merged with the defaults."""
     features = {
         "--disable-features=": list(DISABLED_FEATURES),

@@ -16,7 +16,7 @@ heap, timers, focus, a half-open date picker - and restoring must be cheaper tha
 action prefix (replay costs one settle-wait per step and is fragile on animations). A process
 snapshot gives both, independent of how the state was reached.
 
-How (DESIGN.md section 4; the web environment's :mod:`adaroll.envs.web.browser` already runs
+How (docs/architecture.md, "Platform notes"; the web environment's :mod:`adaroll.envs.web.browser` already runs
 every browser as the init of its own pid/mount/net/time namespaces with all mutable state -
 profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
 

@@ -1,4 +1,4 @@
-"""The ``criu`` snapshot backend, for real: Chromium + MiniWoB++ + CRIU (DESIGN.md section 4).
+"""The ``criu`` snapshot backend, for real: Chromium + MiniWoB++ + CRIU (docs/architecture.md, "Platform notes").
 
 One mid-episode snapshot of a multi-step task (login-user after two expert steps: username
 typed, password not yet) is restored into four concurrent branches; each must continue on its
