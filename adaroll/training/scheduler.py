@@ -221,10 +221,10 @@ class HybridScheduler(Scheduler):
         route, task = self.routes[task_id], self.tasks[task_id]
         route.visits += 1
         routing = Job(StartKind.ROOT, task, self.sched.routing_probes, purpose="routing")
-        if route.mode is Route.UNROUTED:
+        if route.mode == Route.UNROUTED:
             return [routing]
         start = route.mode.start
-        if route.mode is Route.LOCAL:
+        if route.mode == Route.LOCAL:
             jobs = [
                 Job(start, task, self.grpo.group_size, checkpoint_id=c)
                 for c in self._onestep_starts(task_id, route)
@@ -232,7 +232,7 @@ class HybridScheduler(Scheduler):
             if route.visits % self.sched.local_reeval_every == 0:
                 jobs.append(routing)
             return jobs
-        if route.mode is Route.SUFFIX:
+        if route.mode == Route.SUFFIX:
             checkpoint = route.pivots[route.frontier]
             jobs = [Job(start, task, self.grpo.group_size, checkpoint_id=checkpoint)]
             if self.sched.demotion and route.visits % self.sched.monitor_every == 0:
@@ -250,7 +250,7 @@ class HybridScheduler(Scheduler):
                 self._promote(
                     route, route_for(route.p, self.sched.tau_low, self.sched.tau_high), iteration
                 )
-            elif group.job.route is Route.SUFFIX and route.mode is Route.SUFFIX:
+            elif group.job.route is Route.SUFFIX and route.mode == Route.SUFFIX:
                 self._move_frontier(route, group, iteration)
             if (
                 self.sched.demotion
