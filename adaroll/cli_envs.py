@@ -102,11 +102,10 @@ def envs_list(
                 sizes.append(f"{split}=({type(exc).__name__})")
         typer.echo(f"{name}: {len(suite.templates())} task templates; splits: {', '.join(sizes)}")
         if templates:
-            info = getattr(suite, "template_info", None)
             for t in suite.templates():
                 extra = ""
-                if info is not None:
-                    i = info(t)
+                i = suite.template_info(t)
+                if i is not None:
                     extra = f"  steps~{i['difficulty']:g}  [{' '.join(i['tags'])}]" + (
                         "  (held-out template)" if i["heldout"] else ""
                     )

@@ -12,11 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from adaroll.algos.metrics import split_metrics
-from adaroll.envs.base import EnvFault, GUIEnv, Observation, TaskSpec
+from adaroll.envs.base import EnvFault, GUIEnv, TaskSpec
 from adaroll.policies.base import Policy
 from adaroll.rollout.concurrent import call_each, concurrent_envs
 from adaroll.rollout.episodes import Episode, run_episodes
 from adaroll.rollout.jobs import RolloutFailed, close_quietly
+from adaroll.rollout.session import Session
 from adaroll.seeding import seed_everything
 
 log = logging.getLogger("adaroll")
@@ -126,11 +127,13 @@ def _attempt_in_waves(
 def _attempt(
     policy: Policy, envs: Sequence[GUIEnv], tasks: Sequence[TaskSpec], history_window: int
 ) -> list[Episode]:
-    def start(pair: tuple[GUIEnv, TaskSpec]) -> tuple[str, tuple[()], Observation]:
+    def start(pair: tuple[GUIEnv, TaskSpec]) -> Session:
         env, task = pair
         obs, info = env.reset(options={"task": task})
-        return str(info.get("instruction", env.instruction)), (), obs
+        return Session(env, str(info.get("instruction", env.instruction)), (), obs)
 
     # browsers load their pages at once (the first fault is raised once all resets are over)
-    starts = call_each(start, list(zip(envs, tasks, strict=True)), concurrent=concurrent_envs(envs))
-    return run_episodes(policy, envs, starts, history_window)
+    sessions = call_each(
+        start, list(zip(envs, tasks, strict=True)), concurrent=concurrent_envs(envs)
+    )
+    return run_episodes(policy, sessions, history_window)

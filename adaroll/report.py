@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from adaroll.io import atomic_write_text  # noqa: E402
 from adaroll.jsonl import read_jsonl  # noqa: E402
+from adaroll.routes import Route  # noqa: E402
 from adaroll.training.pipeline import RUN_FORMAT  # noqa: E402
 
 LABELS = {
@@ -122,10 +123,10 @@ def figure5(run: Path, out: Path) -> Path | None:
         records, _ = read_jsonl(run / name / "metrics.jsonl")
         rows = [r for r in records if r.get("kind") == "iteration"]
         its = [r["iteration"] for r in rows]
-        for mode in ("unrouted", "local", "suffix", "root"):
-            shares = [r["routes"].get(mode, 0) / max(1, sum(r["routes"].values())) for r in rows]
+        for route in Route:
+            shares = [r["routes"].get(route, 0) / max(1, sum(r["routes"].values())) for r in rows]
             if any(shares):
-                ax.plot(its, [100 * s for s in shares], label=mode)
+                ax.plot(its, [100 * s for s in shares], label=route.value)
         ax.set_title(LABELS[name])
         ax.set_xlabel("iteration")
         ax.set_ylabel("share of tasks (%)")

@@ -108,7 +108,7 @@ def main() -> None:
 
     suite = get_suite(args.env)
     tasks = suite.split("train")[: args.tasks]
-    jobs = [Job("root", t, args.group, mode="vanilla") for t in tasks]
+    jobs = [Job("root", t, args.group, baseline=True) for t in tasks]
     cfg = PolicyConfig()
     policy = load_policy(cfg, args.policy) if args.policy else make_policy(cfg, seed=args.seed)
     make_env = make_env_factory(args.env)

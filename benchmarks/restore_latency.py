@@ -308,7 +308,7 @@ def bench_task(
 def _manifest_sizes(ref: Any) -> dict[str, int]:
     """Relative path -> size (bytes) of every file of the snapshot's image and copied state.
 
-    The manifest maps each path to ``[size, mtime_ns]`` (:func:`adaroll.envs.web.criu.images.image_manifest`;
+    The manifest maps each path to ``[size, mtime_ns]`` (:func:`adaroll.snapshots.criu.images.image_manifest`;
     images written before the mtime was recorded hold the size alone)."""
     manifest = json.loads(Path(ref.meta["image_dir"], "manifest.json").read_text())
     return {rel: entry if isinstance(entry, int) else entry[0] for rel, entry in manifest.items()}
@@ -381,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         WEB_ENV_OPTIONS["single_process"] = True
 
     import adaroll.envs.web  # noqa: F401  (registers the env and suite)
-    from adaroll.envs.web.criu import CriuSnapshots
+    from adaroll.snapshots.criu import CriuSnapshots
 
     backend = CriuSnapshots(max_branches=16)
     results: dict[str, Any] = {

@@ -259,8 +259,8 @@ def smoke(branches: int, live: int, task: str) -> list[tuple[float, float]]:
     round, (mean PSS per live branch, controller PSS), in MB."""
     import gc
 
-    from adaroll.envs.web.criu import CriuSnapshots
     from adaroll.envs.web.env import WebEnv
+    from adaroll.snapshots.criu import CriuSnapshots
 
     env = WebEnv()
     snaps = CriuSnapshots(max_branches=live)

@@ -4,7 +4,7 @@ are set aside.
 
 Usage (from a checkout; the candidate is this checkout's working tree, committed or not)::
 
-    python scripts/check_identical_runs.py BASE_REV [--runs phone,web,gymnasium]
+    python scripts/check_identical_runs.py BASE_REV [--runs phone,web,gymnasium,trl]
                                            [--cache DIR] [--keep DIR]
 
 The base revision is checked out with ``git worktree add --detach`` into a temporary folder and
@@ -20,7 +20,11 @@ The runs (each a couple of minutes on two cores):
 * ``web``: the web env (Chromium) with CRIU snapshots, two MiniWoB++ templates, tiny budgets,
   its second RL iteration all Suffix groups restored from CRIU images (tests/test_run_web_e2e.py);
 * ``gymnasium``: Gymnasium's FrozenLake through the shipped adapter, the same shape with
-  memory snapshots (tests/test_run_gymnasium_e2e.py).
+  memory snapshots (tests/test_run_gymnasium_e2e.py);
+* ``trl``: the TRL example (``trl_phone``: TRL's ``GRPOTrainer``, the tiny Qwen2 model, the
+  phone) for two steps, its second step's rows Suffix groups restored through the integration;
+  its ``ledger.jsonl`` and ``summary.json`` are compared like the others'. The example is run
+  from wherever the tree keeps it (:data:`TRL_EXAMPLES`, first found).
 
 Compared: ``summary.json`` and every ``ledger.jsonl`` under the run directory (the set of ledger
 paths must match too). Ignored, as they measure the machine, not the computation, and differ
@@ -87,6 +91,13 @@ RUNS: dict[str, tuple[str, ...]] = {
 }
 """Overrides of each run, after ``--quick``'s."""
 
+TRL_EXAMPLES = ("adaroll.examples.trl_phone", "adaroll.integrations.examples.trl_phone")
+"""Where a tree may keep the TRL example (its module), newest layout first."""
+TRL_ARGS = ("--steps", "2", "--num-generations", "2", "--tasks", "2", "--seed", "0")
+"""tests/integrations/test_trl_example.py's run: two steps, groups of two, two tasks."""
+NAMES = (*RUNS, "trl")
+"""Every run this script knows."""
+
 
 def _git(*args: str, cwd: Path = ROOT) -> str:
     return subprocess.run(
@@ -94,26 +105,35 @@ def _git(*args: str, cwd: Path = ROOT) -> str:
     ).stdout.strip()
 
 
-def run_quick(tree: Path, name: str, out: Path) -> None:
-    """``adaroll run --quick`` of run ``name`` with the sources of ``tree``, into ``out``."""
+def _command(tree: Path, name: str, out: Path) -> list[str]:
+    """The command line of run ``name`` with the sources of ``tree``, writing into ``out``."""
+    if name == "trl":
+        module = next(m for m in TRL_EXAMPLES if (tree / (m.replace(".", "/") + ".py")).exists())
+        return [sys.executable, "-m", module, "--out", str(out), *TRL_ARGS]
     sets = [arg for override in RUNS[name] for arg in ("--set", override)]
+    return [
+        sys.executable,
+        "-m",
+        "adaroll",
+        "run",
+        "--quick",
+        "--no-progress",
+        "--out",
+        str(out),
+        *sets,
+    ]
+
+
+def run_quick(tree: Path, name: str, out: Path) -> None:
+    """Run ``name`` (``adaroll run --quick`` with its overrides, or the TRL example) with the
+    sources of ``tree``, into ``out``."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     # a short TMPDIR: Chromium does not start under a long one (tests/test_run_web_e2e.py)
     tmp = Path(tempfile.mkdtemp(prefix="adr-", dir="/tmp"))
     env["TMPDIR"] = str(tmp)
     try:
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "adaroll",
-                "run",
-                "--quick",
-                "--no-progress",
-                "--out",
-                str(out),
-                *sets,
-            ],
+            _command(tree, name, out),
             cwd=tree,
             env=env,
             capture_output=True,
@@ -190,7 +210,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("base", help="git revision to compare against (e.g. main, HEAD~3)")
     parser.add_argument(
-        "--runs", default=",".join(RUNS), help=f"comma-separated, of {', '.join(RUNS)}"
+        "--runs", default=",".join(NAMES), help=f"comma-separated, of {', '.join(NAMES)}"
     )
     parser.add_argument(
         "--cache",
@@ -201,9 +221,9 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, default=None, help="write the candidate's runs here")
     args = parser.parse_args()
     names = [n.strip() for n in args.runs.split(",") if n.strip()]
-    unknown = [n for n in names if n not in RUNS]
+    unknown = [n for n in names if n not in NAMES]
     if unknown:
-        parser.error(f"unknown run(s) {unknown}; valid: {', '.join(RUNS)}")
+        parser.error(f"unknown run(s) {unknown}; valid: {', '.join(NAMES)}")
     base = base_outputs(args.base, names, args.cache)
     root = args.keep or Path(tempfile.mkdtemp(prefix="adaroll-candidate-"))
     failed = 0

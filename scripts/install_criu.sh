@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install CRIU >= 4.2 into a private prefix, for AdaRoll's `criu` snapshot backend.
 #
-# Why this way (DESIGN.md section 4): Debian bookworm's criu 3.17 fails on this kernel (vDSO),
+# Why this way (docs/architecture.md, "Platform notes"): Debian bookworm's criu 3.17 fails on this kernel (vDSO),
 # while criu 4.2.x from Debian sid works. Installing sid's criu with apt would drag in sid's
 # libc6 and replace system libraries, so instead we
 #   1. write a *private* apt configuration (a deb822 sources file for suite sid in

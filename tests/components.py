@@ -41,7 +41,7 @@ def require_chromium() -> None:
 
 def require_criu_stack() -> None:
     """What CRIU snapshots of live browsers need: root, Chromium + miniwob, a working CRIU."""
-    from adaroll.envs.web.criu.tool import CriuUnavailableError, check_criu
+    from adaroll.snapshots.criu.tool import CriuUnavailableError, check_criu
 
     require(os.geteuid() == 0, "CRIU snapshots need root")
     try:

@@ -128,8 +128,8 @@ def test_criu_branches_of_the_default_browser_run_as_the_account() -> None:
     require_chromium()
     uid, gid = _account()
     from adaroll.envs.web import WebEnv
-    from adaroll.envs.web.criu import CriuSnapshots
-    from adaroll.envs.web.criu.tool import CriuUnavailableError
+    from adaroll.snapshots.criu import CriuSnapshots
+    from adaroll.snapshots.criu.tool import CriuUnavailableError
 
     env = WebEnv()
     try:
@@ -258,9 +258,9 @@ def test_a_base_dir_the_account_cannot_pass_through_is_refused_or_avoided(
 
 
 def test_whom_criu_runs_as_comes_from_the_image_and_bad_meta_is_named() -> None:
-    from adaroll.envs.web.criu.images import ids_from_meta
-    from adaroll.envs.web.criu.tool import run_as_account, unprivileged_flags
     from adaroll.snapshots.base import SnapshotError
+    from adaroll.snapshots.criu.images import ids_from_meta
+    from adaroll.snapshots.criu.tool import run_as_account, unprivileged_flags
 
     assert ids_from_meta(None, "s") == (0, 0)  # an image of a root browser from before
     assert ids_from_meta([999, 995], "s") == (999, 995)

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from adaroll.envs.base import ENVS, SUITES, GUIEnv, TaskSuite
+from adaroll.envs.base import ENVS, SUITES, GUIEnv, RegisteredEnv, TaskSuite
 from adaroll.envs.gymnasium_ids import register_gymnasium_ids
 from adaroll.registry import UnknownNameError
 
@@ -79,36 +79,38 @@ def check_options(what: str, target: Callable[..., Any], options: dict[str, Any]
 def make_env_factory(name: str, **options: Any) -> Callable[[], GUIEnv]:
     """A zero-argument factory of fresh envs of kind ``name`` (unknown name or option -> clear
     error, raised here rather than by the first env built)."""
-    _ensure(name)
-    factory = ENVS.get(name)
+    factory = env_kind(name)
     what = f"{name} environment (env.options)"
     check_options(what, factory, options)
-    validate = getattr(factory, "validate_options", None)
-    if validate is not None:  # values too (e.g. a device profile), before any env is built
-        from adaroll.config import ConfigError
+    from adaroll.config import ConfigError
 
-        try:
-            validate(**options)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{what}: {exc}") from None
+    try:  # values too (e.g. a device profile), before any env is built
+        factory.validate_options(**options)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{what}: {exc}") from None
     return lambda: factory(**options)
+
+
+def env_kind(name: str) -> RegisteredEnv:
+    """The registered factory of env ``name`` with its declared capabilities
+    (:class:`~adaroll.envs.base.EnvKind`)."""
+    _ensure(name)
+    kind: RegisteredEnv = ENVS.get(name)
+    return kind
 
 
 def env_settings(name: str, options: dict[str, Any]) -> dict[str, Any]:
     """What decides how envs of kind ``name`` made with ``options`` behave, defaults resolved
-    and as JSON values: the factory's ``settings(**options)`` where it has one (the web env adds
-    its browser flags), else the options as given. A run records this, so that a default
+    and as JSON values: the factory's declared ``settings(**options)`` (the web env adds its
+    browser flags; by default the options as given). A run records this, so that a default
     changed in the code later cannot silently change a resumed run's env (``env.json``)."""
-    _ensure(name)
-    settings = getattr(ENVS.get(name), "settings", None)
-    resolved = settings(**options) if settings is not None else dict(options)
+    resolved = env_kind(name).settings(**options)
     return json.loads(json.dumps(resolved, default=str))  # tuples -> lists, as read back
 
 
 def episodes_per_env(name: str) -> int:
-    """The env kind's default for ``rollout.episodes_per_env`` (1 unless its class says)."""
-    _ensure(name)
-    return int(getattr(ENVS.get(name), "episodes_per_env", 1))
+    """The env kind's default for ``rollout.episodes_per_env`` (declared; 1 by default)."""
+    return int(env_kind(name).episodes_per_env)
 
 
 def make_env(name: str, **options: Any) -> GUIEnv:
@@ -117,15 +119,16 @@ def make_env(name: str, **options: Any) -> GUIEnv:
 
 def get_suite(name: str, env_options: dict[str, Any] | None = None, **options: Any) -> TaskSuite:
     """The task suite of env ``name``; an unknown or invalid option raises
-    :class:`~adaroll.config.ConfigError` naming it. A suite class with ``takes_env_options``
-    (e.g. ``gymnasium``, whose adapter is an env option) gets ``env_options`` first."""
+    :class:`~adaroll.config.ConfigError` naming it. A suite class that declares
+    ``takes_env_options`` (e.g. ``gymnasium``, whose adapter is an env option) gets
+    ``env_options`` first."""
     from adaroll.config import ConfigError
 
     _ensure(name)
-    cls = SUITES.get(name)
+    cls: type[TaskSuite] = SUITES.get(name)
     what = f"{name} task suite (env.suite_options)"
     check_options(what, cls, options)
-    first = (dict(env_options or {}),) if getattr(cls, "takes_env_options", False) else ()
+    first = (dict(env_options or {}),) if cls.takes_env_options else ()
     try:
         suite: TaskSuite = cls(*first, **options)
     except ConfigError:

@@ -177,8 +177,7 @@ class AdaRollGymEnv(gymnasium.Env[dict[str, Any], str]):
 
     # -- tasks ----------------------------------------------------------------------------------
     def valid_templates(self) -> list[str]:
-        extra = getattr(self.suite, "all_templates", None)
-        return sorted(set(self.suite.templates()) | set(extra() if extra is not None else ()))
+        return sorted(set(self.suite.templates()) | set(self.suite.all_templates()))
 
     def _parse_task(self, task: Any) -> TaskSpec | str | None:
         """A fixed instance (TaskSpec), a template (str, seed drawn per reset) or None."""

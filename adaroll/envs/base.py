@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from adaroll.actions import Action
 from adaroll.registry import Registry
@@ -127,17 +127,49 @@ class TaskSpec:
             raise ValueError(f"bad task id {task_id!r}; expected ENV:TEMPLATE#SEED") from None
 
 
-class GUIEnv(ABC):
+class EnvKind:
+    """What every entry of :data:`ENVS` declares besides making envs (``entry(**options)``), with
+    its defaults. A :class:`GUIEnv` subclass registered as its own factory inherits them; a
+    factory object registered instead (Gymnasium's) subclasses this class. The env layer reads
+    these declarations (:mod:`adaroll.envs`), it never probes for them."""
+
+    episodes_per_env: int = 1
+    """The default of ``rollout.episodes_per_env``: how many episodes of a Root group one
+    instance plays in turn (more than 1 pays where a reset to the same task is cheaper than
+    a fresh one, as a web page reused by the next episode)."""
+
+    @classmethod
+    def validate_options(cls, **options: Any) -> None:
+        """Check option *values* before any env is built (ValueError or TypeError naming the bad
+        one); option *names* are checked against the factory's signature first. Default:
+        nothing more to check."""
+
+    @classmethod
+    def settings(cls, **options: Any) -> dict[str, Any]:
+        """What decides how envs made with ``options`` behave, defaults resolved (a run records
+        it: :func:`adaroll.envs.env_settings`). Default: the options as given."""
+        return dict(options)
+
+
+class RegisteredEnv(Protocol):
+    """An entry of :data:`ENVS` as the env layer uses it: an :class:`EnvKind` that makes envs."""
+
+    episodes_per_env: int
+
+    def __call__(self, **options: Any) -> GUIEnv: ...
+
+    def validate_options(self, **options: Any) -> None: ...
+
+    def settings(self, **options: Any) -> dict[str, Any]: ...
+
+
+class GUIEnv(EnvKind, ABC):
     """A GUI environment holding one live episode."""
 
     name: str = ""
     max_live: int = 256
     """How many instances batch evaluation keeps alive at once (a browser costs ~170 MB and a
     core to start; the embedded simulator almost nothing)."""
-    episodes_per_env: int = 1
-    """The default of ``rollout.episodes_per_env``: how many episodes of a Root group one
-    instance plays in turn (more than 1 pays where a reset to the same task is cheaper than
-    a fresh one, as a web page reused by the next episode)."""
     concurrent_calls: bool = False
     """True when the env's calls mostly wait on another process (a browser), so that the rollout
     layer may call several instances at once from threads (each instance from one thread at a
@@ -267,6 +299,10 @@ class EnvTimeout(EnvFault, TimeoutError):
 class TaskSuite(ABC):
     """The tasks of one environment: templates, splits and scripted experts."""
 
+    takes_env_options: ClassVar[bool] = False
+    """Whether the suite is built with the run's env options first (``cls(env_options,
+    **suite_options)``: a suite whose tasks depend on the env, as Gymnasium's on its adapter)."""
+
     @abstractmethod
     def templates(self) -> list[str]: ...
 
@@ -283,9 +319,20 @@ class TaskSuite(ABC):
         """Public facts a policy may build its action space from (e.g. app names)."""
         return {}
 
+    def all_templates(self) -> list[str]:
+        """Every template the suite can instantiate, beyond those its splits use (the web's
+        uncurated MiniWoB++ pages); by default its :meth:`templates`."""
+        return self.templates()
+
+    def template_info(self, template: str) -> dict[str, Any] | None:
+        """What ``adaroll envs list --templates`` shows of a template (``difficulty``, ``tags``,
+        ``heldout``), or None for a suite that describes none."""
+        return None
+
 
 ENVS: Registry[Any] = Registry("environment")
-"""Environment factories by name: ``ENVS.get("mobile")(**kwargs) -> GUIEnv``."""
+"""Environment factories by name: ``ENVS.get("mobile")(**kwargs) -> GUIEnv``; each entry is an
+:class:`EnvKind` (a :class:`GUIEnv` subclass, or a factory object subclassing it)."""
 
 SUITES: Registry[Any] = Registry("task suite")
 """Task suites by env name: ``SUITES.get("mobile")() -> TaskSuite``."""

@@ -232,7 +232,7 @@ PAPER: dict[str, dict[str, str]] = {
         "pivots_vs_all_pass4": "+1.67 pts (61.67 vs 60.00)",
     },
 }
-"""The paper's published figures (from the paper summary in ../shared/seed/): mobile rows
+"""The paper's published figures (docs/architecture.md, "The paper's published figures"): mobile rows
 against MobileGym, web rows against CUA-Gym-Hub (our web env is MiniWoB++)."""
 
 

@@ -261,5 +261,5 @@ def side_by_side(found: dict[str, dict[str, tuple[Path, dict[str, Any]]]]) -> st
 
 ROUTING = {"mobile": "31.96% -> 82.29%", "web": "53.78% -> 86.97%"}
 RESTORE = {"mobile": "81.1% (2.97 s vs 15.7 s)", "web": "71.6% (3.21 s vs 11.3 s)"}
-"""The paper's published figures (from the paper summary in ../shared/seed/); the claims'
+"""The paper's published figures (docs/architecture.md, "The paper's published figures"); the claims'
 figures are in :data:`adaroll.experiments.claims.PAPER`."""

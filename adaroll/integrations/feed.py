@@ -14,11 +14,12 @@ A framework (TRL, verl) trains on fixed-size batches of *rows*, each row one GRP
   ``overhead``. With ``barrier=False`` the next iteration is planned at once instead (full
   batches, routing decisions one batch late).
 * **Reports.** :meth:`report` takes a group's rewards and cost. A group hit by an env fault is
-  billed (``faults``) and its job re-queued at the front, to be collected again; it is never
-  trained on. Once all jobs of an iteration are in, each group is billed like AdaRoll's trainer
-  bills it (:meth:`adaroll.training.trainer.Trainer._record_costs`: mode, purpose, task,
-  training samples = decisions of non-routing groups whose rewards differ, the snapshot image's
-  replay at a checkpoint's first restore) and the scheduler observes the groups.
+  billed (``faults``) and its job re-queued at the front, to be collected again under the same
+  :class:`~adaroll.rollout.retries.RetryRule` as AdaRoll's collector; it is never trained on.
+  Once all jobs of an iteration are in, the groups are billed by the one bill writer AdaRoll's
+  trainer uses (:func:`adaroll.training.bill.bill_groups`: mode, purpose, task, training samples
+  = decisions of train groups whose rewards differ, the snapshot image's replay at a
+  checkpoint's first restore) and the scheduler observes them.
 
 The framework must give every group ``group_size`` samples; the jobs' group sizes must equal it
 (TRL and verl draw the same number of samples for every row), which :meth:`bind` checks.
@@ -30,21 +31,21 @@ import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
-from adaroll.integrations.starts import IDLE, Start, Starts
-from adaroll.integrations.starts import StartKind as RowKind
-from adaroll.rollout.jobs import Cost, Group, Job, StartKind
+from adaroll.rollout.jobs import Cost, Group, Job
+from adaroll.rollout.retries import RetryRule
+from adaroll.rollout.sessions import Starts
+from adaroll.routes import StartKind
+from adaroll.training.bill import bill_groups
 from adaroll.training.ledger import Ledger
 from adaroll.training.scheduler import Scheduler
 
 
 @dataclass
 class Bound:
-    """A slot bound to a start: the job (None for an idle row) and its iteration."""
+    """A slot bound to a job (None for an idle row) of an iteration."""
 
     slot: int
-    start: Start
     job: Job | None
     iteration: int
     index: int = -1
@@ -56,6 +57,8 @@ class _Iteration:
     number: int
     jobs: list[Job]
     groups: dict[int, Group] = field(default_factory=dict)
+    trained: dict[int, int] = field(default_factory=dict)
+    """Training samples per job index: the decisions of a group that may train."""
     spent: dict[int, Cost] = field(default_factory=dict)
     """Cost of faulted attempts per job index, added to the group that finally succeeds."""
 
@@ -77,17 +80,18 @@ class ScheduleFeed:
         stage: str = "hybrid",
         barrier: bool = True,
         prefetch: bool = True,
+        max_retries: int = 3,
     ) -> None:
         self.scheduler, self.ledger, self.starts = scheduler, ledger, starts
         self.prefetch = prefetch
         """Restore each planned Suffix group's branches at once (False where the restores happen
         in other processes, as in verl's agent-loop workers)."""
         self.group_size, self.stage, self.barrier = group_size, stage, barrier
+        self.retries = RetryRule(max_retries)
         self.iteration = 0
         self.bound: dict[int, Bound] = {}
         self._queue: deque[tuple[_Iteration, int]] = deque()
         self._open: list[_Iteration] = []
-        self._built: set[str] = set()
         self._lock = threading.Lock()
         self.faults = 0
         """Groups re-queued after an env fault."""
@@ -99,22 +103,18 @@ class ScheduleFeed:
 
     # -- binding ---------------------------------------------------------------------------------
     def bind(self, slot: int) -> Bound:
-        """The start of ``slot`` (the same on every call for one slot)."""
+        """The job of ``slot`` (the same on every call for one slot; None: an idle row)."""
         with self._lock:
             if slot in self.bound:
                 return self.bound[slot]
             if not self._queue and (not self.barrier or not self._open):
                 self._plan()
             if not self._queue:
-                bound = Bound(slot, Start(IDLE, ""), None, self.iteration)
+                bound = Bound(slot, None, self.iteration)
                 self.idle_rows += 1
             else:
                 it, index = self._queue.popleft()
-                job = it.jobs[index]
-                kind = cast(RowKind, job.kind.value)  # a row starts as its job does
-                bound = Bound(
-                    slot, Start(kind, job.task.id, job.checkpoint_id), job, it.number, index
-                )
+                bound = Bound(slot, it.jobs[index], it.number, index)
             self.bound[slot] = bound
             return bound
 
@@ -135,11 +135,9 @@ class ScheduleFeed:
         it = _Iteration(self.iteration, list(jobs))
         self._open.append(it)
         self._queue.extend((it, i) for i in range(len(jobs)))
-        for job in (
-            jobs if self.prefetch else ()
-        ):  # restore every Suffix branch of the iteration now, in the background
-            if job.kind is StartKind.SUFFIX and job.checkpoint_id is not None:
-                self.starts.prefetch(job.checkpoint_id, job.group_size)
+        if self.prefetch:  # restore every Suffix branch of the iteration now, in the background
+            for job in jobs:
+                self.starts.prefetch(job)
 
     # -- reporting -------------------------------------------------------------------------------
     def report(
@@ -157,7 +155,7 @@ class ScheduleFeed:
             bound = self.bound.pop(slot)
             if bound.job is None:
                 self.ledger.add(
-                    "onestep",
+                    StartKind.ONESTEP.value,
                     "overhead",
                     policy_samples=cost.policy_samples,
                     stage=self.stage,
@@ -168,49 +166,26 @@ class ScheduleFeed:
             spent = it.spent[bound.index] = it.spent.get(bound.index, Cost()) + cost
             if faulted:
                 self.faults += 1
+                self.retries.retry(bound.job, spent.faults, "an env fault hit the group")
                 self._queue.appendleft((it, bound.index))
                 return
-            decided = [[None] * n for n in decisions]  # only the counts matter to the bill
-            it.groups[bound.index] = Group(bound.job, decided, list(rewards), spent)  # type: ignore[arg-type]
+            it.groups[bound.index] = Group(bound.job, [], list(rewards), spent)
+            it.trained[bound.index] = sum(decisions) if self.trains(rewards, bound) else 0
             while self._open and len(self._open[0].groups) == len(self._open[0].jobs):
                 self._finish(self._open.pop(0))
 
     def _finish(self, it: _Iteration) -> None:
         groups = [it.groups[i] for i in range(len(it.jobs))]
-        replayed, self.starts.setup_replayed_steps = self.starts.setup_replayed_steps, 0
-        if replayed:
-            self.ledger.add(
-                "suffix", "overhead", replayed_steps=replayed, stage=self.stage, iteration=it.number
-            )
-        for group in groups:
-            c, job = group.cost, group.job
-            trains = job.purpose == "train" and max(group.rewards) != min(group.rewards)
-            used = sum(len(d) for d in group.decisions) if trains else 0
-            self.ledger.add(
-                job.ledger_mode,
-                job.purpose,
-                training_samples=used,
-                policy_samples=c.policy_samples,
-                env_steps=c.env_steps,
-                restores=c.restores,
-                restore_seconds=c.restore_seconds,
-                replayed_steps=c.replayed_steps + self._first_build(group),
-                invalid_samples=c.invalid_samples,
-                faults=c.faults,
-                restore_fallbacks=c.restore_fallbacks,
-                task_id=job.task.id,
-                stage=self.stage,
-                iteration=it.number,
-            )
+        bill_groups(
+            self.ledger,
+            groups,
+            self.starts.builds,
+            training_samples=[it.trained[i] for i in range(len(it.jobs))],
+            stage=self.stage,
+            iteration=it.number,
+        )
         self.scheduler.observe(groups, it.number)
         self.finished += 1
-
-    def _first_build(self, group: Group) -> int:
-        checkpoint = group.job.checkpoint_id
-        if group.cost.restores == 0 or checkpoint is None or checkpoint in self._built:
-            return 0
-        self._built.add(checkpoint)
-        return len(self.starts.checkpoints.get(checkpoint).history)
 
     def trains(self, slot_rewards: Sequence[float], bound: Bound) -> bool:
         """Whether the framework may learn from this group: a train job whose rewards differ

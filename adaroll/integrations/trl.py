@@ -14,14 +14,16 @@
   iteration barrier). Rows may instead name a start themselves (a static dataset): columns
   ``kind`` (onestep/suffix/root), ``task_id`` and ``checkpoint_id``.
 * ``environment_factory`` - :class:`AdaRollEnv`: ``reset(**row)`` opens the row's start through
-  :class:`~adaroll.integrations.starts.Starts` (Suffix branches were restored in background
-  threads as soon as the group was planned; TRL's resets, made one by one, only take them) and
-  returns the state as text; its one tool, ``act(action)``, plays one action in AdaRoll's text
-  format. The step budget follows the start kind (one decision for Local). A model that answers
-  with text instead of a tool call has that text played as its last action.
+  the rollout layer's :class:`~adaroll.rollout.sessions.Starts` (Suffix branches were restored
+  in background threads as soon as the group was planned; TRL's resets, made one by one, only
+  take them) and returns the state as text (:class:`~adaroll.integrations.rows.RowSession`);
+  its one tool, ``act(action)``, plays one action in AdaRoll's text format. The step budget
+  follows the start kind (one decision for Local). A model that answers with text instead of a
+  tool call has that text played as its last action.
 * ``reward`` - the reward function: AdaRoll's reward per sample (expert match for Local, task
   success otherwise). It reports each group to the feed, which bills it in AdaRoll's
-  :class:`~adaroll.training.ledger.Ledger` and lets the scheduler observe it. Groups that must
+  :class:`~adaroll.training.ledger.Ledger` and lets the scheduler observe it (rows that name
+  their start are billed at once, by the same :func:`~adaroll.training.bill.bill_groups`). Groups that must
   not train - routing probes, idle rows, and groups an env fault hit (counted, re-queued) - get
   the same reward for every sample, so their GRPO advantages, hence gradients, are zero.
 
@@ -40,9 +42,12 @@ from typing import Any
 import trl
 
 from adaroll.integrations.feed import Bound, ScheduleFeed
-from adaroll.integrations.starts import IDLE, Session, Start, StartError, Starts
+from adaroll.integrations.rows import IDLE, RowSession
 from adaroll.integrations.versions import TRL_RANGE, check_version
-from adaroll.rollout.jobs import Cost
+from adaroll.rollout.jobs import Cost, Group
+from adaroll.rollout.sessions import StartError, Starts
+from adaroll.routes import StartKind
+from adaroll.training.bill import bill_groups
 from adaroll.training.ledger import Ledger
 from adaroll.training.scheduler import Scheduler
 
@@ -61,7 +66,7 @@ class AdaRollEnv:
 
     def __init__(self, hub: AdaRollTRL) -> None:
         self._hub = hub
-        self._session: Session | None = None
+        self._session: RowSession | None = None
         self._bound: Bound | None = None
 
     def reset(self, **row: Any) -> str:
@@ -110,7 +115,8 @@ class AdaRollTRL:
             else None
         )
         self.stage = stage
-        self.sessions_opened: dict[str, int] = {"onestep": 0, "suffix": 0, "root": 0, "idle": 0}
+        self.sessions_opened: dict[str, int] = {**{k.value: 0 for k in StartKind}, IDLE: 0}
+        """Sessions opened so far, by start kind (and idle rows)."""
         self.env_steps = 0
         """Env steps taken by every session so far (the ledger bills each of them)."""
 
@@ -121,7 +127,7 @@ class AdaRollTRL:
         reorder them)."""
         from datasets import IterableDataset
 
-        system = Session.system_prompt() + ("\n\n" + prompt if prompt else "")
+        system = RowSession.system_prompt() + ("\n\n" + prompt if prompt else "")
 
         def rows() -> Iterator[dict[str, Any]]:
             for slot in itertools.count():
@@ -152,25 +158,33 @@ class AdaRollTRL:
             )
 
     # -- sessions -------------------------------------------------------------------------------------
-    def _open(self, row: dict[str, Any]) -> tuple[Session, Bound | None]:
+    def _open(self, row: dict[str, Any]) -> tuple[RowSession, Bound | None]:
+        bound: Bound | None
         if SLOT in row and row[SLOT] is not None:
             if self.feed is None:
                 raise StartError("slot rows need a scheduler (AdaRollTRL(scheduler=...))")
-            bound = self.feed.bind(int(row[SLOT]))
-            start = bound.start
+            slot = self.feed.bind(int(row[SLOT]))
+            bound, job = slot, slot.job
         else:
             missing = [k for k in ("kind", "task_id") if not row.get(k)]
             if missing:
                 raise StartError(
                     f"row {sorted(row)} has neither {SLOT!r} nor a start ({', '.join(missing)} missing); "
-                    f"a start row has kind (onestep/suffix/root), task_id and checkpoint_id"
+                    f"a start row has kind ({'/'.join(StartKind)}), task_id and checkpoint_id"
                 )
-            bound, start = (
-                None,
-                Start(row["kind"], str(row["task_id"]), row.get("checkpoint_id") or None),
+            bound = None
+            job = self.starts.job(
+                str(row["kind"]),
+                str(row["task_id"]),
+                row.get("checkpoint_id") or None,
+                group_size=self.num_generations,
             )
-        session = self.starts.open(start)
-        self.sessions_opened[start.kind] += 1
+        session = (
+            RowSession(job, self.starts.open(job), self.starts.history_window)
+            if job is not None
+            else RowSession.idle()
+        )
+        self.sessions_opened[session.name] += 1
         return session, bound
 
     def reward(
@@ -178,17 +192,15 @@ class AdaRollTRL:
     ) -> list[float | None]:
         # (TRL's reward type allows None: "not applicable"; AdaRoll always has a reward)
         """AdaRoll's rewards for a generation batch; reports each group (module docstring)."""
-        sessions: list[Session] = []
+        sessions: list[RowSession] = []
         bounds: list[Bound | None] = []
         for completion, env in zip(completions, environments, strict=True):
             session = env._session
             if session is None:
                 raise RuntimeError("a TRL rollout was scored before its environment was reset")
-            if session.decisions == 0 or (
-                session.steps_left > 0 and session.start.kind != "onestep"
-            ):
+            if session.steps_left > 0:
                 text = _final_text(completion)
-                if text and session.steps_left > 0:
+                if text:
                     session.act(text)  # a text answer instead of a tool call is the last action
             sessions.append(session)
             bounds.append(env._bound)
@@ -198,14 +210,9 @@ class AdaRollTRL:
             hi = lo + self.num_generations
             group, bound = sessions[lo:hi], bounds[lo]
             faulted = any(s.fault is not None for s in group)
-            cost = Cost()
-            for s in group:
-                # an idle row's sample is generated, though it acts nowhere
-                cost = cost + s.cost + Cost(policy_samples=int(s.start.kind == IDLE))
-                self.env_steps += s.cost.env_steps
-            cost = replace(
-                cost, faults=int(faulted)
-            )  # one failed attempt of the group, as AdaRoll counts it
+            cost = sum((s.cost for s in group), Cost())  # an idle sample costs its generation
+            self.env_steps += cost.env_steps
+            cost = replace(cost, faults=int(faulted))  # one failed attempt, as AdaRoll counts it
             trains = not faulted and max(rewards[lo:hi]) != min(rewards[lo:hi])
             if bound is not None:
                 assert self.feed is not None
@@ -213,21 +220,14 @@ class AdaRollTRL:
                 self.feed.report(
                     bound.slot, rewards[lo:hi], cost, [s.decisions for s in group], faulted=faulted
                 )
-            else:
-                start = group[0].start
-                self.ledger.add(
-                    start.kind,
-                    "train",
-                    training_samples=sum(s.decisions for s in group) if trains else 0,
-                    policy_samples=cost.policy_samples,
-                    env_steps=cost.env_steps,
-                    restores=cost.restores,
-                    restore_seconds=cost.restore_seconds,
-                    replayed_steps=cost.replayed_steps,
-                    invalid_samples=cost.invalid_samples,
-                    faults=cost.faults,
-                    restore_fallbacks=cost.restore_fallbacks,
-                    task_id=start.task_id,
+            else:  # a row that named its start: billed now, as a train group of no iteration
+                job = group[0].job
+                assert job is not None
+                bill_groups(
+                    self.ledger,
+                    [Group(job, [], rewards[lo:hi], cost)],
+                    self.starts.builds,
+                    training_samples=[sum(s.decisions for s in group) if trains else 0],
                     stage=self.stage,
                 )
             if not trains:

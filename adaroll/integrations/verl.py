@@ -24,7 +24,7 @@ The recipe (docs/integrations.md has the full configuration)::
   in AdaRoll's ledger and lets the scheduler observe.
 * **Agent loops** (registered with verl's ``register``): ``adaroll_onestep``, ``adaroll_suffix``,
   ``adaroll_root``, ``adaroll_idle``. A loop opens its start through
-  :class:`~adaroll.integrations.starts.Starts` in an executor thread (the G loops of a Suffix
+  :class:`~adaroll.rollout.sessions.Starts` in an executor thread (the G loops of a Suffix
   group run as concurrent coroutines, so their restores run in parallel), asks verl's server for
   one action per turn, plays it, appends the new state as a user turn (response mask 0), and
   returns AdaRoll's reward as ``reward_score`` plus its cost in ``extra_fields``. Routing
@@ -64,17 +64,15 @@ from verl.experimental.agent_loop.agent_loop import (  # noqa: E402 - after the 
 from verl.experimental.dataset.sampler import AbstractCurriculumSampler  # noqa: E402
 
 from adaroll.integrations.feed import Bound, ScheduleFeed  # noqa: E402
-from adaroll.integrations.starts import IDLE, Session, Start, Starts  # noqa: E402
+from adaroll.integrations.rows import IDLE, RowSession  # noqa: E402
 from adaroll.rollout.jobs import Cost  # noqa: E402
+from adaroll.rollout.sessions import Starts  # noqa: E402
+from adaroll.routes import StartKind  # noqa: E402
 from adaroll.training.ledger import Ledger  # noqa: E402
 from adaroll.training.scheduler import Scheduler  # noqa: E402
 
-AGENTS = {
-    "onestep": "adaroll_onestep",
-    "suffix": "adaroll_suffix",
-    "root": "adaroll_root",
-    IDLE: "adaroll_idle",
-}
+AGENTS = {name: f"adaroll_{name}" for name in (*(k.value for k in StartKind), IDLE)}
+"""The agent loop of each start kind and of idle rows: ``adaroll_onestep``, ..., ``adaroll_idle``."""
 COST_FIELDS = (
     "policy_samples",
     "env_steps",
@@ -114,7 +112,7 @@ def start_rows(setup: VerlSetup) -> list[dict[str, Any]]:
                 "prompt": [{"role": "user", "content": f"AdaRoll {kind} start of {task_id}"}],
                 "reward_model": {"style": "rule", "ground_truth": ""},
                 "adaroll_start": start_key(kind, task_id, checkpoint_id, purpose),
-                "adaroll_kind": kind,
+                "adaroll_kind": str(kind),
                 "adaroll_task_id": task_id,
                 "adaroll_checkpoint_id": checkpoint_id or "",
                 "adaroll_purpose": purpose,
@@ -122,11 +120,11 @@ def start_rows(setup: VerlSetup) -> list[dict[str, Any]]:
         )
 
     for task_id in sorted(setup.starts.tasks):
-        add("root", task_id, None, "train")
-        add("root", task_id, None, "routing")
+        add(StartKind.ROOT, task_id, None, "train")
+        add(StartKind.ROOT, task_id, None, "routing")  # routing probes are Root starts
         for checkpoint in setup.starts.checkpoints.for_task(task_id):
-            add("suffix", task_id, checkpoint.id, "train")
-            add("onestep", task_id, checkpoint.id, "train")
+            add(StartKind.SUFFIX, task_id, checkpoint.id, "train")
+            add(StartKind.ONESTEP, task_id, checkpoint.id, "train")
     add(IDLE, "", None, "train")
     return rows
 
@@ -220,7 +218,7 @@ class AdaRollCurriculumSampler(AbstractCurriculumSampler):
             for i in rows:
                 sample = extra["adaroll_cost"][i]
                 cost = cost + Cost(**{name: sample[name] for name in COST_FIELDS})
-                self.setup.starts.setup_replayed_steps += int(sample["setup_replayed_steps"])
+                self.setup.starts.builds.add_build(int(sample["setup_replayed_steps"]))
             faulted = any(bool(extra["adaroll_faulted"][i]) for i in rows)
             cost = replace(cost, faults=int(faulted))
             self.feed.report(
@@ -243,24 +241,33 @@ class _AdaRollAgentLoop(AgentLoopBase):
     """One sample of one start: turns of (generate one action, play it) until the budget ends."""
 
     kind: ClassVar[str] = ""
+    """The start kind of the loop's rows (a :class:`~adaroll.routes.StartKind` value), or idle."""
 
     def _starts(self) -> Starts:
         return load_setup(_setup_spec(self.data_config)).starts
 
+    async def _open(self, starts: Starts, purpose: str, kwargs: dict[str, Any]) -> RowSession:
+        if self.kind == IDLE:
+            return RowSession.idle()
+        job = starts.job(
+            self.kind,
+            str(kwargs.get("adaroll_task_id", "")),
+            str(kwargs.get("adaroll_checkpoint_id") or "") or None,
+            "routing" if purpose == "routing" else "train",
+        )
+        # the restore (or reset) in a thread: the G coroutines of a group restore in parallel
+        opened = await asyncio.get_running_loop().run_in_executor(None, starts.open, job)
+        return RowSession(job, opened, starts.history_window)
+
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         starts = self._starts()
         loop = asyncio.get_running_loop()
-        start = Start(
-            self.kind,  # type: ignore[arg-type]
-            str(kwargs.get("adaroll_task_id", "")),
-            str(kwargs.get("adaroll_checkpoint_id") or "") or None,
-        )
-        # the restore (or reset) in a thread: the G coroutines of a group restore in parallel
-        session: Session = await loop.run_in_executor(None, starts.open, start)
-        setup_replayed, starts.setup_replayed_steps = starts.setup_replayed_steps, 0
+        purpose = str(kwargs.get("adaroll_purpose", "train"))
+        session = await self._open(starts, purpose, kwargs)
+        setup_replayed = starts.builds.take_overhead()
         response_length = int(self.config.actor_rollout_ref.rollout.response_length)
         messages = [
-            {"role": "system", "content": Session.system_prompt()},
+            {"role": "system", "content": RowSession.system_prompt()},
             {"role": "user", "content": session.prompt()},
         ]
         prompt_ids = await self.apply_chat_template(messages)
@@ -293,12 +300,9 @@ class _AdaRollAgentLoop(AgentLoopBase):
             logprobs += [0.0] * len(turn)
         session.close()
         reward = session.reward()
-        purpose = str(kwargs.get("adaroll_purpose", "train"))
         trains = self.kind != IDLE and purpose == "train" and session.fault is None
         cost = {name: getattr(session.cost, name) for name in COST_FIELDS}
         cost["setup_replayed_steps"] = setup_replayed
-        if self.kind == IDLE:
-            cost["policy_samples"] = 1
         return AgentLoopOutput(
             prompt_ids=prompt_ids,
             response_ids=response_ids[:response_length],
@@ -317,25 +321,25 @@ class _AdaRollAgentLoop(AgentLoopBase):
         )
 
 
-@register(AGENTS["onestep"])
+@register(AGENTS[StartKind.ONESTEP])
 class AdaRollOneStepLoop(_AdaRollAgentLoop):
     """Local: one action at a pivot, rewarded by expert match (no env step)."""
 
-    kind = "onestep"
+    kind = StartKind.ONESTEP
 
 
-@register(AGENTS["suffix"])
+@register(AGENTS[StartKind.SUFFIX])
 class AdaRollSuffixLoop(_AdaRollAgentLoop):
     """Suffix: an episode from a restored checkpoint to its end, rewarded by task success."""
 
-    kind = "suffix"
+    kind = StartKind.SUFFIX
 
 
-@register(AGENTS["root"])
+@register(AGENTS[StartKind.ROOT])
 class AdaRollRootLoop(_AdaRollAgentLoop):
     """Root: an episode from a task reset, rewarded by task success."""
 
-    kind = "root"
+    kind = StartKind.ROOT
 
 
 @register(AGENTS[IDLE])

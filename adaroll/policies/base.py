@@ -18,6 +18,12 @@ from adaroll.envs.base import Observation
 from adaroll.registry import Registry
 
 
+def last_actions(history: Sequence[Action], window: int) -> tuple[Action, ...]:
+    """The last ``window`` actions of ``history`` (none when ``window <= 0``): the part of an
+    episode's history a context shows. The one place histories are windowed."""
+    return tuple(history[-window:]) if window > 0 else ()
+
+
 @dataclass(frozen=True)
 class Context:
     """What the policy conditions on at one decision: task text, observation, recent actions."""
@@ -25,6 +31,14 @@ class Context:
     instruction: str
     observation: Observation
     history: tuple[Action, ...] = ()
+
+    @classmethod
+    def at(
+        cls, instruction: str, observation: Observation, history: Sequence[Action], window: int
+    ) -> Context:
+        """The context of a state reached by ``history``, showing its last ``window`` actions
+        (:func:`last_actions`)."""
+        return cls(instruction, observation, last_actions(history, window))
 
 
 @dataclass(frozen=True)

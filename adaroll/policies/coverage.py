@@ -16,7 +16,7 @@ from typing import Any
 
 from adaroll.actions import Action
 from adaroll.envs.base import GUIEnv, Observation, TaskSpec, TaskSuite
-from adaroll.policies.base import Context
+from adaroll.policies.base import Context, last_actions
 
 Grounding = Callable[[str, Observation, Action, tuple[Action, ...]], "str | None"]
 """``(instruction, observation, expert action, the episode's expert actions) -> why the
@@ -64,7 +64,7 @@ def expert_coverage(
     success = False
     while True:
         action = suite.expert_action(env)
-        window = tuple(history[-history_window:]) if history_window else ()
+        window = last_actions(history, history_window)
         steps.append((obs, window, action))
         history.append(action)
         obs, reward, terminated, truncated, _ = env.step(action)

@@ -28,7 +28,7 @@ from typing import Any
 
 from adaroll.actions import action_format_help
 from adaroll.envs.base import Observation
-from adaroll.policies.base import Context
+from adaroll.policies.base import Context, last_actions
 
 ROLE_TEXT = (
     "You are a GUI agent. You see a task, the actions you already took and the current screen "
@@ -44,7 +44,7 @@ def system_prompt(custom: str | None = None) -> str:
 
 def user_prompt(context: Context, *, history_len: int = 4, max_elements: int = 200) -> str:
     """The user message text: instruction, history, element list, answer cue."""
-    history = context.history[-history_len:] if history_len > 0 else ()
+    history = last_actions(context.history, history_len)
     lines = [f"Task: {context.instruction}", ""]
     lines.append("Previous actions (oldest first):")
     if history:

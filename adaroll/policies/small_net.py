@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -22,9 +21,7 @@ from adaroll.policies.features import (
     Bags,
     ContextFeatures,
 )
-
-if TYPE_CHECKING:
-    from adaroll.policies.small import SmallPolicyConfig
+from adaroll.policies.small_config import SmallPolicyConfig
 
 NEG = -1e9  # finite "minus infinity": masked options get probability exactly 0, never NaN
 CAND_HEADS = ("type", "open_app", "done")

@@ -1,7 +1,11 @@
 """Collect GRPO groups for jobs: OneStep at a checkpoint, Suffix from a restored checkpoint,
-Root from a task reset.
+Root from a task reset. The collector does three things itself - seeding, lockstep and retries -
+and leaves the rest to its neighbours: the starts open the sessions
+(:mod:`adaroll.rollout.starts`), the plan says in which order and how the jobs run
+(:mod:`adaroll.rollout.planning`: parallel queues, waves, prefetched branches), the retry rule
+says when a faulted group runs again (:mod:`adaroll.rollout.retries`).
 
-Determinism. By default every job is collected on its own: the policy is reseeded from
+Seeding. By default every job is collected on its own: the policy is reseeded from
 ``(collection seed, job index)`` (:func:`job_seed`) and the job's episodes run in lockstep among
 themselves only. A group is then a pure function of (policy weights, job, seed) - not of which
 other jobs were collected with it, in which order, or in which process - which is what lets the
@@ -10,58 +14,49 @@ Ray collector (:mod:`adaroll.rollout.ray_workers`) reproduce this collector exac
 one policy call, all episodes of all jobs in one lockstep loop, one reseed per collection):
 results then depend on the batch composition and cannot be reproduced by the Ray collector.
 
-Environment faults. An env that crashes or hangs raises :class:`~adaroll.envs.base.EnvFault`
-(envs bound their own calls: the web env puts a deadline on every DevTools exchange). Only
-that episode stops; once the attempt is over every env is closed - which kills a broken
-browser - and each group that lost an episode is **re-run from its start** (reset, or a fresh
-restore) in fresh envs, with the same seed, so the retried group equals the one a fault-free
-run collects. A group with a faulted episode is never returned. The failed attempts' work stays
-in the group's cost (it was spent) and ``Cost.faults`` counts them; after ``max_retries``
-failed attempts of one group :class:`~adaroll.rollout.jobs.RolloutFailed` is raised.
+Lockstep. A job's sessions (:mod:`adaroll.rollout.session`) run in lockstep, one batched policy
+call per step (:func:`~adaroll.rollout.episodes.run_episodes`); envs that take calls from threads
+are reset and stepped at once (:mod:`adaroll.rollout.concurrent`).
+
+Retries. An env that crashes or hangs raises :class:`~adaroll.envs.base.EnvFault` (envs bound
+their own calls: the web env puts a deadline on every DevTools exchange). Only that session
+stops; once the attempt is over every env is closed - which kills a broken browser - and each
+group that lost an episode is re-run from its start in fresh envs with the same seed, under the
+:class:`~adaroll.rollout.retries.RetryRule`. A group with a faulted episode is never returned.
 :attr:`Collector.stats` keeps running totals (faults, timeouts, replaced envs, fallbacks).
 
 Parallel jobs. With ``parallel_jobs > 1``, a policy that can hand over its sampling state
 (:meth:`~adaroll.policies.base.Policy.sampling_state`) and envs that take calls from threads
 (:attr:`~adaroll.envs.base.GUIEnv.concurrent_calls`: browsers), up to that many Root jobs run at
-once, each in its own thread with its own envs, and together they hold at most that many envs
-(:class:`~adaroll.rollout.concurrent.EnvBudget`: a wave waits until its envs fit). Jobs of one
-task template run in order, so that they reuse each other's loaded pages; a template's jobs are
-split over several queues when there are fewer templates than parallel jobs. Every policy call
-swaps the job's own sampling state in (one call at a time), so each group is still exactly the
-group the job gives alone - the browsers of one job work (or sleep through a ``long_press``)
-while another job's wait. Other jobs, and Root jobs otherwise, run one after another. Within a
-job, envs that take calls from threads are reset and stepped at once
-(:mod:`adaroll.rollout.concurrent`).
+once in the plan's queues, each in its own thread with its own envs, and together they hold at
+most that many envs (:class:`~adaroll.rollout.concurrent.EnvBudget`: a wave waits until its envs
+fit). Every policy call swaps the job's own sampling state in (one call at a time, :class:`_Lane`),
+so each group is still exactly the group the job gives alone - the browsers of one job work (or
+sleep through a ``long_press``) while another job's wait.
 
-Waves. With ``episodes_per_env > 1`` a Root group of G episodes runs on ceil(G / that) envs,
-as consecutive waves that each reset the envs the wave before left (a web env starts the next
-episode in the page it already loaded instead of reloading it). Each later wave samples from a
-seed derived from the job's, so a group is a pure function of (weights, job, seed,
-``episodes_per_env``); the waves change which samples are drawn, not from what distribution.
-Not used with ``batch_across_jobs``.
-
-Starts. Each :class:`~adaroll.rollout.jobs.StartKind` has one start
-(:mod:`adaroll.rollout.starts`) that opens its envs and accounts its own cost; the collector
-looks a job's start up once (:attr:`Collector.starts`) and reads its declared traits. Snapshots
-are built, verified and rebuilt by a :class:`~adaroll.snapshots.cache.SnapshotCache`, which also
-keeps what building them cost (:attr:`Collector.builds`).
+Waves. With ``episodes_per_env > 1`` a Root group runs as consecutive waves on fewer envs
+(:func:`~adaroll.rollout.planning.root_waves`). Each later wave samples from a seed derived from
+the job's, so a group is a pure function of (weights, job, seed, ``episodes_per_env``); the
+waves change which samples are drawn, not from what distribution. Not used with
+``batch_across_jobs``.
 
 Prefetched branches. With ``prefetch_branches > 0`` and envs that take calls from threads, a
 collection's Suffix jobs run after its other jobs, and background threads (as many as the
 backend restores at once, ``max_restores``; :class:`~adaroll.rollout.prefetch.BranchPrefetcher`)
 build their snapshots and restore their branches, in the order the starts will take them, at
-most ``prefetch_branches`` ahead (fewer when the backend's branch pool, ``max_branches``, could
-not also hold the largest group). Each branch comes from the same verified restore a start
-makes itself, and a start checks that the branch still shows the recorded element tree (else it
-closes it and restores afresh), so the groups are the same with or without prefetching.
-``Cost.restore_seconds`` is what the group's starts waited for their branches.
+most ``prefetch_branches`` ahead (:func:`~adaroll.rollout.planning.prefetch_capacity`). Each
+branch comes from the same verified restore a start makes itself, and a start checks that the
+branch still shows the recorded element tree (else it closes it and restores afresh), so the
+groups are the same with or without prefetching. ``Cost.restore_seconds`` is what the group's
+starts waited for their branches. Snapshots are built, verified and rebuilt by a
+:class:`~adaroll.snapshots.cache.SnapshotCache`, which also keeps what building them cost
+(:attr:`Collector.builds`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, Protocol
@@ -76,24 +71,17 @@ from adaroll.policies.base import Context, Policy, SampledAction
 from adaroll.rollout.concurrent import EnvBudget
 from adaroll.rollout.env_pool import EnvPool
 from adaroll.rollout.episodes import Episode, Sampler, run_episodes
-from adaroll.rollout.jobs import (
-    Cost,
-    Group,
-    Job,
-    RolloutFailed,
-    StartKind,
+from adaroll.rollout.jobs import Cost, Group, Job
+from adaroll.rollout.planning import (
+    CollectionPlan,
     merge_groups,
+    prefetch_capacity,
+    prefetch_keys,
     root_waves,
 )
 from adaroll.rollout.prefetch import BranchPrefetcher
-from adaroll.rollout.starts import (
-    BranchStart,
-    OneStepStart,
-    ResetStart,
-    RolloutStart,
-    Start,
-    StartState,
-)
+from adaroll.rollout.retries import RetryRule
+from adaroll.rollout.starts import Start, Started, StartTable
 from adaroll.seeding import derive_seed
 from adaroll.snapshots.base import SnapshotBackend
 from adaroll.snapshots.cache import BuildCosts, SnapshotCache
@@ -157,8 +145,6 @@ class Collector:
         prefetch_branches: int = 0,
         episodes_per_env: int = 1,
     ) -> None:
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if parallel_jobs < 1:
             raise ValueError(f"parallel_jobs must be >= 1, got {parallel_jobs}")
         if episodes_per_env < 1:
@@ -173,7 +159,7 @@ class Collector:
         """Previous actions a context shows (default: the policy's own window)."""
         self.matcher = matcher
         self.batch_across_jobs = batch_across_jobs
-        self.max_retries = max_retries
+        self.retries = RetryRule(max_retries)
         self.parallel_jobs = parallel_jobs
         """Root jobs collected at once (see "Parallel jobs" in the module docstring)."""
         self.prefetch_branches = prefetch_branches
@@ -188,13 +174,20 @@ class Collector:
         """Running totals since construction (the ledger holds the per-group counts)."""
         self.pool = EnvPool(make_env, parallel_jobs)
         self.cache = SnapshotCache(snapshots, checkpoints, make_env)
-        self.onestep = OneStepStart(checkpoints, matcher, self.context_at)
-        self.branches = BranchStart(checkpoints, self.cache, self._count)
-        self.starts: dict[StartKind, Start] = {
-            start.kind: start
-            for start in (self.onestep, ResetStart(self.pool, self._count), self.branches)
-        }
+        self.starts = StartTable(
+            checkpoints,
+            self.cache,
+            self.pool,
+            matcher=matcher,
+            history_window=self.history_window,
+            count=self._count,
+        )
         """The start of each kind: the one place a job's kind is looked at."""
+        self.onestep, self.branches = self.starts.onestep, self.starts.branches
+
+    @property
+    def max_retries(self) -> int:
+        return self.retries.max_retries
 
     @classmethod
     def from_config(
@@ -233,11 +226,17 @@ class Collector:
     @property
     def branch_waits(self) -> list[float]:
         """Seconds each Suffix start of the last collection waited for its branch."""
-        return self.branches.waits
+        return self.branches.waits or []
 
     def prefix_length(self, checkpoint_id: str) -> int:
         """Actions from the task's reset to a checkpoint: what replaying it once costs."""
         return self.cache.prefix_length(checkpoint_id)
+
+    def context_at(self, checkpoint: Checkpoint) -> Context:
+        """What the policy sees at a checkpoint (its history windowed)."""
+        return Context.at(
+            checkpoint.instruction, checkpoint.observation, checkpoint.history, self.history_window
+        )
 
     def collect(self, jobs: Sequence[Job], *, seed: int | None = None) -> list[Group]:
         """One group per job, in job order. ``seed`` (the trainer passes its iteration seed)
@@ -265,46 +264,31 @@ class Collector:
             return groups
         base = collection_seed(seed)
         seeds = [job_seed(base, j) for j in range(len(jobs))]
-        starts = [self.starts[job.kind] for job in jobs]
-        parallel = [j for j, start in enumerate(starts) if start.parallel]
-        if len(parallel) < 2 or not self._jobs_in_parallel():
-            parallel = []
-        collected: list[Group | None] = [None] * len(jobs)
-        # prefetched jobs last, so that their branches are restored while the others run (each
-        # job samples from its own seed: the order changes no group)
-        last = (
-            [j for j, start in enumerate(starts) if start.prefetched]
-            if self.branches.prefetcher
-            else []
+        plan = CollectionPlan.of(
+            jobs,
+            self.starts,
+            parallel_jobs=self.parallel_jobs,
+            in_parallel=self._jobs_in_parallel(),
+            prefetching=self.branches.prefetcher is not None,
         )
-        self._plan_prefetch([jobs[j] for j in last])
-        for j, job in enumerate(jobs):
-            if j not in parallel and j not in last:
-                collected[j] = self.collect_job(job, seeds[j])
-        if parallel:
-            # one queue per task template, run in order: a job then finds the pages the one
-            # before it left loaded (WebEnv reuses them); the queues run in parallel
-            by_template: dict[str, list[int]] = defaultdict(list)
-            for j in parallel:
-                by_template[jobs[j].task.template].append(j)
-            queues = list(by_template.values())
-            while len(queues) < self.parallel_jobs and max(map(len, queues)) > 1:
-                longest = max(queues, key=len)  # fewer templates than parallel jobs: split one
-                queues.remove(longest)
-                queues += [longest[: len(longest) // 2], longest[len(longest) // 2 :]]
+        self._plan_prefetch([jobs[j] for j in plan.last])
+        collected: list[Group | None] = [None] * len(jobs)
+        for j in plan.serial:
+            collected[j] = self.collect_job(jobs[j], seeds[j])
+        if plan.queues:
             budget = EnvBudget(self.parallel_jobs)
             with ThreadPoolExecutor(self.parallel_jobs, thread_name_prefix="adaroll-job") as pool:
                 done = [
                     pool.submit(
                         self._collect_queue, [(j, jobs[j], seeds[j]) for j in queue], budget
                     )
-                    for queue in queues
+                    for queue in plan.queues
                 ]
                 wait(done)
             for future in done:
                 for j, group in future.result():
                     collected[j] = group
-        for j in last:
+        for j in plan.last:  # their branches were restored while the others ran
             collected[j] = self.collect_job(jobs[j], seeds[j])
         self.policy.reseed(after_collect_seed(base))
         return [g for g in collected if g is not None]
@@ -354,10 +338,11 @@ class Collector:
         )
 
     def _collect_batched(self, jobs: Sequence[Job]) -> list[Group]:
+        rolled = [self.starts[job.kind].rolls_out for job in jobs]
         self._plan_prefetch([job for job in jobs if self.starts[job.kind].prefetched])
+        onestep = [i for i, rolls in enumerate(rolled) if not rolls]
+        rollout = [i for i, rolls in enumerate(rolled) if rolls]
         groups: list[Group | None] = [None] * len(jobs)
-        onestep = [i for i, j in enumerate(jobs) if not self.starts[j.kind].rolls_out]
-        rollout = [i for i, j in enumerate(jobs) if self.starts[j.kind].rolls_out]
         for i, group in zip(
             onestep, self.onestep.collect([jobs[i] for i in onestep], self.policy), strict=True
         ):
@@ -367,11 +352,6 @@ class Collector:
             groups[i] = group
         return [g for g in groups if g is not None]
 
-    def context_at(self, checkpoint: Checkpoint) -> Context:
-        """What the policy sees at a checkpoint (its history windowed)."""
-        window = checkpoint.history[-self.history_window :] if self.history_window > 0 else ()
-        return Context(checkpoint.instruction, checkpoint.observation, tuple(window))
-
     # -- Suffix / Root: episodes to the end, reward = task verifier -----------------------------
     def _with_retries(
         self,
@@ -379,8 +359,8 @@ class Collector:
         before_attempt: Callable[[], None],
         sampler: Sampler | None = None,
     ) -> list[Group]:
-        """Collect rollout groups, re-running each group an env fault touched (see the module
-        docstring); ``before_attempt`` runs before every attempt (per-job mode: reseed).
+        """Collect rollout groups, re-running each group an env fault touched under the retry
+        rule; ``before_attempt`` runs before every attempt (per-job mode: reseed).
         ``sampler``: what samples the actions (default: the policy)."""
         done: list[Group | None] = [None] * len(jobs)
         spent = [Cost() for _ in jobs]  # what the failed attempts of each job cost
@@ -396,15 +376,7 @@ class Collector:
                     continue
                 spent[i] = spent[i] + group.cost + Cost(faults=1)
                 self._count(faults=1, timeouts=int(isinstance(fault, EnvTimeout)))
-                job = jobs[i]
-                if spent[i].faults > self.max_retries:
-                    raise RolloutFailed(
-                        f"{job.kind} group for {job.task.id} failed on "
-                        f"{spent[i].faults} attempt(s); last: {fault}"
-                    ) from fault
-                log.warning(
-                    "%s group for %s re-run after an env fault: %s", job.kind, job.task.id, fault
-                )
+                self.retries.retry(jobs[i], spent[i].faults, fault, fault)
                 still.append(i)
             pending = still
         return [g for g in done if g is not None]
@@ -413,51 +385,50 @@ class Collector:
         self, jobs: Sequence[Job], sampler: Sampler
     ) -> list[tuple[Group, EnvFault | None]]:
         """One attempt: every job's group, and the first env fault that hit it (None: the
-        group is complete). Every env is closed at the end - broken ones included."""
-        envs: list[GUIEnv] = []
-        states: list[StartState] = []
-        owners: list[int] = []
-        costs = [Cost() for _ in jobs]
-        faults: list[EnvFault | None] = [None] * len(jobs)
-        episodes: list[Episode] = []
+        group is complete). Every env is released at the end - broken ones closed."""
         starts = [self._rollout_start(job) for job in jobs]
+        opened: list[Started] = []
+        episodes: list[Episode] = []
         finished = False
         try:
-            for j, job in enumerate(jobs):
-                started, faults[j], costs[j] = starts[j].open(job)
-                for env, state in started:
-                    envs.append(env)
-                    states.append(state)
-                    owners.append(j)
-            run = [k for k, owner in enumerate(owners) if faults[owner] is None]
-            episodes = run_episodes(
-                sampler, [envs[k] for k in run], [states[k] for k in run], self.history_window
-            )
+            for start, job in zip(starts, jobs, strict=True):
+                opened.append(start.open(job))
+            run = [
+                (j, session)
+                for j, started in enumerate(opened)
+                if started.fault is None
+                for session in started.sessions
+            ]
+            episodes = run_episodes(sampler, [s for _, s in run], self.history_window)
             finished = True
         finally:
-            clean = finished and not any(faults) and all(e.fault is None for e in episodes)
-            for env, owner in zip(envs, owners, strict=True):
-                self.pool.release(env, reuse=clean and starts[owner].reuses_envs)
-        groups = [Group(job, [], [], costs[j]) for j, job in enumerate(jobs)]
-        for k, episode in zip(run, episodes, strict=True):
-            owner = owners[k]
-            group = groups[owner]
-            group.cost = group.cost + Cost(
-                policy_samples=len(episode.decisions),
-                env_steps=episode.env_steps,
-                invalid_samples=episode.invalid_samples,
+            clean = (
+                finished
+                and not any(started.fault for started in opened)
+                and all(e.fault is None for e in episodes)
             )
+            for j, started in enumerate(opened):
+                for session in started.sessions:
+                    assert session.env is not None
+                    self.pool.release(session.env, reuse=clean and starts[j].reuses_envs)
+        groups = [
+            Group(job, [], [], started.cost) for job, started in zip(jobs, opened, strict=True)
+        ]
+        faults = [started.fault for started in opened]
+        for (j, _), episode in zip(run, episodes, strict=True):
+            group = groups[j]
+            group.cost = group.cost + episode.session.cost
             if episode.fault is not None:
-                faults[owner] = faults[owner] or episode.fault
+                faults[j] = faults[j] or episode.fault
                 self._count(replaced_envs=1)
                 continue
             group.decisions.append(episode.decisions)
-            group.rewards.append(1.0 if episode.success else 0.0)
+            group.rewards.append(episode.session.reward())
         return list(zip(groups, faults, strict=True))
 
-    def _rollout_start(self, job: Job) -> RolloutStart:
+    def _rollout_start(self, job: Job) -> Start:
         start = self.starts[job.kind]
-        if not isinstance(start, RolloutStart):
+        if not start.rolls_out:
             raise ValueError(f"{job.kind} jobs are not rolled out in envs")
         return start
 
@@ -468,29 +439,15 @@ class Collector:
 
     def _prefetch_capacity(self, jobs: Sequence[Job]) -> int:
         """How many branches to restore ahead for ``jobs`` (0: no prefetching): Suffix jobs,
-        envs that take calls from threads, and room in the backend's branch pool for the
-        prefetched branches besides the largest group's."""
-        groups = [job.group_size for job in jobs if self.starts[job.kind].prefetched]
-        if self.prefetch_branches == 0 or not groups:
+        envs that take calls from threads, room in the backend's branch pool."""
+        sizes = [job.group_size for job in jobs if self.starts[job.kind].prefetched]
+        if self.prefetch_branches == 0 or not sizes or not self.pool.concurrent_calls():
             return 0
-        if not self.pool.concurrent_calls():
-            return 0
-        pool = self.cache.max_branches
-        room = (
-            self.prefetch_branches
-            if pool is None
-            else min(self.prefetch_branches, pool - max(groups))
-        )
-        return max(0, room)
+        return prefetch_capacity(sizes, self.prefetch_branches, self.cache.max_branches)
 
     def _plan_prefetch(self, jobs: Sequence[Job]) -> None:
         if self.branches.prefetcher is not None:
-            self.branches.prefetcher.plan(
-                job.checkpoint_id
-                for job in jobs
-                for _ in range(job.group_size)
-                if job.checkpoint_id is not None
-            )
+            self.branches.prefetcher.plan(prefetch_keys(jobs))
 
     def close(self) -> None:
         self.pool.close()

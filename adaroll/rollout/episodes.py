@@ -1,18 +1,16 @@
-"""Run many episodes in lockstep so that every step is one batched policy call."""
+"""Run many sessions in lockstep so that every step is one batched policy call."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from adaroll.actions import Action
-from adaroll.envs.base import EnvFault, GUIEnv, InvalidActionError, Observation
+from adaroll.envs.base import EnvFault, GUIEnv
 from adaroll.policies.base import Context, SampledAction
 from adaroll.rollout.concurrent import call_each, concurrent_envs
 from adaroll.rollout.jobs import Decision
-
-StepResult = tuple[Observation, float, bool, bool, dict[str, Any]]
+from adaroll.rollout.session import Session
 
 
 class Sampler(Protocol):
@@ -25,91 +23,52 @@ class Sampler(Protocol):
 
 @dataclass
 class Episode:
-    """One rollout from some start state to its end."""
+    """One session rolled from its start to its end, and every decision it made."""
 
+    session: Session
     decisions: list[Decision] = field(default_factory=list)
-    success: bool = False
-    env_steps: int = 0
-    invalid_samples: int = 0
-    fault: EnvFault | None = None
-    """Set when the env broke mid-episode: the episode is incomplete and must not be used."""
 
+    @property
+    def success(self) -> bool:
+        return self.session.success
 
-@dataclass
-class _Live:
-    env: GUIEnv
-    instruction: str
-    history: list[Action]
-    observation: Observation
-    episode: Episode
+    @property
+    def env_steps(self) -> int:
+        return self.session.cost.env_steps
+
+    @property
+    def fault(self) -> EnvFault | None:
+        """Set when the env broke mid-episode: the episode is incomplete and must not be used."""
+        return self.session.fault
 
 
 def run_episodes(
-    policy: Sampler,
-    envs: Sequence[GUIEnv],
-    starts: Sequence[tuple[str, tuple[Action, ...], Observation]],
-    history_window: int,
+    policy: Sampler, sessions: Sequence[Session], history_window: int
 ) -> list[Episode]:
-    """Roll every env from its current state to termination or truncation.
+    """Roll every session from its current state to termination or truncation.
 
-    ``starts[i]`` = (instruction, actions already taken, current observation) of ``envs[i]``.
-    An unparseable sample (``action is None``) or an action the env rejects ends its episode
-    as a failure: the decision stays in the episode (it is trained on with reward 0).
-    An :class:`EnvFault` (crashed or hung env) stops only its own episode, recorded in
-    ``Episode.fault``; the other episodes run on (the caller decides what a fault costs).
-    Envs that allow it (:attr:`~adaroll.envs.base.GUIEnv.concurrent_calls`) take each
-    lockstep round's steps at once, from threads; the episodes are the same either way.
+    Each round samples one action for every live session in one policy call
+    (:meth:`Session.context` shows the last ``history_window`` actions) and plays them
+    (:meth:`Session.act`: an unparseable sample or a rejected action ends its session as a
+    failure, the decision kept; an :class:`EnvFault` ends only its own session, as faulted, and
+    the others run on - the caller decides what a fault costs). Envs that allow it
+    (:attr:`~adaroll.envs.base.GUIEnv.concurrent_calls`) take each round's steps at once, from
+    threads; the episodes are the same either way.
     """
-    live = [
-        _Live(env, instr, list(hist), obs, Episode())
-        for env, (instr, hist, obs) in zip(envs, starts, strict=True)
-    ]
-    concurrent = concurrent_envs(envs)
-    active = list(range(len(live)))
+    episodes = [Episode(session) for session in sessions]
+    envs: list[GUIEnv] = [s.env for s in sessions if s.env is not None]
+    concurrent = len(envs) == len(sessions) and concurrent_envs(envs)
+    active = [e for e in episodes if not e.session.done]
     while active:
-        contexts = [_context(live[i], history_window) for i in active]
+        contexts = [e.session.context(history_window) for e in active]
         samples = policy.sample(contexts, 1)
-        acting: list[tuple[int, Action]] = []
-        for i, context, (sample,) in zip(active, contexts, samples, strict=True):
-            state = live[i]
-            state.episode.decisions.append(Decision(context, sample))
-            if sample.action is None:
-                state.episode.invalid_samples += 1
-            else:
-                acting.append((i, sample.action))
-        # the envs act at once when they allow it (browsers); outcomes are handled in order
-        outcomes = call_each(
-            lambda item: _try_step(live[item[0]].env, item[1]), acting, concurrent=concurrent
+        for episode, context, (sample,) in zip(active, contexts, samples, strict=True):
+            episode.decisions.append(Decision(context, sample))
+        # the envs act at once when they allow it (browsers); every session plays its own
+        call_each(
+            lambda pair: pair[0].session.act(pair[1].action),
+            [(e, s[0]) for e, s in zip(active, samples, strict=True)],
+            concurrent=concurrent,
         )
-        still: list[int] = []
-        for (i, action), outcome in zip(acting, outcomes, strict=True):
-            state = live[i]
-            if isinstance(outcome, InvalidActionError):
-                state.episode.invalid_samples += 1
-                continue
-            if isinstance(outcome, EnvFault):
-                state.episode.fault = outcome
-                continue
-            _, _, terminated, truncated, info = outcome
-            state.episode.env_steps += 1
-            state.history.append(action)
-            state.observation = outcome[0]
-            if terminated or truncated:
-                state.episode.success = bool(info.get("success", False))
-            else:
-                still.append(i)
-        active = still
-    return [state.episode for state in live]
-
-
-def _try_step(env: GUIEnv, action: Action) -> StepResult | InvalidActionError | EnvFault:
-    """One step; the two failures an episode survives (or records) come back as values."""
-    try:
-        return env.step(action)
-    except (InvalidActionError, EnvFault) as exc:
-        return exc
-
-
-def _context(state: _Live, window: int) -> Context:
-    history = tuple(state.history[-window:]) if window > 0 else ()
-    return Context(state.instruction, state.observation, history)
+        active = [e for e in active if not e.session.done]
+    return episodes

@@ -85,6 +85,7 @@ from adaroll.policies.base import Context, Policy
 from adaroll.rollout.collector import Collector, after_collect_seed, collection_seed, job_seed
 from adaroll.rollout.distributed import WorkerResult, check_reachable, slot_for
 from adaroll.rollout.jobs import Cost, Group, Job, RolloutFailed
+from adaroll.rollout.retries import RetryRule
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS
 from adaroll.snapshots.cache import BuildCosts
 from adaroll.snapshots.replay import ReplaySnapshots
@@ -237,6 +238,7 @@ class RayCollector:
             matcher,
         )
         self.workers, self.max_retries = workers, max_retries
+        self.retries = RetryRule(max_retries)
         self.local_onestep, self.inflight_per_worker = local_onestep, max(1, inflight_per_worker)
         self.ray_address, self.start_timeout_s = ray_address, start_timeout_s
         self.job_timeout_s, self.episodes_per_env = job_timeout_s, episodes_per_env
@@ -316,28 +318,22 @@ class RayCollector:
             self.broadcast()
         free: deque[int] = deque()
         pinned: list[deque[int]] = [deque() for _ in range(self.workers)]
+
+        def queue_of(job: Job) -> deque[int]:
+            """A job that restores a snapshot runs on its checkpoint's slot, others anywhere."""
+            if self.local.starts[job.kind].restores and job.checkpoint_id is not None:
+                return pinned[slot_for(job.checkpoint_id, self.workers)]
+            return free
+
         for j in remote:
-            job = jobs[j]
-            if job.kind != "onestep" and job.checkpoint_id is not None:
-                pinned[slot_for(job.checkpoint_id, self.workers)].append(j)
-            else:
-                free.append(j)
+            queue_of(jobs[j]).append(j)
         inflight: dict[Any, _Flight] = {}
 
         def requeue(j: int, exc: BaseException | None, why: str) -> None:
             faults[j] += 1
             self.stats["faults"] += 1
-            job = jobs[j]
-            if faults[j] > self.max_retries:
-                raise RolloutFailed(
-                    f"{job.kind} job for {job.task.id} failed on {faults[j]} "
-                    f"attempt(s); last: {why}"
-                ) from exc
-            log.warning("rollout job %d (%s %s) retried after: %s", j, job.kind, job.task.id, why)
-            if job.kind != "onestep" and job.checkpoint_id is not None:
-                pinned[slot_for(job.checkpoint_id, self.workers)].appendleft(j)
-            else:
-                free.appendleft(j)
+            self.retries.retry(jobs[j], faults[j], why, exc)
+            queue_of(jobs[j]).appendleft(j)
 
         while local or free or any(pinned) or inflight:
             self._top_up(jobs, base, free, pinned, inflight)

@@ -1,18 +1,23 @@
-"""The three ways a group starts (DESIGN.md 1.4), one class each, each running its own start
-and accounting its own cost:
+"""The three ways a group starts (docs/architecture.md, "The method"), one class each: each opens
+the job's :class:`~adaroll.rollout.session.Session`\\ s and accounts its own cost. Every trainer
+starts its groups here: AdaRoll's collector (:mod:`adaroll.rollout.collector`, in this process or
+in Ray workers) and the framework adapters (:class:`adaroll.rollout.sessions.Starts`, one session
+at a time for TRL and verl).
 
-* :class:`OneStepStart` - G actions sampled at a checkpoint, each rewarded by matching the
-  expert's action; no env at all, so it collects whole groups itself (:meth:`OneStepStart.collect`);
+* :class:`OneStepStart` - G sessions at a checkpoint, each taking one action rewarded by matching
+  the expert's; no env at all, so it also collects whole groups itself, with one policy call per
+  group size (:meth:`OneStepStart.collect`);
 * :class:`ResetStart` - Root: ``group_size`` envs reset to the task (idle envs first,
   :class:`~adaroll.rollout.env_pool.EnvPool`), which go back to the pool after a clean episode;
-* :class:`BranchStart` - Suffix: ``group_size`` verified branches of the checkpoint's snapshot
-  (:class:`~adaroll.snapshots.cache.SnapshotCache`), prefetched when a
+* :class:`BranchStart` - Suffix: ``group_size`` verified branches of the checkpoint's snapshot,
+  restored only through the :class:`~adaroll.snapshots.cache.SnapshotCache` (built on first use,
+  rebuilt after a fallback), prefetched when a
   :class:`~adaroll.rollout.prefetch.BranchPrefetcher` is set; costs restores, their seconds, the
   prefix replays of a replay backend and of fallbacks.
 
-The collector (:mod:`adaroll.rollout.collector`) picks a job's start once, by its
-:class:`~adaroll.rollout.jobs.StartKind`, and reads the start's declared traits (whether it rolls
-out, reuses envs, may run as parallel queues, is prefetched) instead of testing kinds.
+A job's start is looked up once by its :class:`~adaroll.routes.StartKind`
+(:func:`start_table`); callers read the start's declared traits (whether it rolls out, reuses
+envs, may run as parallel queues, is prefetched) instead of testing kinds.
 """
 
 from __future__ import annotations
@@ -22,33 +27,41 @@ import time
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import ClassVar
 
-from adaroll.actions import Action, ActionMatcher
+from adaroll.actions import ActionMatcher
 from adaroll.checkpoints import Checkpoint, CheckpointStore
 from adaroll.envs.base import EnvFault, GUIEnv, Observation
-from adaroll.policies.base import Context
 from adaroll.rollout.concurrent import call_each
 from adaroll.rollout.env_pool import EnvPool
 from adaroll.rollout.episodes import Sampler
-from adaroll.rollout.jobs import Cost, Decision, Group, Job, StartKind, close_quietly
+from adaroll.rollout.jobs import Cost, Decision, Group, Job, close_quietly
 from adaroll.rollout.prefetch import BranchPrefetcher
+from adaroll.rollout.session import Session
+from adaroll.routes import StartKind
 from adaroll.snapshots.cache import SnapshotCache
 from adaroll.snapshots.fallback import Restored
 
 log = logging.getLogger("adaroll")
 
-StartState = tuple[str, tuple[Action, ...], Observation]
-"""(instruction, actions already taken, current observation) of a started env."""
-Started = tuple[list[tuple[GUIEnv, StartState]], EnvFault | None, Cost]
-"""The envs a start made ready, the first env fault that stopped it (None: all of them), and
-what starting them cost."""
 Count = Callable[..., None]
-"""Adds to the collector's running totals: ``count(replaced_envs=1)``."""
+"""Adds to a collector's running totals: ``count(replaced_envs=1)``."""
+
+
+@dataclass
+class Started:
+    """What opening a job's start gave: its sessions, the first env fault that stopped it (None:
+    all of them started) and what starting them cost (restores, replays: also those of a branch
+    that faulted before it became a session)."""
+
+    sessions: list[Session] = field(default_factory=list)
+    fault: EnvFault | None = None
+    cost: Cost = field(default_factory=Cost)
 
 
 class Start(ABC):
-    """How groups of one :class:`~adaroll.rollout.jobs.StartKind` start."""
+    """How groups of one :class:`~adaroll.routes.StartKind` start."""
 
     kind: ClassVar[StartKind]
     rolls_out: ClassVar[bool] = True
@@ -59,6 +72,17 @@ class Start(ABC):
     """Whether its jobs may run as parallel queues (envs that take calls from threads)."""
     prefetched: ClassVar[bool] = False
     """Whether its branches can be restored ahead of need (its jobs then run last)."""
+    restores: ClassVar[bool] = False
+    """Whether it restores snapshots (a distributed collector runs its jobs where the
+    checkpoint's snapshot lives)."""
+    needs_checkpoint: ClassVar[bool] = False
+    """Whether its jobs start at a checkpoint (``Job.checkpoint_id``)."""
+
+    @abstractmethod
+    def open(self, job: Job) -> Started:
+        """Open ``job.group_size`` sessions. An env fault stops the opening: the faulted env is
+        closed, the sessions opened before it are returned with it (to be released by the
+        caller)."""
 
 
 def checkpoint_of(job: Job, checkpoints: CheckpointStore) -> Checkpoint:
@@ -72,49 +96,54 @@ class OneStepStart(Start):
 
     kind = StartKind.ONESTEP
     rolls_out = False
+    needs_checkpoint = True
 
     def __init__(
-        self,
-        checkpoints: CheckpointStore,
-        matcher: ActionMatcher,
-        context_at: Callable[[Checkpoint], Context],
+        self, checkpoints: CheckpointStore, matcher: ActionMatcher, history_window: int
     ) -> None:
-        self.checkpoints, self.matcher, self.context_at = checkpoints, matcher, context_at
+        self.checkpoints, self.matcher, self.history_window = checkpoints, matcher, history_window
+
+    def open(self, job: Job) -> Started:
+        """``group_size`` sessions at the job's checkpoint (nothing to fault, nothing spent)."""
+        c = checkpoint_of(job, self.checkpoints)
+        return Started(
+            [
+                Session(
+                    None,
+                    c.instruction,
+                    c.history,
+                    c.observation,
+                    expert=c.expert_action,
+                    matcher=self.matcher,
+                )
+                for _ in range(job.group_size)
+            ]
+        )
 
     def collect(self, jobs: Sequence[Job], sampler: Sampler) -> list[Group]:
-        """One group per job, in job order: the jobs of one group size in one policy call."""
+        """One group per job, in job order: the jobs of one group size in one policy call
+        (``group_size`` samples of each job's context)."""
         by_size: dict[int, list[int]] = defaultdict(list)
         for i, job in enumerate(jobs):
             by_size[job.group_size].append(i)
         groups: list[Group | None] = [None] * len(jobs)
         for size, indices in by_size.items():
-            checkpoints = [checkpoint_of(jobs[i], self.checkpoints) for i in indices]
-            contexts = [self.context_at(c) for c in checkpoints]
+            opened = [self.open(jobs[i]).sessions for i in indices]
+            contexts = [sessions[0].context(self.history_window) for sessions in opened]
             samples = sampler.sample(contexts, size)
-            for i, ckpt, ctx, group_samples in zip(
-                indices, checkpoints, contexts, samples, strict=True
-            ):
-                rewards = [self.matcher.reward(s.action, ckpt.expert_action) for s in group_samples]
-                cost = Cost(
-                    policy_samples=size,
-                    invalid_samples=sum(s.action is None for s in group_samples),
-                )
+            for i, sessions, context, drawn in zip(indices, opened, contexts, samples, strict=True):
+                for session, sample in zip(sessions, drawn, strict=True):
+                    session.act(sample.action)
                 groups[i] = Group(
-                    jobs[i], [[Decision(ctx, s)] for s in group_samples], rewards, cost
+                    jobs[i],
+                    [[Decision(context, sample)] for sample in drawn],
+                    [session.reward() for session in sessions],
+                    sum((session.cost for session in sessions), Cost()),
                 )
         return [g for g in groups if g is not None]
 
 
-class RolloutStart(Start):
-    """A start whose samples are episodes: it makes ``group_size`` envs ready to roll."""
-
-    @abstractmethod
-    def open(self, job: Job) -> Started:
-        """Make the job's envs ready; a faulted env is closed, the others are returned (to be
-        released with the attempt)."""
-
-
-class ResetStart(RolloutStart):
+class ResetStart(Start):
     """Root: envs reset to the task."""
 
     kind = StartKind.ROOT
@@ -144,17 +173,17 @@ class ResetStart(RolloutStart):
                 if isinstance(outcomes[-1], BaseException):
                     self.pool.put_back(envs[k + 1 :])
                     break
-        started = [o for o in outcomes if not isinstance(o, BaseException)]
+        started = [o for o in outcomes if isinstance(o, Session)]
         errors = [o for o in outcomes if isinstance(o, BaseException)]
         faults = [e for e in errors if isinstance(e, EnvFault)]
         if len(faults) < len(errors):  # not an env fault (a bug, an interrupt): clean up, raise
-            for env, _ in started:
-                close_quietly(env)
+            for session in started:
+                session.close()
             raise next(e for e in errors if not isinstance(e, EnvFault))
         self.count(replaced_envs=len(faults))
-        return started, (faults[0] if faults else None), Cost()  # a reset costs no counted step
+        return Started(started, faults[0] if faults else None)  # a reset costs no counted step
 
-    def _reset(self, job: Job, env: GUIEnv | None) -> tuple[GUIEnv, StartState] | BaseException:
+    def _reset(self, job: Job, env: GUIEnv | None) -> Session | BaseException:
         """Reset one env (a new one when None) to the job's task; what it raised comes back as
         the value (a fault or error closes the env)."""
         try:
@@ -166,55 +195,66 @@ class ResetStart(RolloutStart):
         except BaseException as exc:  # noqa: BLE001 - as above
             close_quietly(env)
             return exc
-        return env, (str(info.get("instruction", env.instruction)), (), obs)
+        return Session(env, str(info.get("instruction", env.instruction)), (), obs)
 
 
-class BranchStart(RolloutStart):
+class BranchStart(Start):
     """Suffix: verified branches of the checkpoint's snapshot."""
 
     kind = StartKind.SUFFIX
     prefetched = True
+    restores = True
+    needs_checkpoint = True
 
     def __init__(self, checkpoints: CheckpointStore, cache: SnapshotCache, count: Count) -> None:
         self.checkpoints, self.cache, self.count = checkpoints, cache, count
         self.prefetcher: BranchPrefetcher | None = None
-        """Set by the collector for a collection whose branches are restored ahead."""
-        self.waits: list[float] = []
-        """Seconds each start of the current collection waited for its branch."""
+        """Set for restores made ahead of need (by a collection, or for good by
+        :class:`~adaroll.rollout.sessions.Starts`)."""
+        self.waits: list[float] | None = []
+        """Seconds each start waited for its branch (the collector empties it per collection;
+        None: not recorded)."""
 
     def open(self, job: Job) -> Started:
         """Restore ``group_size`` branches of the job's checkpoint, one after another (stops at
         the first fault, which closed its env)."""
-        started: list[tuple[GUIEnv, StartState]] = []
+        started = Started()
         spent: list[Cost] = []
         for _ in range(job.group_size):
             try:
-                started.append(self._branch(job, spent))
+                started.sessions.append(self._branch(job, spent))
             except EnvFault as exc:
                 self.count(replaced_envs=1)
-                return started, exc, sum(spent, Cost())
-        return started, None, sum(spent, Cost())
+                started.fault = exc
+                break
+        started.cost = sum(spent, Cost())
+        return started
 
-    def _branch(self, job: Job, spent: list[Cost]) -> tuple[GUIEnv, StartState]:
-        """One verified branch and its start state; what restoring it cost goes to ``spent``
-        (also when the branch then fails to answer: the restore was made)."""
+    def _branch(self, job: Job, spent: list[Cost]) -> Session:
+        """One verified branch as a session; what restoring it cost goes to ``spent`` (also
+        when the branch then fails to answer: the restore was made)."""
         checkpoint = checkpoint_of(job, self.checkpoints)
         began = time.perf_counter()
         prefetched = self._take_prefetched(checkpoint)
         if prefetched is not None:
             restored, obs, waited = prefetched
-            self.waits.append(waited)
+            self._waited(waited)
             spent.append(self._cost(checkpoint, restored, waited))
-            return restored.env, (checkpoint.instruction, checkpoint.history, obs)
+            return Session(restored.env, checkpoint.instruction, checkpoint.history, obs)
         restored = self.cache.restore(checkpoint.id)
-        self.waits.append(time.perf_counter() - began)
-        spent.append(self._cost(checkpoint, restored, self.waits[-1]))
+        waited = time.perf_counter() - began
+        self._waited(waited)
+        spent.append(self._cost(checkpoint, restored, waited))
         env = restored.env
         try:
-            return env, (checkpoint.instruction, checkpoint.history, env.observe())
+            return Session(env, checkpoint.instruction, checkpoint.history, env.observe())
         except BaseException:
             close_quietly(env)
             raise
+
+    def _waited(self, seconds: float) -> None:
+        if self.waits is not None:
+            self.waits.append(seconds)
 
     def _cost(self, checkpoint: Checkpoint, restored: Restored, seconds: float) -> Cost:
         """What one restore cost: itself, its seconds, the prefix a replay backend replayed,
@@ -263,3 +303,28 @@ class BranchStart(RolloutStart):
             close_quietly(restored.env)
             return None
         return restored, obs, waited
+
+
+class StartTable:
+    """The start of each kind over one checkpoint store, snapshot cache and env pool: the one
+    place a job's kind is looked at (``table[job.kind]``; each start declares its own kind)."""
+
+    def __init__(
+        self,
+        checkpoints: CheckpointStore,
+        cache: SnapshotCache,
+        pool: EnvPool,
+        *,
+        matcher: ActionMatcher,
+        history_window: int,
+        count: Count,
+    ) -> None:
+        self.onestep = OneStepStart(checkpoints, matcher, history_window)
+        self.reset = ResetStart(pool, count)
+        self.branches = BranchStart(checkpoints, cache, count)
+        self._by_kind: dict[StartKind, Start] = {
+            start.kind: start for start in (self.onestep, self.reset, self.branches)
+        }
+
+    def __getitem__(self, kind: StartKind) -> Start:
+        return self._by_kind[kind]

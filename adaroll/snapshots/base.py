@@ -98,9 +98,10 @@ class SnapshotBackend(ABC):
 
 
 SNAPSHOT_BACKENDS: Registry[Callable[..., SnapshotBackend]] = Registry(
-    "snapshot backend", builtin={"criu": "adaroll.envs.web.criu"}
+    "snapshot backend", builtin={"criu": "adaroll.snapshots.criu"}
 )
-"""``criu`` belongs to the web environment; its package registers it when first looked up."""
+"""``criu`` snapshots web-environment browsers; its package (which imports the web env) registers
+it when first looked up."""
 
 _ids = itertools.count()
 

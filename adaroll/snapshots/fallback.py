@@ -15,7 +15,7 @@ restore the rollout layer makes goes through :func:`restore_verified`:
   tree. The result says why the snapshot was not used and how many steps were replayed, for
   the ledger (``restore_fallbacks``, ``replayed_steps``).
 
-Replay is slower and more fragile than a restore (DESIGN.md section 4) but depends on nothing
+Replay is slower and more fragile than a restore (docs/architecture.md, "Platform notes") but depends on nothing
 saved, so it is the right second chance; when it fails too the error names both failures.
 """
 

@@ -11,8 +11,9 @@ from typing import Any
 from adaroll.algos.progress import ucb_progress_per_cost
 from adaroll.config import GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
-from adaroll.rollout.jobs import Group, Job, Route, StartKind
-from adaroll.training.scheduler_base import MODES, ROUTERS, RoundRobin, Scheduler
+from adaroll.rollout.jobs import Group, Job
+from adaroll.routes import ROUTED, Route, StartKind
+from adaroll.training.scheduler_base import ROUTERS, RoundRobin, Scheduler
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class Arm:
     """Suffix only: the index of the start pivot in the task's pivot list."""
 
     def __post_init__(self) -> None:
-        if self.route not in (Route.LOCAL, Route.SUFFIX, Route.ROOT):
+        if self.route not in ROUTED:
             raise ValueError(f"a bandit arm's route is local, suffix or root, not {self.route!r}")
         if (self.route is Route.SUFFIX) != (self.pivot is not None) or (self.pivot or 0) < 0:
             raise ValueError(
@@ -50,7 +51,7 @@ class Arm:
             pass
         raise ValueError(f"unknown bandit arm {text!r}; valid: local, suffix:K (K >= 0), root")
 
-    def kind(self, depth: int) -> str:
+    def pool_key(self, depth: int) -> str:
         """The key the arm's statistics are pooled under over all tasks, for a task with
         ``depth`` pivots: local, root, or suffix-j (j-th pivot counted from the deepest)."""
         if self.route is not Route.SUFFIX:
@@ -107,7 +108,7 @@ class BanditScheduler(Scheduler):
         }
         """Per task and arm: discounted [pulls, progress sum, cost sum]."""
         self.pooled: dict[str, list[float]] = {}
-        """Per arm kind over all tasks (:meth:`_kind`): discounted [pulls, progress, cost]."""
+        """Per pool key over all tasks (:meth:`_pool_key`): discounted [pulls, progress, cost]."""
         self.modes = dict.fromkeys(self.tasks, Route.UNROUTED)
         self.visits = dict.fromkeys(self.tasks, 0)
         self.success: dict[str, float | None] = dict.fromkeys(self.tasks)
@@ -121,9 +122,9 @@ class BanditScheduler(Scheduler):
             return [ROOT_ARM]
         return [LOCAL_ARM, *(Arm(Route.SUFFIX, k) for k in reversed(range(depth))), ROOT_ARM]
 
-    def _kind(self, task_id: str, arm: Arm) -> str:
-        """The pooled key of an arm (:meth:`Arm.kind`)."""
-        return arm.kind(len(self.pivots[task_id]))
+    def _pool_key(self, task_id: str, arm: Arm) -> str:
+        """The pooled key of an arm (:meth:`Arm.pool_key`)."""
+        return arm.pool_key(len(self.pivots[task_id]))
 
     def choose(self, task_id: str, claimed: frozenset[str] = frozenset()) -> Arm:
         """The arm to pull next for a task; untried ``claimed`` kinds (being tried by another task
@@ -131,7 +132,7 @@ class BanditScheduler(Scheduler):
         names: list[Arm] = []
         counts, progress, costs = [], [], []
         for arm, (n, gain, cost) in self.stats[task_id].items():
-            kind = self._kind(task_id, arm)
+            kind = self._pool_key(task_id, arm)
             pool = self.pooled.get(kind, [0.0, 0.0, 0.0])
             if n <= 0 and pool[0] > 0:  # untried here: one pseudo-pull of the kind's mean
                 n, gain, cost = 1.0, pool[1] / pool[0], pool[2] / pool[0]
@@ -164,29 +165,26 @@ class BanditScheduler(Scheduler):
                     )
                 )
             arm = self.choose(task_id, frozenset(claimed))
-            if self._kind(task_id, arm) not in self.pooled:
-                claimed.add(self._kind(task_id, arm))
+            if self._pool_key(task_id, arm) not in self.pooled:
+                claimed.add(self._pool_key(task_id, arm))
             self.modes[task_id] = arm.route
             jobs.extend(self._jobs(task_id, arm))
         return jobs
 
     def _jobs(self, task_id: str, arm: Arm) -> list[Job]:
-        task, pivots = self.tasks[task_id], self.pivots[task_id]
+        task, pivots, start = self.tasks[task_id], self.pivots[task_id], arm.route.start
         if arm.route is Route.ROOT:
-            return [Job(StartKind.ROOT, task, self.sched.root_probes)]
+            return [Job(start, task, self.sched.root_probes)]
         if arm.route is Route.LOCAL:
-            return [
-                Job(StartKind.ONESTEP, task, self.grpo.group_size, checkpoint_id=c) for c in pivots
-            ]
+            return [Job(start, task, self.grpo.group_size, checkpoint_id=c) for c in pivots]
         assert arm.pivot is not None  # a Suffix arm (Arm checks it)
-        return [Job(StartKind.SUFFIX, task, self.grpo.group_size, checkpoint_id=pivots[arm.pivot])]
+        return [Job(start, task, self.grpo.group_size, checkpoint_id=pivots[arm.pivot])]
 
     def _arm_of(self, job: Job) -> Arm | None:
+        """The arm a train job was pulled for (None: a Suffix start at no pivot of the task)."""
+        if job.route is not Route.SUFFIX:
+            return Arm(job.route)
         pivots = self.pivots[job.task.id]
-        if job.kind is StartKind.ROOT:
-            return ROOT_ARM
-        if job.kind is StartKind.ONESTEP:
-            return LOCAL_ARM
         if job.checkpoint_id in pivots:
             return Arm(Route.SUFFIX, pivots.index(job.checkpoint_id))
         return None
@@ -217,7 +215,7 @@ class BanditScheduler(Scheduler):
             stats = self.stats[task_id]
             for entry in stats.values():
                 entry[:] = [v * gamma for v in entry]
-            pool = self.pooled.setdefault(self._kind(task_id, arm), [0.0, 0.0, 0.0])
+            pool = self.pooled.setdefault(self._pool_key(task_id, arm), [0.0, 0.0, 0.0])
             pool[:] = [v * gamma for v in pool]
             for entry in (stats[arm], pool):  # counted now; its progress comes with the next probe
                 entry[0] += 1
@@ -236,7 +234,7 @@ class BanditScheduler(Scheduler):
             if arm in self.stats[task_id]:
                 share = gain * cost / total
                 self.stats[task_id][arm][1] += share
-                self.pooled[self._kind(task_id, arm)][1] += share
+                self.pooled[self._pool_key(task_id, arm)][1] += share
 
     def add_pivots(
         self, task_id: str, pivots: Sequence[str], weights: Mapping[str, float], iteration: int
@@ -251,7 +249,7 @@ class BanditScheduler(Scheduler):
         self.stats[task_id][ROOT_ARM] = root
 
     def route_counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(MODES, 0)
+        counts = {route.value: 0 for route in Route}
         for mode in self.modes.values():
             counts[mode] += 1
         return counts

@@ -1,4 +1,6 @@
-"""A configuration's bill: every env step and policy sample it depends on, in one set of units.
+"""The bill: what every group costs in the ledger (:func:`bill_groups`, the one writer of group
+records), and a configuration's bill, every env step and policy sample it depends on, in one set
+of units (:class:`Bill`).
 
 Units (the same for every configuration, docs/RESULTS.md "How we measure"):
 
@@ -15,11 +17,15 @@ per configuration however many phases of its chain use them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from adaroll.costs import Counters
+from adaroll.rollout.jobs import Group
+from adaroll.routes import StartKind
+from adaroll.snapshots.cache import BuildCosts
+from adaroll.training.ledger import Ledger
 
 BILL_KEYS = (
     "env_steps",
@@ -32,6 +38,50 @@ BILL_KEYS = (
     "train_samples",
 )
 """The cost keys of every configuration in ``summary.json`` (issue 11's accounting)."""
+
+
+def bill_groups(
+    ledger: Ledger,
+    groups: Sequence[Group],
+    builds: BuildCosts,
+    *,
+    training_samples: Sequence[int],
+    stage: str,
+    iteration: int | None = None,
+) -> None:
+    """Write what ``groups`` cost to ``ledger``: the one writer of group records, called by
+    AdaRoll's trainer (for the local and the Ray collector alike) and by the framework adapters
+    (:mod:`adaroll.integrations`), so that every trainer bills a group the same way.
+
+    First one ``overhead`` record of the snapshot images built since the last call (how often
+    images are rebuilt depends on the execution - each worker, each restarted process builds its
+    own - so it is recorded and on no bill); then one record per group, tagged with its
+    :attr:`~adaroll.rollout.jobs.Job.ledger_mode`, purpose, task, ``stage`` and ``iteration``:
+    the group's :class:`~adaroll.rollout.jobs.Cost` counters, its ``training_samples`` (the
+    decisions that entered an update, one entry per group), and the replay that builds its
+    checkpoint's image, billed at the image's first use in the phase
+    (:meth:`~adaroll.snapshots.cache.BuildCosts.bill_first_use`)."""
+    overhead = builds.take_overhead()
+    if overhead:
+        ledger.add(
+            StartKind.SUFFIX.value,
+            "overhead",
+            replayed_steps=overhead,
+            stage=stage,
+            iteration=iteration,
+        )
+    for group, used in zip(groups, training_samples, strict=True):
+        job = group.job
+        first_build = builds.bill_first_use(job.checkpoint_id, group.cost.restores)
+        cost = group.cost + Counters(training_samples=used, replayed_steps=first_build)
+        ledger.add(
+            job.ledger_mode,
+            job.purpose,
+            **cost.counters(),
+            task_id=job.task.id,
+            stage=stage,
+            iteration=iteration,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 from adaroll.algos import cost_model as cm
 from adaroll.config import TrainConfig
+from adaroll.routes import ROUTED, Route
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -105,8 +106,8 @@ def phase_costs(rows: Rows, algorithm: str, cfg: TrainConfig, n_tasks: int) -> d
     if not steady:
         return out
     shares = {
-        m: _mean([r.get("routes", {}).get(m, 0) / n_tasks for r in steady]) or 0.0
-        for m in ("local", "suffix", "root")
+        route: _mean([r.get("routes", {}).get(route, 0) / n_tasks for r in steady]) or 0.0
+        for route in ROUTED
     }
     routed = sum(shares.values()) or 1.0
     inputs = cm.HybridInputs(
@@ -115,9 +116,9 @@ def phase_costs(rows: Rows, algorithm: str, cfg: TrainConfig, n_tasks: int) -> d
         routing_probes=sched.routing_probes,
         root_probes=sched.root_probes,
         reeval_every=sched.local_reeval_every,
-        share_local=shares["local"] / routed,
-        share_suffix=shares["suffix"] / routed,
-        share_root=shares["root"] / routed,
+        share_local=shares[Route.LOCAL] / routed,
+        share_suffix=shares[Route.SUFFIX] / routed,
+        share_root=shares[Route.ROOT] / routed,
         local_probe_episode=modelled_episode(_pool(steady, "root/routing")),
         suffix_episode=modelled_episode(_pool(steady, "suffix/train")),
         root_episode=modelled_episode(_pool(steady, "root/train")),

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from adaroll.costs import COUNTERS, FLOAT_COUNTERS, INT_COUNTERS, Counters
+from adaroll.routes import VANILLA, StartKind
 
 __all__ = [
     "COUNTERS",
@@ -56,7 +57,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MODES = ("onestep", "suffix", "root", "vanilla", "sft", "eval")
+MODES = (*(start.value for start in StartKind), VANILLA, "sft", "eval")
+"""What kind of work a record is: a group's start kind (:class:`~adaroll.routes.StartKind`), the
+Vanilla baseline's groups, SFT, or an evaluation."""
 PURPOSES = ("train", "routing", "selection", "eval", "overhead")
 BILLED_PURPOSES = ("train", "routing")
 EVALUATION_PURPOSES = ("selection", "eval")

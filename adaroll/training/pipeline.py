@@ -571,11 +571,10 @@ class Pipeline:
 
 
 def sft_examples(store: CheckpointStore, history: int) -> list[tuple[Context, Action]]:
-    out = []
-    for c in store:
-        window = c.history[-history:] if history > 0 else ()
-        out.append((Context(c.instruction, c.observation, tuple(window)), c.expert_action))
-    return out
+    return [
+        (Context.at(c.instruction, c.observation, c.history, history), c.expert_action)
+        for c in store
+    ]
 
 
 def _jsonable(stats: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Score every checkpoint with N policy samples and select the pivots (DESIGN.md 1.3).
+"""Score every checkpoint with N policy samples and select the pivots (docs/architecture.md, "Disagreement and pivots").
 
 Selection: with ``budget_top_k`` set, the k highest scores overall (budget-matched ablations,
 whatever the scorer's scale); otherwise scores strictly above the task's gate - ``tau_dis``, or

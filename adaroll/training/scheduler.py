@@ -49,13 +49,13 @@ from adaroll.algos.pivots import draw_independent, draw_weighted
 from adaroll.algos.progress import slope, wilson_upper
 from adaroll.config import GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
-from adaroll.rollout.jobs import Group, Job, Route, StartKind
+from adaroll.rollout.jobs import Group, Job
+from adaroll.routes import Route, StartKind
 from adaroll.seeding import derive_seed
 from adaroll.training import bandit_scheduler  # noqa: F401 - registers the bandit router
-from adaroll.training.scheduler_base import MODES, ROUTERS, SCHEDULERS, RoundRobin, Scheduler
+from adaroll.training.scheduler_base import ROUTERS, SCHEDULERS, RoundRobin, Scheduler
 
 __all__ = [
-    "MODES",
     "ROUTERS",
     "SCHEDULERS",
     "HybridScheduler",
@@ -65,8 +65,6 @@ __all__ = [
     "VanillaScheduler",
     "route_for",
 ]
-
-_RANK = {m: i for i, m in enumerate(MODES)}
 
 
 def route_for(p: float, tau_low: float, tau_high: float) -> Route:
@@ -90,7 +88,7 @@ class VanillaScheduler(Scheduler):
 
     def plan(self, iteration: int) -> list[Job]:
         return [
-            Job(StartKind.ROOT, t, self.grpo.group_size, mode="vanilla")
+            Job(StartKind.ROOT, t, self.grpo.group_size, baseline=True)
             for t in self.order.take(self.sched.tasks_per_iteration)
         ]
 
@@ -131,7 +129,7 @@ class Stage1Scheduler(Scheduler):
         if self.weighted:
             return self._sampled_plan(iteration)
         return [
-            Job(StartKind.ONESTEP, t, self.grpo.group_size, checkpoint_id=c)
+            Job(Route.LOCAL.start, t, self.grpo.group_size, checkpoint_id=c)
             for t, c in self.order.take(self.sched.pivots_per_iteration)
         ]
 
@@ -143,7 +141,7 @@ class Stage1Scheduler(Scheduler):
         drawn = draw_weighted(weights, self.sched.pivots_per_iteration, rng)
         return [
             Job(
-                StartKind.ONESTEP,
+                Route.LOCAL.start,
                 self.weighted[i][0],
                 self.grpo.group_size,
                 checkpoint_id=self.weighted[i][1],
@@ -165,15 +163,16 @@ class Stage1Scheduler(Scheduler):
 class TaskRoute:
     """Routing state of one task."""
 
-    mode: str = Route.UNROUTED
+    mode: Route = Route.UNROUTED
+    """The task's current route."""
     p: float | None = None
     pivots: list[str] = field(default_factory=list)
     """Checkpoint ids of the task's pivots, earliest first."""
     frontier: int = -1
     """Index into ``pivots`` where Suffix rollouts start."""
     visits: int = 0
-    transitions: list[tuple[int, str]] = field(default_factory=list)
-    """(iteration, new mode) whenever the mode changed."""
+    transitions: list[tuple[int, Route]] = field(default_factory=list)
+    """(iteration, new route) whenever the route changed."""
     weights: dict[str, float] = field(default_factory=dict)
     """Continuous pivot weights: OneStep draw probability of each of the task's checkpoints
     (empty: every pivot at every Local visit, the paper's hard gate)."""
@@ -224,9 +223,10 @@ class HybridScheduler(Scheduler):
         routing = Job(StartKind.ROOT, task, self.sched.routing_probes, purpose="routing")
         if route.mode == Route.UNROUTED:
             return [routing]
+        start = route.mode.start
         if route.mode == Route.LOCAL:
             jobs = [
-                Job(StartKind.ONESTEP, task, self.grpo.group_size, checkpoint_id=c)
+                Job(start, task, self.grpo.group_size, checkpoint_id=c)
                 for c in self._onestep_starts(task_id, route)
             ]
             if route.visits % self.sched.local_reeval_every == 0:
@@ -234,11 +234,11 @@ class HybridScheduler(Scheduler):
             return jobs
         if route.mode == Route.SUFFIX:
             checkpoint = route.pivots[route.frontier]
-            jobs = [Job(StartKind.SUFFIX, task, self.grpo.group_size, checkpoint_id=checkpoint)]
+            jobs = [Job(start, task, self.grpo.group_size, checkpoint_id=checkpoint)]
             if self.sched.demotion and route.visits % self.sched.monitor_every == 0:
                 jobs.append(routing)  # the forgetting monitor's probe: Suffix runs no root
             return jobs
-        return [Job(StartKind.ROOT, task, self.sched.root_probes)]
+        return [Job(start, task, self.sched.root_probes)]
 
     # -- learning from outcomes ---------------------------------------------------------------
     def observe(self, groups: Sequence[Group], iteration: int) -> None:
@@ -250,7 +250,7 @@ class HybridScheduler(Scheduler):
                 self._promote(
                     route, route_for(route.p, self.sched.tau_low, self.sched.tau_high), iteration
                 )
-            elif group.job.kind is StartKind.SUFFIX and route.mode == Route.SUFFIX:
+            elif group.job.route is Route.SUFFIX and route.mode == Route.SUFFIX:
                 self._move_frontier(route, group, iteration)
             if (
                 self.sched.demotion
@@ -288,15 +288,15 @@ class HybridScheduler(Scheduler):
                 )  # let _promote place it as if it had had pivots all along
                 self._promote(route, mode, iteration)
 
-    def _promote(self, route: TaskRoute, mode: str, iteration: int) -> None:
+    def _promote(self, route: TaskRoute, mode: Route, iteration: int) -> None:
         if not route.pivots and mode in (Route.LOCAL, Route.SUFFIX):
             mode = Route.ROOT  # nothing to start from but the task root
-        if _RANK[mode] <= _RANK[route.mode]:
+        if mode.rank <= route.mode.rank:
             return  # monotone: never back (only the demotion option's monitor demotes)
         self._set_mode(route, mode, iteration)
 
     @staticmethod
-    def _set_mode(route: TaskRoute, mode: str, iteration: int) -> None:
+    def _set_mode(route: TaskRoute, mode: Route, iteration: int) -> None:
         route.mode = mode
         if mode == Route.SUFFIX:
             route.frontier = len(route.pivots) - 1
@@ -368,13 +368,13 @@ class HybridScheduler(Scheduler):
             return []
         self.replay_cursor = (ids.index(chosen[-1]) + 1) % len(ids)
         return [
-            Job(StartKind.ONESTEP, self.tasks[t], self.grpo.group_size, checkpoint_id=c)
+            Job(Route.LOCAL.start, self.tasks[t], self.grpo.group_size, checkpoint_id=c)
             for t in chosen
             for c in self.routes[t].pivots
         ]
 
     def route_counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(MODES, 0)
+        counts = {route.value: 0 for route in Route}
         for route in self.routes.values():
             counts[route.mode] += 1
         return counts
@@ -391,7 +391,8 @@ class HybridScheduler(Scheduler):
         self.replay_cursor = int(state.get("replay_cursor", 0))
         for task_id, data in state["routes"].items():
             data = dict(data)
-            data["transitions"] = [tuple(t) for t in data.get("transitions", [])]
+            data["mode"] = Route(data["mode"])
+            data["transitions"] = [(i, Route(m)) for i, m in data.get("transitions", [])]
             self.routes[task_id] = TaskRoute(**data)
 
 

@@ -12,10 +12,7 @@ from typing import Any
 
 from adaroll.envs.base import TaskSpec
 from adaroll.registry import Registry
-from adaroll.rollout.jobs import Group, Job, Route
-
-MODES = tuple(route.value for route in Route)
-"""A task's route names, in promotion order: unrouted, local, suffix, root."""
+from adaroll.rollout.jobs import Group, Job
 
 
 class Scheduler(ABC):
@@ -28,6 +25,7 @@ class Scheduler(ABC):
         """Update routing from collected groups (no-op for static schedulers)."""
 
     def route_counts(self) -> dict[str, int]:
+        """How many tasks each :class:`~adaroll.routes.Route` holds (by its value)."""
         return {}
 
     def add_pivots(  # noqa: B027

@@ -44,7 +44,8 @@ from adaroll.checkpoints import Checkpoint, CheckpointStore
 from adaroll.config import PivotConfig
 from adaroll.policies.base import Policy
 from adaroll.rollout.collector import RolloutCollector
-from adaroll.rollout.jobs import Decision, Group, StartKind
+from adaroll.rollout.jobs import Decision, Group
+from adaroll.routes import StartKind
 from adaroll.training.pivot_scoring import PivotSet, score_checkpoints
 
 

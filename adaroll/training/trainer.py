@@ -36,7 +36,9 @@ from adaroll.jsonl import JsonlLog
 from adaroll.policies.base import Policy
 from adaroll.rollout.collector import RolloutCollector
 from adaroll.rollout.jobs import Group
+from adaroll.routes import StartKind
 from adaroll.seeding import derive_seed, seed_everything
+from adaroll.training.bill import bill_groups
 from adaroll.training.ledger import Ledger
 from adaroll.training.scheduler import Scheduler
 from adaroll.training.self_pool import SelfPivotPool
@@ -258,7 +260,7 @@ class Trainer:
             weights = grown.weights.get(task_id, {})
             self.scheduler.add_pivots(task_id, pivots, weights, self.iteration)
         self.ledger.add(
-            "onestep",
+            StartKind.ONESTEP.value,
             "routing",
             policy_samples=grown.policy_samples,
             stage=self.name,
@@ -266,37 +268,14 @@ class Trainer:
         )
 
     def _record_costs(self, groups: Sequence[Group], used: dict[int, int]) -> None:
-        builds = self.collector.builds
-        overhead = builds.take_overhead()
-        if overhead:
-            # How often images are rebuilt depends on the execution (each worker, each restarted
-            # process builds its own): recorded, but the bill has one build per checkpoint.
-            self.ledger.add(
-                "suffix",
-                "overhead",
-                replayed_steps=overhead,
-                stage=self.name,
-                iteration=self.iteration,
-            )
-        for g, group in enumerate(groups):
-            c = group.cost
-            first_build = builds.bill_first_use(group.job.checkpoint_id, c.restores)
-            self.ledger.add(
-                group.job.ledger_mode,
-                group.job.purpose,
-                training_samples=used.get(g, 0),
-                policy_samples=c.policy_samples,
-                env_steps=c.env_steps,
-                restores=c.restores,
-                restore_seconds=c.restore_seconds,
-                replayed_steps=c.replayed_steps + first_build,
-                invalid_samples=c.invalid_samples,
-                faults=c.faults,
-                restore_fallbacks=c.restore_fallbacks,
-                task_id=group.job.task.id,
-                stage=self.name,
-                iteration=self.iteration,
-            )
+        bill_groups(
+            self.ledger,
+            groups,
+            self.collector.builds,
+            training_samples=[used.get(g, 0) for g in range(len(groups))],
+            stage=self.name,
+            iteration=self.iteration,
+        )
 
     def _totals(self) -> dict[str, Any]:
         """The phase's own cost so far. ``phase_env_steps`` (the budget's unit) is every env step

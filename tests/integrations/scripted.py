@@ -90,7 +90,7 @@ def drive_like_grpo_trainer(
         for r in range(len(rows)):
             group = envs[r * G : (r + 1) * G]
             first = group[0]._session
-            if first.start.kind == "onestep":
+            if not first.session.rolls_out:  # a OneStep group: G samples of one context
                 samples = policy.sample([first.context()], G)[0]
                 for env, sample in zip(group, samples, strict=True):
                     env.act(sample.raw)

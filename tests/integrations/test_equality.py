@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from adaroll.integrations.starts import Starts
 from adaroll.integrations.trl import AdaRollTRL
 from adaroll.rollout.collector import Collector
+from adaroll.rollout.sessions import Starts
 from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.ledger import Ledger
 from adaroll.training.trainer import Trainer

@@ -14,9 +14,10 @@ import pytest
 from adaroll.checkpoints import CheckpointStore
 from adaroll.envs.base import EnvFault
 from adaroll.envs.mobile.env import MobileEnv
-from adaroll.integrations.starts import Start, StartError, Starts
+from adaroll.integrations.rows import RowSession
 from adaroll.integrations.trl import NOT_TRAINED, AdaRollTRL
 from adaroll.integrations.versions import TRL_RANGE, VERL_RANGE, check_version
+from adaroll.rollout.sessions import StartError, Starts
 from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.ledger import Ledger
 from tests.integrations.scripted import (
@@ -35,17 +36,23 @@ def make_starts(store: CheckpointStore, make_env=MAKE_ENV) -> Starts:
     return Starts(make_env, store, MemorySnapshots(), SUITE.split("train"), history_window=HISTORY)
 
 
+def row(starts: Starts, kind: str, task_id: str, checkpoint_id: str | None = None) -> RowSession:
+    """A framework sample of the named start, as the adapters open it."""
+    job = starts.job(kind, task_id, checkpoint_id)
+    return RowSession(job, starts.open(job), starts.history_window)
+
+
 def test_unknown_checkpoint_names_the_row_task_and_the_checkpoint(mobile_store):
     starts = make_starts(mobile_store)
     task = mobile_store.task_ids()[0]
     with pytest.raises(
         StartError, match=rf"task '{task}'.*checkpoint '{task}@99'.*known: {task}@0"
     ):
-        starts.open(Start("suffix", task, f"{task}@99"))
+        starts.job("suffix", task, f"{task}@99")
     with pytest.raises(StartError, match="start kind 'middle' is not one of onestep, suffix, root"):
-        starts.open(Start("middle", task, None))  # type: ignore[arg-type]
+        starts.job("middle", task, None)
     with pytest.raises(StartError, match="task 'mobile:nope:1'"):
-        starts.open(Start("root", "mobile:nope:1"))
+        starts.job("root", "mobile:nope:1")
     starts.close()
 
 
@@ -56,7 +63,7 @@ def test_checkpoint_of_another_device_profile_names_both(mobile_store):
     with pytest.raises(
         StartError, match=rf"{checkpoint.id}.*device profile 'noisy'.*runs device profile 'clean'"
     ):
-        starts.open(Start("suffix", checkpoint.task.id, checkpoint.id))
+        starts.job("suffix", checkpoint.task.id, checkpoint.id)
     starts.close()
 
 
@@ -72,24 +79,24 @@ def test_versions_outside_the_supported_range_fail_with_the_range():
 def test_sessions_follow_the_start_kind(mobile_store):
     starts = make_starts(mobile_store)
     checkpoint = mobile_store.for_task(mobile_store.task_ids()[0])[1]
-    local = starts.open(Start("onestep", checkpoint.task.id, checkpoint.id))
-    assert local.steps_left == 1 and local.env is None
+    local = row(starts, "onestep", checkpoint.task.id, checkpoint.id)
+    assert local.steps_left == 1 and local.session.env is None
     local.act(checkpoint.expert_action.to_text())
-    assert (
-        local.done and local.reward() == 1.0 and local.cost.env_steps == 0 and local.steps_left == 0
-    )
-    suffix = starts.open(Start("suffix", checkpoint.task.id, checkpoint.id))
-    assert suffix.cost.restores == 1 and suffix.history == list(checkpoint.history)
-    assert suffix.observation.element_tree_hash() == checkpoint.observation.element_tree_hash()
+    assert local.session.done and local.reward() == 1.0
+    assert local.cost.env_steps == 0 and local.steps_left == 0
+    suffix = row(starts, "suffix", checkpoint.task.id, checkpoint.id)
+    assert suffix.cost.restores == 1 and suffix.session.history == list(checkpoint.history)
+    observation = suffix.session.observation
+    assert observation.element_tree_hash() == checkpoint.observation.element_tree_hash()
     for c in mobile_store.for_task(checkpoint.task.id)[1:]:  # the expert's remaining actions
         suffix.act(c.expert_action.to_text())
-    assert suffix.done and suffix.success and suffix.reward() == 1.0
+    assert suffix.session.done and suffix.session.success and suffix.reward() == 1.0
     assert suffix.cost.env_steps == checkpoint.trajectory_length - checkpoint.step
-    root = starts.open(Start("root", checkpoint.task.id))
-    assert root.steps_left > 1 and root.history == []
+    root = row(starts, "root", checkpoint.task.id)
+    assert root.steps_left > 1 and root.session.history == []
     root.act("not an action")
-    assert root.done and root.reward() == 0.0 and root.cost.invalid_samples == 1
-    assert starts.setup_replayed_steps == len(checkpoint.history)  # one snapshot built, by replay
+    assert root.session.done and root.reward() == 0.0 and root.cost.invalid_samples == 1
+    assert starts.builds.take_overhead() == len(checkpoint.history)  # one snapshot, by replay
     starts.close()
 
 
@@ -156,9 +163,10 @@ def test_suffix_branches_are_restored_ahead_and_in_parallel(tmp_path: Path, mobi
     backend.max_restores = 2
     starts = Starts(MAKE_ENV, mobile_store, backend, SUITE.split("train"), history_window=HISTORY)
     checkpoint = mobile_store.for_task(mobile_store.task_ids()[0])[-1]
-    starts.prefetch(checkpoint.id, 2)  # what the feed does as soon as a Suffix group is planned
-    sessions = [starts.open(Start("suffix", checkpoint.task.id, checkpoint.id)) for _ in range(2)]
-    assert not backend.barrier.broken and starts._prefetcher.taken == 2
+    job = starts.job("suffix", checkpoint.task.id, checkpoint.id, group_size=2)
+    starts.prefetch(job)  # what the feed does as soon as a Suffix group is planned
+    sessions = [starts.open(job) for _ in range(2)]
+    assert not backend.barrier.broken and starts.prefetcher.taken == 2
     assert all(s.cost.restores == 1 and s.fault is None for s in sessions)
     starts.close()
 
@@ -178,13 +186,18 @@ def test_static_start_rows_are_validated_opened_and_billed(tmp_path: Path, mobil
     envs[0].act(checkpoint.expert_action.to_text())  # the last expert action: success
     envs[1].act("done()")
     assert hub.reward([[{"role": "assistant", "content": ""}]] * 2, envs) == [1.0, 0.0]
-    (record,) = list(hub.ledger)
+    # billed by the trainer's writer: the image built for the rows (overhead) and the group,
+    # which pays for that build at the checkpoint's first use
+    built, record = list(hub.ledger)
+    prefix = len(checkpoint.history)
+    assert (built.mode, built.purpose, built.replayed_steps) == ("suffix", "overhead", prefix)
     assert (record.mode, record.restores, record.env_steps, record.training_samples) == (
         "suffix",
         2,
         2,
         2,
     )
+    assert record.replayed_steps == prefix and record.iteration is None
     with pytest.raises(StartError, match="neither 'adaroll_slot' nor a start"):
         envs[0].reset(prompt=[])
     hub.close()

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from adaroll.config import GRPOConfig, SchedulerConfig
-from adaroll.integrations.starts import Starts
 from adaroll.integrations.verl import VerlSetup
+from adaroll.rollout.sessions import Starts
 from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.scheduler import SCHEDULERS
 from tests.real_mobile import HISTORY, MAKE_ENV, SUITE, verified_store

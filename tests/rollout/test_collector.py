@@ -8,7 +8,8 @@ import torch
 
 from adaroll.experts import collect_experts
 from adaroll.rollout.collector import Collector, job_seed
-from adaroll.rollout.jobs import Group, Job, root_waves
+from adaroll.rollout.jobs import Group, Job
+from adaroll.rollout.planning import root_waves
 from adaroll.snapshots.memory import MemorySnapshots
 from tests.fakes import GoPolicy, LineEnv, LineSuite
 
@@ -27,7 +28,7 @@ def jobs_for(store) -> list[Job]:
         Job("onestep", tasks[0], 8, checkpoint_id=ckpt.id),
         Job("suffix", tasks[0], 4, checkpoint_id=ckpt.id),
         Job("root", tasks[1], 6),
-        Job("root", tasks[2], 6, purpose="routing", mode="vanilla"),
+        Job("root", tasks[2], 6, purpose="routing", baseline=True),
     ]
 
 

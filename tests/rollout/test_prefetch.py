@@ -1,6 +1,6 @@
 """Prefetched snapshot branches (CPU, fake env): the bounded background restorer, and a
 collection with prefetching equal to one without, through faults and stale branches, with
-every branch closed at the end. (The same on CRIU and Chromium: tests/envs/web/criu/test_criu_prefetch.py.)"""
+every branch closed at the end. (The same on CRIU and Chromium: tests/snapshots/criu/test_criu_prefetch.py.)"""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 changed element tree or screenshot fails with both hashes named, a dead or silent branch is a
 failed check rather than an exception, and a blinking caret does not change the hash.
 
-(Real CRIU branches are verified in tests/envs/web/criu/test_criu.py.)"""
+(Real CRIU branches are verified in tests/snapshots/criu/test_criu.py.)"""
 
 from __future__ import annotations
 

@@ -138,7 +138,7 @@ def test_state_round_trip() -> None:
 def test_vanilla_and_stage1_plans() -> None:
     tasks = [TaskSpec("line", "walk", i) for i in range(3)]
     v = VanillaScheduler(tasks, SchedulerConfig(tasks_per_iteration=2), GRPOConfig())
-    assert [(j.task.seed, j.kind, j.group_size, j.mode) for j in v.plan(1)] == [
+    assert [(j.task.seed, j.kind, j.group_size, j.ledger_mode) for j in v.plan(1)] == [
         (0, "root", 8, "vanilla"),
         (1, "root", 8, "vanilla"),
     ]

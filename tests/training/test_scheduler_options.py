@@ -11,7 +11,8 @@ import pytest
 
 from adaroll.config import GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
-from adaroll.rollout.jobs import Cost, Group, Job, Route
+from adaroll.rollout.jobs import Cost, Group, Job
+from adaroll.routes import Route
 from adaroll.training.bandit_scheduler import Arm, BanditScheduler
 from adaroll.training.scheduler import SCHEDULERS, HybridScheduler, Scheduler
 
@@ -303,8 +304,8 @@ def test_bandit_arms_are_typed_and_written_by_their_names() -> None:
         ("suffix:12", Arm(Route.SUFFIX, 12)),
     ]:
         assert str(arm) == name and Arm.parse(name) == arm
-    assert Arm(Route.SUFFIX, 2).kind(depth=3) == "suffix-0"  # the deepest pivot pools as 0
-    assert Arm(Route.LOCAL).kind(depth=3) == "local"
+    assert Arm(Route.SUFFIX, 2).pool_key(depth=3) == "suffix-0"  # the deepest pivot pools as 0
+    assert Arm(Route.LOCAL).pool_key(depth=3) == "local"
     for bad in ("unrouted", "suffix", "suffix:", "suffix:-1", "suffix:x", "local:1", "oracle"):
         with pytest.raises(ValueError, match="valid: local, suffix:K"):
             Arm.parse(bad)

@@ -37,7 +37,15 @@ from typing import Any
 import gymnasium
 
 from adaroll.actions import Action, ActionKind
-from adaroll.envs.base import ENVS, EnvFault, EpisodeEnv, InvalidActionError, Observation, TaskSpec
+from adaroll.envs.base import (
+    ENVS,
+    EnvFault,
+    EnvKind,
+    EpisodeEnv,
+    InvalidActionError,
+    Observation,
+    TaskSpec,
+)
 from adaroll.envs.gymnasium.adapter import (
     AdapterError,
     GymAdapter,
@@ -326,7 +334,7 @@ def _sync_time_limits(env: Any, steps: int) -> None:
         env = env.env
 
 
-class GymnasiumEnvFactory:
+class GymnasiumEnvFactory(EnvKind):
     """``ENVS["gymnasium"]``: builds the env from ``env.options`` and checks them up front."""
 
     def __call__(

@@ -1,6 +1,6 @@
 """Launching, reaching and stopping headless Chromium - isolated in its own namespaces.
 
-An isolated browser (the default when running as root, as CI does) follows DESIGN.md section 4:
+An isolated browser (the default when running as root, as CI does) follows docs/architecture.md, "Platform notes":
 
 * ``unshare --mount --propagation private --pid --net --time --fork`` runs
   :mod:`adaroll.envs.web._nsinit`, which mounts a private tmpfs at ``state_dir`` for all the
@@ -30,7 +30,7 @@ above and :mod:`~adaroll.envs.web._nsinit` hands the state tmpfs to the account,
 :func:`unprivileged_command`: ``setpriv`` becomes the account keeping only CAP_SYS_ADMIN and
 ``exec``s ``tini`` (the namespace init), whose child ``setpriv --no-new-privs`` drops every
 capability and ``exec``s Chromium. Every process is that account on the host, and CRIU dumps
-and restores such a browser when it runs as the account too (:mod:`adaroll.envs.web.criu`).
+and restores such a browser when it runs as the account too (:mod:`adaroll.snapshots.criu`).
 Un-isolated as root: ``Popen(user=, group=, extra_groups=[])``. Chromium's own sandbox stays
 off (``--no-sandbox``): ``--no-zygote`` (fewer processes, smaller images) requires it off, and
 its namespace sandbox would nest a user namespace CRIU does not dump (docs/web.md, "Browsers
@@ -112,7 +112,7 @@ INSTALL_HINT = (
     "(Debian: apt-get install chromium chromium-headless-shell)"
 )
 
-# Flags from DESIGN.md section 4, plus a few that make rendering and timers deterministic.
+# Flags from docs/architecture.md ("Platform notes"), plus a few that make rendering and timers deterministic.
 CHROMIUM_FLAGS = (
     "--headless=new",
     "--no-sandbox",
@@ -347,7 +347,7 @@ def chromium_command(
     extra_args: tuple[str, ...] = (),
     url: str = "about:blank",
 ) -> list[str]:
-    """The Chromium command line (DESIGN.md section 4 flags). Feature lists in ``extra_args``
+    """The Chromium command line (the flags of docs/architecture.md, "Platform notes"). Feature lists in ``extra_args``
     (``--disable-features=A,B``, ``--enable-features=C``) are merged with the defaults."""
     features = {
         "--disable-features=": list(DISABLED_FEATURES),

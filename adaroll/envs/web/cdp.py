@@ -1,7 +1,7 @@
 """A small, synchronous Chrome DevTools Protocol client over one WebSocket.
 
 Why not Playwright's ``connect_over_cdp``? The web environment's browsers run in their own
-network namespaces (DESIGN.md section 4), so their DevTools port on ``127.0.0.1`` exists only
+network namespaces (docs/architecture.md, "Platform notes"), so their DevTools port on ``127.0.0.1`` exists only
 inside each namespace. The controller reaches it by ``setns``-ing one thread into the
 namespace, opening a TCP socket and switching back; the socket keeps its namespace. A CDP
 client therefore has to accept an *already-connected socket*. ``websocket-client`` does

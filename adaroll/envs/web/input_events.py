@@ -9,14 +9,38 @@ of :mod:`adaroll.envs.web.env`; settling afterwards is :class:`~adaroll.envs.web
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from adaroll.actions import KEYS, Action, ActionKind
 from adaroll.envs.base import InvalidActionError
+from adaroll.envs.web.cdp import CDPSession
 from adaroll.envs.web.dom import SCREEN
 
-if TYPE_CHECKING:
-    from adaroll.envs.web.env import WebEnv
+
+class InputSettings(Protocol):
+    """The web env's settings that shape input events (:class:`~adaroll.envs.web.env.WebEnvConfig`)."""
+
+    @property
+    def long_press_seconds(self) -> float: ...
+    @property
+    def wait_seconds(self) -> float: ...
+    @property
+    def scroll_fraction(self) -> float: ...
+    @property
+    def drag_steps(self) -> int: ...
+
+
+class WebPage(Protocol):
+    """What input events are sent to: the page's DevTools session, the env's settings and where
+    the pointer is (:class:`~adaroll.envs.web.env.WebEnv` is one)."""
+
+    pointer_parked: bool
+
+    @property
+    def cdp(self) -> CDPSession: ...
+    @property
+    def config(self) -> InputSettings: ...
+
 
 PARKED_POINTER = (SCREEN[0] + 200.0, SCREEN[1] + 200.0)
 """Where a reset leaves the mouse pointer: inside the window, outside the task area."""
@@ -51,21 +75,21 @@ def _px(x: float | None, y: float | None) -> tuple[float, float]:
     return (x * SCREEN[0], y * SCREEN[1])
 
 
-def park(env: WebEnv) -> None:
+def park(env: WebPage) -> None:
     """Move the pointer off the task area. Pointer actions are touch-like: a pointer left
     over an element would hover it, and Blink updates hover state (``:hover`` styles can
     change the layout) only when it next renders - at a time the env does not control."""
     _mouse(env, "mouseMoved", *PARKED_POINTER, button="none", buttons=0)
 
 
-def _mouse(env: WebEnv, kind: str, x: float, y: float, **extra: Any) -> None:
+def _mouse(env: WebPage, kind: str, x: float, y: float, **extra: Any) -> None:
     params = {"type": kind, "x": x, "y": y, **extra}
     env.pointer_parked = False  # until the event is known to have been dispatched
     env.cdp.call("Input.dispatchMouseEvent", params)
     env.pointer_parked = (x, y) == PARKED_POINTER
 
 
-def _click(env: WebEnv, x: float, y: float, count: int = 1, hold: float = 0.0) -> None:
+def _click(env: WebPage, x: float, y: float, count: int = 1, hold: float = 0.0) -> None:
     # no separate mouseMoved: moves are frame-aligned (~16 ms each); a press at a new
     # position dispatches the boundary events (mouseover/enter) itself
     _mouse(env, "mousePressed", x, y, button="left", buttons=1, clickCount=count)
@@ -74,7 +98,7 @@ def _click(env: WebEnv, x: float, y: float, count: int = 1, hold: float = 0.0) -
     _mouse(env, "mouseReleased", x, y, button="left", buttons=0, clickCount=count)
 
 
-def _key(env: WebEnv, name: str) -> None:
+def _key(env: WebPage, name: str) -> None:
     *mods, base = name.split("+")
     if base in KEY_EVENTS:
         key, code, vk, text = KEY_EVENTS[base]
@@ -129,7 +153,7 @@ def _key(env: WebEnv, name: str) -> None:
         )
 
 
-def _type_chars(env: WebEnv, text: str) -> None:
+def _type_chars(env: WebPage, text: str) -> None:
     for ch in text:
         if ch == "\n":
             _key(env, "enter")
@@ -147,7 +171,7 @@ def _type_chars(env: WebEnv, text: str) -> None:
         env.cdp.call("Input.dispatchKeyEvent", {"type": "keyUp", **base})
 
 
-def execute(env: WebEnv, action: Action) -> None:
+def execute(env: WebPage, action: Action) -> None:
     """Dispatch ``action``'s input events in ``env``'s page (``done`` is the env's own)."""
     kind = action.kind
     if kind in (ActionKind.TAP, ActionKind.DOUBLE_TAP, ActionKind.LONG_PRESS):
@@ -192,7 +216,7 @@ def execute(env: WebEnv, action: Action) -> None:
         raise InvalidActionError(f"unsupported action {action.to_text()}")
 
 
-def _wheel(env: WebEnv, direction: str) -> None:
+def _wheel(env: WebPage, direction: str) -> None:
     # finger convention: swipe(up) moves the content up, i.e. scrolls down
     w, h = SCREEN
     dy = {"up": 1, "down": -1}.get(direction, 0) * env.config.scroll_fraction * h
@@ -201,7 +225,7 @@ def _wheel(env: WebEnv, direction: str) -> None:
     _mouse(env, "mouseWheel", x, y, deltaX=dx, deltaY=dy)
 
 
-def _drag(env: WebEnv, action: Action) -> None:
+def _drag(env: WebPage, action: Action) -> None:
     x1, y1 = _px(action.x, action.y)
     x2, y2 = _px(action.x2, action.y2)
     _mouse(env, "mouseMoved", x1, y1, button="none", buttons=0)

@@ -2,7 +2,7 @@
 AdaRoll trains on, and the JavaScript that controls a task page.
 
 Pages are served straight from the installed package as ``file://`` URLs
-(``miniwob/html/miniwob/<task>.html``). Page API used (DESIGN.md section 4):
+(``miniwob/html/miniwob/<task>.html``). Page API used (docs/architecture.md, "Platform notes"):
 ``Math.seedrandom(seed)``, ``core.startEpisodeReal()``, ``core.getUtterance()`` and the globals
 ``WOB_DONE_GLOBAL``, ``WOB_RAW_REWARD_GLOBAL``, ``WOB_REWARD_REASON``, ``WOB_TASK_READY``.
 

@@ -12,12 +12,20 @@ the element list. The policies they implement are described in the module docstr
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from adaroll.envs.web import dom
 
-if TYPE_CHECKING:
-    from adaroll.envs.web.env import WebEnvConfig
+
+class PreludeSettings(Protocol):
+    """The web env's settings the prelude is built from
+    (:class:`~adaroll.envs.web.env.WebEnvConfig`)."""
+
+    @property
+    def virtual_date(self) -> str | None: ...
+    @property
+    def settle_timer_ms(self) -> int: ...
+
 
 PRELUDE_TEMPLATE = r"""
 (() => {
@@ -241,7 +249,7 @@ PRELUDE_TEMPLATE = r"""
 """
 
 
-def prelude_js(config: WebEnvConfig) -> str:
+def prelude_js(config: PreludeSettings) -> str:
     t0 = "null"
     if config.virtual_date is not None:
         t0 = str(int(datetime.fromisoformat(config.virtual_date).timestamp() * 1000))

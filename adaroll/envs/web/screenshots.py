@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import base64
 import io
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from adaroll.envs.web.cdp import CDPSession
 from adaroll.envs.web.dom import SCREEN
 
-if TYPE_CHECKING:
-    from adaroll.envs.web.env import WebEnv
+
+class CapturedPage(Protocol):
+    """A page screenshots are taken of (:class:`~adaroll.envs.web.env.WebEnv` is one)."""
+
+    @property
+    def cdp(self) -> CDPSession: ...
+
 
 CAPTURE_CLIP = {"x": 0, "y": 0, "width": SCREEN[0], "height": SCREEN[1], "scale": 1}
 """What a screenshot captures: the task area at the page's top-left, in CSS pixels."""
 
 
-def capture_png(env: WebEnv) -> Any:
+def capture_png(env: CapturedPage) -> Any:
     """The task area as a base64 PNG, straight from Chromium."""
     return env.cdp.call(
         "Page.captureScreenshot",
@@ -42,7 +48,7 @@ def decode_png(data: str) -> Any:
         return np.asarray(img.convert("RGB"))
 
 
-def emulate_capture_viewport(env: WebEnv) -> None:
+def emulate_capture_viewport(env: CapturedPage) -> None:
     """Put in place, for good, the emulation a screenshot's clip asks for. Chromium captures
     a clip by emulating a visual viewport at the clip's offset and scale, drawing a frame,
     and restoring the emulation afterwards; when that emulation is already in place (offset

@@ -1,21 +1,22 @@
 """CRIU snapshots of a live browser: one dump, many independent branches (paper section 3.3).
 
-The web environment's own snapshot backend, registered as ``criu`` (``env.snapshot_backend:
-criu``); the generic layer (:mod:`adaroll.snapshots`) names it only by that name and imports
-this package on first use. Its modules: :mod:`~adaroll.envs.web.criu.backend` (save, restore,
-reference counts), :mod:`~adaroll.envs.web.criu.config` (knobs, image layout),
-:mod:`~adaroll.envs.web.criu.images` (image records, manifests, state-dir pins),
-:mod:`~adaroll.envs.web.criu.branch` (the seam with the web env),
-:mod:`~adaroll.envs.web.criu.processes` (criu runs, subreaper, logs),
-:mod:`~adaroll.envs.web.criu.restore_launcher` (namespaces per branch) and
-:mod:`~adaroll.envs.web.criu.tool` (finding and checking the criu binary).
+The snapshot backend of the web environment's browsers, registered as ``criu``
+(``env.snapshot_backend: criu``); the generic layer (:mod:`adaroll.snapshots`) names it only by
+that name and imports this package on first use. It is the one backend that imports an env
+package (the web env's, downward: no env imports it). Its modules: :mod:`~adaroll.snapshots.criu.backend` (save, restore,
+reference counts), :mod:`~adaroll.snapshots.criu.config` (knobs, image layout),
+:mod:`~adaroll.snapshots.criu.images` (image records, manifests, state-dir pins),
+:mod:`~adaroll.snapshots.criu.branch` (the seam with the web env),
+:mod:`~adaroll.snapshots.criu.processes` (criu runs, subreaper, logs),
+:mod:`~adaroll.snapshots.criu.restore_launcher` (namespaces per branch) and
+:mod:`~adaroll.snapshots.criu.tool` (finding and checking the criu binary).
 
 Why CRIU instead of replay: a snapshot must capture *everything* the page holds - DOM, JS
 heap, timers, focus, a half-open date picker - and restoring must be cheaper than replaying the
 action prefix (replay costs one settle-wait per step and is fragile on animations). A process
 snapshot gives both, independent of how the state was reached.
 
-How (DESIGN.md section 4; the web environment's :mod:`adaroll.envs.web.browser` already runs
+How (docs/architecture.md, "Platform notes"; the web environment's :mod:`adaroll.envs.web.browser` already runs
 every browser as the init of its own pid/mount/net/time namespaces with all mutable state -
 profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
 
@@ -31,9 +32,9 @@ profile, TMPDIR, HOME - on a private tmpfs at ``state_dir``):
   (task, step counter, instruction) that lives outside the browser.
 * **as whom**: criu runs as the browser's account (the uid/gid of its namespace init, kept
   with the image) - root for a root browser, else ``setpriv`` with ambient capabilities and
-  ``--unprivileged`` (:func:`~adaroll.envs.web.criu.tool.run_as_account`; docs/web.md,
+  ``--unprivileged`` (:func:`~adaroll.snapshots.criu.tool.run_as_account`; docs/web.md,
   "Browsers without root"), so dumped and restored tasks are never root.
-* **restore** = the backend's restore launcher (:mod:`~adaroll.envs.web.criu.restore_launcher`, one
+* **restore** = the backend's restore launcher (:mod:`~adaroll.snapshots.criu.restore_launcher`, one
   small single-threaded process) moves into a new mount namespace with private propagation,
   mounts a per-branch tmpfs at ``state_dir`` and an overlay on top of it (lower = the copied
   state, upper/work on the tmpfs), spawns ``criu restore -d --pidfile ...`` there and moves
@@ -69,14 +70,14 @@ mount namespace ``state_dir`` is just an empty directory, but it is the *mount p
 branch's overlay. Removing it on the host (as closing the original env would) lazily unmounts
 it in every other namespace too (Linux >= 3.18), and live branches would lose their profile
 and TMPDIR. So :meth:`CriuSnapshots.save` takes ownership of that directory from the browser (see
-:func:`~adaroll.envs.web.criu.branch.disown_dirs`) and removes it only when no image needs it and the original browser is
+:func:`~adaroll.snapshots.criu.branch.disown_dirs`) and removes it only when no image needs it and the original browser is
 gone.
 """
 
 from __future__ import annotations
 
-from adaroll.envs.web.criu.backend import CriuSnapshots
-from adaroll.envs.web.criu.config import CriuConfig, default_pool_size
-from adaroll.envs.web.criu.tool import CriuUnavailableError
+from adaroll.snapshots.criu.backend import CriuSnapshots
+from adaroll.snapshots.criu.config import CriuConfig, default_pool_size
+from adaroll.snapshots.criu.tool import CriuUnavailableError
 
 __all__ = ["CriuConfig", "CriuSnapshots", "CriuUnavailableError", "default_pool_size"]

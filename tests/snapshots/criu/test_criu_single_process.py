@@ -21,7 +21,7 @@ def test_single_process_branches_verify_and_finish_the_task() -> None:
     require_criu_stack()
     from adaroll.envs.base import SUITES
     from adaroll.envs.web import WebEnv
-    from adaroll.envs.web.criu import CriuSnapshots
+    from adaroll.snapshots.criu import CriuSnapshots
 
     before = live_processes()
     suite = SUITES.get("web")()

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adaroll.envs.web.criu.config import IMAGE_SUBDIR, STATE_SUBDIR
 from adaroll.snapshots.base import SnapshotError
+from adaroll.snapshots.criu.config import IMAGE_SUBDIR, STATE_SUBDIR
 
 if TYPE_CHECKING:
     from adaroll.envs.web.env import WebEnvConfig

@@ -18,7 +18,7 @@ BRANCH_PSS_MB = 100
 """PSS of one live restored branch measured on this machine class: 48-49 MB for
 chromium-headless-shell without SwiftShader on book-flight and choose-date with
 ``collect_garbage`` (95-108 MB without it and with SwiftShader; benchmarks/restore_latency.py;
-about 170 with the full chromium, DESIGN.md section 4). Sizing the pool by 100 leaves room for
+about 170 with the full chromium, docs/architecture.md, "Platform notes"). Sizing the pool by 100 leaves room for
 larger pages."""
 
 # criu action script; paths come from the environment (criu passes its own to the script).

@@ -1,4 +1,4 @@
-"""The ``criu`` snapshot backend, for real: Chromium + MiniWoB++ + CRIU (DESIGN.md section 4).
+"""The ``criu`` snapshot backend, for real: Chromium + MiniWoB++ + CRIU (docs/architecture.md, "Platform notes").
 
 One mid-episode snapshot of a multi-step task (login-user after two expert steps: username
 typed, password not yet) is restored into four concurrent branches; each must continue on its
@@ -24,8 +24,8 @@ import pytest
 
 from adaroll.actions import Action
 from adaroll.envs.base import SUITES, TaskSpec
-from adaroll.envs.web.criu.tool import CriuUnavailableError, check_criu, find_criu
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SnapshotError
+from adaroll.snapshots.criu.tool import CriuUnavailableError, check_criu, find_criu
 from tests.components import require, require_criu_stack
 
 pytestmark = [pytest.mark.criu, pytest.mark.web]
@@ -100,7 +100,7 @@ def stack(threads_before_backend):
     require_criu_stack()
     import adaroll.envs.web  # noqa: F401  (registers the env and suite)
     from adaroll.envs.web import WebEnv
-    from adaroll.envs.web.criu import CriuSnapshots
+    from adaroll.snapshots.criu import CriuSnapshots
 
     suite = SUITES.get("web")()
     backend = CriuSnapshots(max_branches=6, verify_screenshot=True)
@@ -211,8 +211,8 @@ def test_a_serialised_ref_restores_in_another_backend(stack):
     """Checkpoints are stored as dicts; another backend instance restores from the image in
     place and leaves it to its owner."""
     backend, _, _, ref, _ = stack
-    from adaroll.envs.web.criu import CriuSnapshots
     from adaroll.snapshots.base import SnapshotRef
+    from adaroll.snapshots.criu import CriuSnapshots
 
     loaded = SnapshotRef.from_dict(ref.to_dict())
     other = CriuSnapshots()
@@ -230,7 +230,7 @@ def test_by_default_only_a_screenshot_env_gets_its_pixels_checked(stack):
     (its restore checks liveness and the element tree), a screenshot env's records one."""
     _, env, _, _, prefix = stack
     from adaroll.envs.web import WebEnv
-    from adaroll.envs.web.criu import CriuSnapshots
+    from adaroll.snapshots.criu import CriuSnapshots
 
     default = CriuSnapshots(max_branches=2)
     shot_env = WebEnv(screenshot=True)
@@ -295,7 +295,7 @@ def test_same_size_garbage_is_reported_by_criu(stack):
 
 def test_pool_cap_and_reference_counts(stack):
     backend, env, _, _, prefix = stack
-    from adaroll.envs.web.criu import CriuSnapshots
+    from adaroll.snapshots.criu import CriuSnapshots
 
     small = CriuSnapshots(max_branches=1, pool_timeout_s=0.2)
     try:
@@ -348,7 +348,7 @@ import json, os, signal
 import adaroll.envs.web
 from adaroll.envs.base import TaskSpec
 from adaroll.envs.web import WebEnv
-from adaroll.envs.web.criu import CriuSnapshots
+from adaroll.snapshots.criu import CriuSnapshots
 backend = CriuSnapshots()
 env = WebEnv()
 env.reset(options={"task": TaskSpec("web", "login-user", 1)})
@@ -415,5 +415,5 @@ def test_failing_criu_check_is_reported(tmp_path):
 
 
 def test_install_script_is_valid_shell():
-    script = Path(__file__).resolve().parents[4] / "scripts" / "install_criu.sh"
+    script = Path(__file__).resolve().parents[3] / "scripts" / "install_criu.sh"
     assert subprocess.run(["bash", "-n", str(script)]).returncode == 0

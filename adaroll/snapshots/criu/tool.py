@@ -8,7 +8,7 @@ binary, Debian bookworm's 3.17 (which fails on this kernel's vDSO), ``criu check
 ``ip`` when it rebuilds a network namespace that is not external). Every
 failure raises :class:`CriuUnavailableError` naming the cause and the fix: the project's own
 ``scripts/install_criu.sh``, which unpacks criu >= 4.2 from Debian sid into a private prefix
-(DESIGN.md section 4) and writes a wrapper ``PREFIX/bin/criu``.
+(docs/architecture.md, "Platform notes") and writes a wrapper ``PREFIX/bin/criu``.
 
 Lookup order: an explicit path, ``$ADAROLL_CRIU`` (a binary), ``$ADAROLL_CRIU_PREFIX/bin/criu``,
 ``/opt/adaroll-criu/bin/criu`` (the install script's default), then ``criu`` on ``PATH``.

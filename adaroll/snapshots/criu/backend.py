@@ -1,7 +1,7 @@
 """The ``criu`` snapshot backend (:class:`CriuSnapshots`): save dumps a live browser, restore
 starts an independent branch from the image, verifies it and hands it over as a
 :class:`~adaroll.envs.web.env.WebEnv`; images are reference-counted. How and why: the
-package's docstring (:mod:`adaroll.envs.web.criu`)."""
+package's docstring (:mod:`adaroll.snapshots.criu`)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 from adaroll.actions import Action
 from adaroll.envs.base import GUIEnv
-from adaroll.envs.web.criu.branch import branch_env_class, disown_dirs, return_dirs
-from adaroll.envs.web.criu.config import (
+from adaroll.snapshots.base import (
+    SNAPSHOT_BACKENDS,
+    SnapshotBackend,
+    SnapshotError,
+    SnapshotRef,
+    new_snapshot_id,
+)
+from adaroll.snapshots.criu.branch import branch_env_class, disown_dirs, return_dirs
+from adaroll.snapshots.criu.config import (
     CRIU_COMMON,
     DUMP_HOOK,
     IMAGE_SUBDIR,
@@ -31,7 +38,7 @@ from adaroll.envs.web.criu.config import (
     CriuConfig,
     default_pool_size,
 )
-from adaroll.envs.web.criu.images import (
+from adaroll.snapshots.criu.images import (
     Image,
     StatePin,
     check_manifest,
@@ -40,22 +47,20 @@ from adaroll.envs.web.criu.images import (
     ids_from_meta,
     image_manifest,
 )
-from adaroll.envs.web.criu.processes import criu_errors, mentioned_images, run_criu, subreaper
-from adaroll.envs.web.criu.restore_launcher import NETNS_FD, LauncherError, Request, RestoreLauncher
-from adaroll.envs.web.criu.tool import (
+from adaroll.snapshots.criu.processes import criu_errors, mentioned_images, run_criu, subreaper
+from adaroll.snapshots.criu.restore_launcher import (
+    NETNS_FD,
+    LauncherError,
+    Request,
+    RestoreLauncher,
+)
+from adaroll.snapshots.criu.tool import (
     CriuTool,
     check_criu,
     clean_output,
     run_as_account,
     task_ids,
     unprivileged_flags,
-)
-from adaroll.snapshots.base import (
-    SNAPSHOT_BACKENDS,
-    SnapshotBackend,
-    SnapshotError,
-    SnapshotRef,
-    new_snapshot_id,
 )
 from adaroll.snapshots.verification import (
     RestoreCheck,
@@ -70,7 +75,7 @@ if TYPE_CHECKING:
 
 @SNAPSHOT_BACKENDS.register("criu")
 class CriuSnapshots(SnapshotBackend):
-    """Process-level snapshots of web-environment browsers (:mod:`adaroll.envs.web.criu`).
+    """Process-level snapshots of web-environment browsers (:mod:`adaroll.snapshots.criu`).
 
     ``CriuSnapshots(config=None, **overrides)``: ``overrides`` are :class:`CriuConfig` fields;
     other keyword arguments (e.g. ``make_env``, passed to every backend) are ignored. Raises

@@ -1,4 +1,4 @@
-"""The TRL example (adaroll/integrations/examples/trl_phone.py) for two steps: TRL's real
+"""The TRL example (adaroll/examples/trl_phone.py) for two steps: TRL's real
 ``GRPOTrainer``, the tiny Qwen2 model, the real phone env. Checks that the second step's Suffix
 rows were restored from checkpoints (ahead of TRL's resets, by the prefetch threads) and billed,
 and that docs/integrations.md shows exactly the example's code."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adaroll.integrations.examples import trl_phone
+from adaroll.examples import trl_phone
 
 pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
 
@@ -32,7 +32,7 @@ def test_suffix_rows_are_restored_from_checkpoints_and_billed(run):
     assert [r.iteration for r in routing] == [1, 1] and [r.iteration for r in suffix] == [2, 2]
     assert all(r.restores == 2 and r.policy_samples >= 2 for r in suffix)  # G branches per row
     assert hub.sessions_opened["suffix"] == sum(r.restores for r in suffix) == 4
-    assert hub.starts._prefetcher.taken == 4  # every branch was restored ahead of its reset
+    assert hub.starts.prefetcher.taken == 4  # every branch was restored ahead of its reset
     # the snapshot images: built by replaying each checkpoint's prefix once, billed at first use
     store = hub.starts.checkpoints
     built = [r.replayed_steps for r in records if r.mode == "suffix" and r.purpose == "overhead"]

@@ -116,7 +116,9 @@ def _mount(
 def _nsinit() -> types.ModuleType:
     """The isolated browser's namespace init (standard library only), loaded from its file:
     this one runs as a script with ``-I``, where the ``adaroll`` package is not importable."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_nsinit.py")
+    path = os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "envs", "web", "_nsinit.py"
+    )
     spec = importlib.util.spec_from_file_location("adaroll_nsinit", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -37,8 +37,8 @@ def test_prefetched_branches_equal_restores_at_each_start_and_none_is_left_runni
     require_criu_stack()
     from adaroll.envs.base import SUITES
     from adaroll.envs.web import WebEnv
-    from adaroll.envs.web.criu import CriuSnapshots
     from adaroll.experts import collect_experts
+    from adaroll.snapshots.criu import CriuSnapshots
 
     before = live_processes()
     store = collect_experts(WebEnv, SUITES.get("web")(), [TASK], progress=False).store

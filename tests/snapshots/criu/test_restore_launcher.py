@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from adaroll.envs.web.criu.processes import subreaper
-from adaroll.envs.web.criu.restore_launcher import LauncherError, Request, RestoreLauncher
+from adaroll.snapshots.criu.processes import subreaper
+from adaroll.snapshots.criu.restore_launcher import LauncherError, Request, RestoreLauncher
 from tests.components import require
 
 pytestmark = pytest.mark.criu
@@ -195,8 +195,8 @@ def test_a_branch_restored_after_its_controller_died_is_killed(
     controller = textwrap.dedent(
         f"""
         import json, sys
-        from adaroll.envs.web.criu.processes import subreaper
-        from adaroll.envs.web.criu.restore_launcher import Request, RestoreLauncher
+        from adaroll.snapshots.criu.processes import subreaper
+        from adaroll.snapshots.criu.restore_launcher import Request, RestoreLauncher
         data = json.loads(sys.argv[1])
         req = Request(**{{**data, "argv": tuple(data["argv"])}})
         with subreaper():
@@ -208,7 +208,7 @@ def test_a_branch_restored_after_its_controller_died_is_killed(
         [sys.executable, "-c", controller, json.dumps(asdict(req))],
         stdout=subprocess.PIPE,
         start_new_session=True,
-        cwd=Path(__file__).resolve().parents[4],
+        cwd=Path(__file__).resolve().parents[3],
     )
     assert proc.stdout is not None and proc.stdout.readline() == b"restoring\n"
     time.sleep(0.5)  # the request is with the launcher; the stand-in sleeps 1 s

@@ -1,8 +1,8 @@
 """Train a tiny model with TRL's ``GRPOTrainer`` on AdaRoll's embedded phone, CPU only.
 
-    python -m adaroll.integrations.examples.trl_phone --out runs/trl-phone --steps 4
+    python -m adaroll.examples.trl_phone --out runs/trl-phone --steps 4
 
-What it does (docs/integrations.md walks through it; tests/integrations/test_trl_example.py
+What it does (docs/integrations.md walks through it; tests/examples/test_trl_phone.py
 runs :func:`main` for two steps):
 
 1. the phone (env ``mobile``) and a small train split; the scripted experts' verified
@@ -29,9 +29,9 @@ from adaroll.config import GRPOConfig as AdaRollGRPO
 from adaroll.config import SchedulerConfig
 from adaroll.envs import get_suite, make_env_factory
 from adaroll.experts import collect_experts
-from adaroll.integrations.starts import Starts
 from adaroll.integrations.trl import AdaRollTRL
 from adaroll.policies.hf_tiny import build_tiny_model, build_tiny_tokenizer
+from adaroll.rollout.sessions import Starts
 from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.ledger import Ledger
 from adaroll.training.scheduler import SCHEDULERS

@@ -32,8 +32,8 @@ def rig():
     require_criu_stack()
     from adaroll.envs.base import SUITES
     from adaroll.envs.web import WebEnv
-    from adaroll.envs.web.criu import CriuSnapshots
     from adaroll.experts import collect_experts
+    from adaroll.snapshots.criu import CriuSnapshots
 
     store = collect_experts(WebEnv, SUITES.get("web")(), [TASK], progress=False).store
     backend = CriuSnapshots(max_branches=4, verify_screenshot=True)

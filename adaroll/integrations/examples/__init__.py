@@ -1,1 +1,0 @@
-"""Runnable examples of AdaRoll inside other frameworks (each one run by a test)."""
