@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 # register the analyses of the horizon sweep, Table 2 and the thresholds' sensitivity
-from adaroll.experiments import horizon, pivot_table, sensitivity  # noqa: E402, F401
+from adaroll.experiments import horizon, pivot_table  # noqa: E402, F401
 from adaroll.experiments.claims import (  # noqa: E402
     claims_table,
     promotion,
@@ -36,6 +36,7 @@ from adaroll.experiments.inputs import (  # noqa: E402
 )
 from adaroll.experiments.savings import HEADER as SAVINGS_HEADER  # noqa: E402
 from adaroll.experiments.savings import saving_rows  # noqa: E402
+from adaroll.experiments.sensitivity import sensitivity_section  # noqa: E402
 from adaroll.experiments.specs import PROFILES, VARIANTS, Experiment, Profile  # noqa: E402
 from adaroll.experiments.stats import (  # noqa: E402
     cost_to_reach,
@@ -362,6 +363,13 @@ def ablation(x: Inputs) -> Section:
 
 MIN_OPTIMIZER_STEPS = 50
 """A recipe must make at least this many optimizer steps in the phase the headline compares."""
+
+
+@analysis("sensitivity")
+def sensitivity(x: Inputs) -> Section:
+    """The ablation table every option gets, then the thresholds' sensitivity."""
+    rows, judged = ablation(x), sensitivity_section(x)
+    return Section(f"{rows.markdown}\n{judged.markdown}", rows.data | {"sensitivity": judged.data})
 
 
 @analysis("recipe")

@@ -21,7 +21,7 @@ from typing import Any
 
 from adaroll.config import RunConfig
 from adaroll.experiments.claims import MIN_SEEDS, Claim, judge
-from adaroll.experiments.inputs import Inputs, Section, analysis, markdown_table
+from adaroll.experiments.inputs import Inputs, Section, markdown_table
 from adaroll.experiments.specs import VARIANTS
 from adaroll.experiments.stats import fmt_interval, mean_std
 
@@ -183,12 +183,3 @@ def sensitivity_section(x: Inputs) -> Section:
         + "\n".join(sentences)
     )
     return Section(markdown + "\n", {"thresholds": data, "cost_scale": cost_scale})
-
-
-@analysis("sensitivity")
-def sensitivity(x: Inputs) -> Section:
-    """The ablation table every option gets, then the thresholds' sensitivity."""
-    from adaroll.experiments.analyses import ablation
-
-    rows, judged = ablation(x), sensitivity_section(x)
-    return Section(f"{rows.markdown}\n{judged.markdown}", rows.data | {"sensitivity": judged.data})
