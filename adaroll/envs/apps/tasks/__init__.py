@@ -1,0 +1,4 @@
+"""The apps env's task templates: importing this package registers every one of them
+(:data:`~adaroll.envs.apps.tasks.base.TEMPLATES`)."""
+
+from adaroll.envs.apps.tasks import mail  # noqa: F401
