@@ -6,5 +6,6 @@ Importing this package registers ``ENVS["apps"]`` (:class:`AppsEnv`) and ``SUITE
 
 from adaroll.envs.apps.config import AppsEnvConfig
 from adaroll.envs.apps.env import AppsEnv
+from adaroll.envs.apps.suite import AppsSuite
 
-__all__ = ["AppsEnv", "AppsEnvConfig"]
+__all__ = ["AppsEnv", "AppsEnvConfig", "AppsSuite"]

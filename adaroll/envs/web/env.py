@@ -198,7 +198,8 @@ def coerce_task(
     else:
         raise ValueError(f"options['task'] must be a TaskSpec or a task id, got {task!r}")
     if spec.env != env:
-        raise ValueError(f"task {spec.id} is not a {env} task")
+        article = "an" if env[:1] in "aeiou" else "a"
+        raise ValueError(f"task {spec.id} is not {article} {env} task")
     try:
         lookup(spec.template)
     except KeyError as exc:

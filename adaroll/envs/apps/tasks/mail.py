@@ -161,10 +161,8 @@ REPLIES = (
 )
 
 
-@template("mail.reply", apps=("mail",), max_steps=12, summary="reply to a message with a text")
-def reply(w: World, rng: random.Random) -> Spec:
-    m = inbox(w, rng)
-    text = rng.choice(REPLIES)
+def replied(m: dict[str, Any], text: str) -> Milestone:
+    """The reply ``text`` to message ``m`` sent (opened, Reply, typed, Send)."""
     sent = Expect(
         "insert",
         "mail",
@@ -178,21 +176,27 @@ def reply(w: World, rng: random.Random) -> Spec:
         },
         what="the reply",
     )
+    reply_view = f"#/compose?reply={m['id']}"
+    return Milestone(
+        "replied",
+        (sent,),
+        (
+            *open_message("Inbox", m["id"], reply_view),
+            Go((reply_view,), button("Reply")),
+            Fill(field_("Message"), text),
+            Tap(button("Send")),
+        ),
+    )
+
+
+@template("mail.reply", apps=("mail",), max_steps=12, summary="reply to a message with a text")
+def reply(w: World, rng: random.Random) -> Spec:
+    m = inbox(w, rng)
+    text = rng.choice(REPLIES)
     return Spec(
         f'Reply to {m["sender"]}\'s email "{m["subject"]}" with "{text}".',
         START,
-        (
-            Milestone(
-                "replied",
-                (sent,),
-                (
-                    *open_message("Inbox", m["id"], f"#/compose?reply={m['id']}"),
-                    Go((f"#/compose?reply={m['id']}",), button("Reply")),
-                    Fill(field_("Message"), text),
-                    Tap(button("Send")),
-                ),
-            ),
-        ),
+        (replied(m, text),),
     )
 
 
@@ -296,6 +300,29 @@ def triage(w: World, rng: random.Random) -> Spec:
                 "deleted",
                 (msg_update(c["id"], "third deleted", folder="Trash"),),
                 (*open_message("Inbox", c["id"]), Tap(button("Delete"))),
+            ),
+        ),
+    )
+
+
+@template(
+    "mail.reply_archive",
+    apps=("mail",),
+    max_steps=16,
+    summary="reply to a message, then archive it",
+)
+def reply_archive(w: World, rng: random.Random) -> Spec:
+    m = inbox(w, rng)
+    text = rng.choice(REPLIES)
+    return Spec(
+        f'Reply "{text}" to the email "{m["subject"]}", then archive that email.',
+        START,
+        (
+            replied(m, text),
+            Milestone(
+                "archived",
+                (msg_update(m["id"], "the message archived", folder="Archive"),),
+                (*open_message("Inbox", m["id"]), Tap(button("Archive"))),
             ),
         ),
     )

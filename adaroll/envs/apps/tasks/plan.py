@@ -3,13 +3,15 @@ reach it, re-planned from the live page and databases at every step.
 
 A template's expert is a tuple of :class:`Milestone` - the same :class:`~.judge.Expect`
 objects the judge checks, so the expert and the judge cannot disagree about what "done"
-means - each with a sequence of steps (:class:`OpenApp`, :class:`Go`, :class:`Find`,
-:class:`Fill`, :class:`Choose`, :class:`Pick`, :class:`Tap`). :func:`next_action` takes the first
-milestone not yet reached and, among its steps, the one after the *last* step already done
-(steps describe a path through the UI, so a later step being done means the earlier ones no
-longer matter: once the message is open, "be in the inbox" is behind us). Nothing is
-remembered between calls: the expert takes over any state - a fresh reset, a restored branch,
-a policy's half-finished episode - and replans from it.
+means - each with a sequence of steps: *navigation* (:class:`OpenApp`, :class:`Go`,
+:class:`Find`) and *work on a view* (:class:`Fill`, :class:`Choose`, :class:`Pick`,
+:class:`Tap`). :func:`next_action` takes the first milestone not yet reached; among its steps
+it finds the *last navigation step already done* (navigation describes a path, so a later
+place reached means the earlier ones no longer matter: once the message is open, "be in the
+inbox" is behind us) and acts on the first step after it that is not done (a form's fields in
+order, skipping those that already hold what they should). Nothing is remembered between
+calls: the expert takes over any state - a fresh reset, a restored branch, a policy's
+half-finished episode - and replans from it.
 
 Taps go to the centre of the target element's visible box (clipped as the element list clips
 it), which is where the small policy taps that element: every expert action is one the policy
@@ -21,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from adaroll.actions import Action
 from adaroll.envs.apps.state import State
@@ -43,7 +45,8 @@ PAGE_JS = r"""
   X.shown = (el) => !!el && el.getClientRects().length > 0 &&
     getComputedStyle(el).visibility !== 'hidden';
   X.find = (loc) => {
-    let els = Array.from(document.querySelectorAll(loc.sel)).filter(X.shown);
+    const roots = loc.within ? X.find(loc.within) : [document];
+    let els = roots.flatMap((r) => Array.from(r.querySelectorAll(loc.sel))).filter(X.shown);
     const label = (e) => norm(e.tagName === 'INPUT' || e.tagName === 'TEXTAREA'
       ? (e.placeholder || '') : e.textContent);
     if (loc.text != null) els = els.filter((e) => label(e) === norm(loc.text));
@@ -95,18 +98,30 @@ PAGE_JS = r"""
 @dataclass(frozen=True)
 class Loc:
     """An element to act on: CSS selector ``sel``, narrowed to elements whose text (a text
-    field: its placeholder) equals ``text`` or contains ``has``. It must match one shown
-    element (``first``: take the first of several)."""
+    field: its placeholder) equals ``text`` or contains ``has``, inside the elements ``within``
+    locates. It must match one shown element (``first``: take the first of several)."""
 
     sel: str
     text: str | None = None
     has: str | None = None
     first: bool = False
+    within: Loc | None = None
+
+    def child(self, sel: str, text: str | None = None) -> Loc:
+        """The element ``sel`` (with ``text``) inside this one (a row's "Remove" button)."""
+        return Loc(sel, text=text, within=self)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sel": self.sel,
+            "text": self.text,
+            "has": self.has,
+            "first": self.first,
+            "within": self.within.as_dict() if self.within else None,
+        }
 
     def js(self) -> str:
-        return json.dumps(
-            {"sel": self.sel, "text": self.text, "has": self.has, "first": self.first}
-        )
+        return json.dumps(self.as_dict())
 
 
 def button(text: str) -> Loc:
@@ -144,8 +159,17 @@ class Ctx:
     def hash(self) -> str:
         return str(self.where["hash"])
 
-    def at(self, *prefixes: str) -> bool:
-        return any(self.hash == p or self.hash.startswith(p + "?") for p in prefixes)
+    def at(self, *views: str) -> bool:
+        """Whether the page shows one of ``views``: hashes that more query parameters may
+        follow, or, ending in ``/``, any hash below (``#/week/`` for every week)."""
+        h = self.hash
+
+        def shows(v: str) -> bool:
+            if v.endswith("/"):
+                return h.startswith(v)
+            return h == v or h.startswith(v + ("&" if "?" in v else "?"))
+
+        return any(shows(v) for v in views)
 
     def info(self, loc: Loc) -> dict[str, Any] | None:
         out = self.js(f"__apx.info({loc.js()})")
@@ -168,6 +192,10 @@ class Ctx:
 
 
 class Step(Protocol):
+    @property
+    def nav(self) -> bool:
+        """A navigation step (a place on the path to the work), not work on a view."""
+
     def done(self, ctx: Ctx) -> bool: ...
 
     def act(self, ctx: Ctx) -> Action: ...
@@ -176,6 +204,8 @@ class Step(Protocol):
 @dataclass(frozen=True)
 class OpenApp:
     """Be in app ``app`` (its title ``title`` in the app switcher)."""
+
+    nav: ClassVar[bool] = True
 
     app: str
     title: str
@@ -192,6 +222,8 @@ class Go:
     """Be on a view whose hash is one of ``views`` (a query string may follow), by tapping
     ``via``."""
 
+    nav: ClassVar[bool] = True
+
     views: tuple[str, ...]
     via: Loc
 
@@ -202,14 +234,31 @@ class Go:
         return ctx.tap(self.via)
 
 
+def pager_page(ctx: Ctx) -> int:
+    """The page a list shows (its pager's "Page X of Y"; 1 without a pager)."""
+    return int(
+        ctx.js(
+            "(() => { const t = document.querySelector('.page-no'); "
+            "return t ? +t.textContent.split(' ')[1] : 1; })()"
+        )
+    )
+
+
 @dataclass(frozen=True)
 class Find:
-    """Open the item ``target`` of a paginated list: tap it when shown, else page towards the
-    page ``page(ctx)`` says it is on (from the live database). Done on a view of ``opened``."""
+    """Open the item ``target`` of a paged view (a list, a calendar week): tap it when shown,
+    else page towards where ``page(ctx)`` says it is (from the live database), comparing with
+    ``shown(ctx)``, the page on screen, and tapping ``forward`` or ``back``. Done on a view of
+    ``opened``."""
+
+    nav: ClassVar[bool] = True
 
     target: Loc
     opened: tuple[str, ...]
     page: Callable[[Ctx], int]
+    shown: Callable[[Ctx], int] = pager_page
+    forward: Loc = Loc("button", text="Next ›")
+    back: Loc = Loc("button", text="‹ Previous")
 
     def done(self, ctx: Ctx) -> bool:
         return ctx.at(*self.opened)
@@ -217,21 +266,19 @@ class Find:
     def act(self, ctx: Ctx) -> Action:
         if ctx.visible(self.target):
             return ctx.tap(self.target)
-        shown = ctx.js(
-            "(() => { const t = document.querySelector('.page-no'); "
-            "return t ? +t.textContent.split(' ')[1] : 1; })()"
-        )
-        want = self.page(ctx)
+        want, shown = self.page(ctx), self.shown(ctx)
         if want > shown:
-            return ctx.tap(button("Next ›"))
+            return ctx.tap(self.forward)
         if want < shown:
-            return ctx.tap(button("‹ Previous"))
+            return ctx.tap(self.back)
         raise ExpertError(f"{self.target} is not on page {shown} as expected ({ctx.hash})")
 
 
 @dataclass(frozen=True)
 class Fill:
     """Text field ``target`` holds ``text``: tap it, select what it holds (``ctrl+a``), type."""
+
+    nav: ClassVar[bool] = False
 
     target: Loc
     text: str
@@ -255,6 +302,8 @@ class Fill:
 class Choose:
     """The radio button or switch ``target`` is checked (``on``) or not: tap it."""
 
+    nav: ClassVar[bool] = False
+
     target: Loc
     on: bool = True
 
@@ -269,6 +318,8 @@ class Choose:
 @dataclass(frozen=True)
 class Pick:
     """Dropdown ``name`` (labelled ``label``) holds ``option``: open its menu, tap the option."""
+
+    nav: ClassVar[bool] = False
 
     name: str
     label: str
@@ -289,6 +340,8 @@ class Pick:
 class Tap:
     """Tap ``target``; done when ``until`` says so (default: never - a submit, whose effect
     the milestone checks)."""
+
+    nav: ClassVar[bool] = False
 
     target: Loc
     until: Callable[[Ctx], bool] | None = None
@@ -321,8 +374,9 @@ def next_action(env: AppsEnv, plan: tuple[Milestone, ...]) -> Action:
     for m in plan:
         if m.reached(ctx):
             continue
-        last = max((i for i, s in enumerate(m.steps) if s.done(ctx)), default=-1)
-        if last == len(m.steps) - 1:
-            raise ExpertError(f"milestone {m.name!r}: every step is done but it is not reached")
-        return m.steps[last + 1].act(ctx)
+        last = max((i for i, s in enumerate(m.steps) if s.nav and s.done(ctx)), default=-1)
+        for step in m.steps[last + 1 :]:
+            if not step.done(ctx):
+                return step.act(ctx)
+        raise ExpertError(f"milestone {m.name!r}: every step is done but it is not reached")
     return Action.done()

@@ -154,6 +154,13 @@
     h('span', {class: 'page-no'}, `Page ${page} of ${pages}`),
     h('button', {class: 'btn', disabled: page >= pages, onclick: () => A.go(hashFor(page + 1))}, 'Next ›'));
   A.toolbar = (...kids) => h('div', {class: 'toolbar'}, ...kids);
+  // a search field and its button (Enter in the field searches too)
+  A.searchBox = (placeholder, value, search) => {
+    const input = h('input', {name: 'q', placeholder, value: value || '',
+      onkeydown: (e) => { if (e.key === 'Enter') search(input.value.trim()); }});
+    return h('div', {class: 'toolbar'}, h('div', {class: 'field'}, input),
+      A.button('Search', () => search(input.value.trim())));
+  };
   A.button = (label, onclick, kind) => h('button', {class: 'btn ' + (kind || ''), onclick}, label);
   A.title = (text, ...extra) => h('div', {class: 'title-row'}, h('h1', {}, text), ...extra);
   // a labelled text field; `multiline` gives a textarea

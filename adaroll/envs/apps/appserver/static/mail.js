@@ -15,12 +15,7 @@
       A.nav(data.folders.filter((f) => f.custom).map((f) => link(f.name, f.unread)), current));
   };
 
-  const searchBox = (q) => {
-    const input = h('input', {name: 'q', placeholder: 'Search mail', value: q || '',
-      onkeydown: (e) => { if (e.key === 'Enter') go(); }});
-    const go = () => A.go(A.hash('search', {q: input.value.trim()}));
-    return h('div', {class: 'toolbar'}, h('div', {class: 'field'}, input), A.button('Search', go));
-  };
+  const searchBox = (q) => A.searchBox('Search mail', q, (q) => A.go(A.hash('search', {q})));
 
   const list = (data, hashFor, empty) => h('div', {},
     data.items.length ? h('div', {class: 'list'}, data.items.map((m) =>
