@@ -6,7 +6,8 @@ Backends are registered by name in :data:`SNAPSHOT_BACKENDS`:
 
 * ``memory`` - in-process exact copy, for envs implementing :class:`SupportsStateCopy`;
 * ``replay`` - reset with the same task and re-execute the prefix (works for every env);
-* ``criu``   - process-level snapshot of a real browser (web environment).
+* ``criu``   - process-level snapshot of a real browser (web environment);
+* ``app-criu`` - the same of a browser with its app servers and their databases (apps env).
 """
 
 from __future__ import annotations
@@ -98,9 +99,14 @@ class SnapshotBackend(ABC):
 
 
 SNAPSHOT_BACKENDS: Registry[Callable[..., SnapshotBackend]] = Registry(
-    "snapshot backend", builtin={"criu": "adaroll.envs.web.criu"}
+    "snapshot backend",
+    builtin={
+        "criu": "adaroll.envs.web.criu",
+        "app-criu": "adaroll.envs.apps.criu",
+    },
 )
-"""``criu`` belongs to the web environment; its package registers it when first looked up."""
+"""``criu`` belongs to the web environment and ``app-criu`` (browser, app servers and their
+databases as one unit) to the apps env; their packages register them when first looked up."""
 
 _ids = itertools.count()
 

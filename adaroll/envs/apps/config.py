@@ -35,6 +35,11 @@ class AppsEnvConfig(WebEnvConfig):
     """The interpreter the servers run with (standard library only, as the browser's account);
     None: this process's, else the system's ``python3`` (:func:`~adaroll.envs.apps.launch.
     server_python`)."""
+    server_mode: str = "shared"
+    """``shared``: one threaded server process serves every app (each on its own port, with
+    its own database); ``per-app``: a server process per app. Shared keeps a whole-app CRIU
+    image about 70 MB smaller (each Python process adds ~12 MB); per-app confines a crash to
+    one app (:mod:`~adaroll.envs.apps.appserver.supervisor`)."""
     max_elements: int = 100
     """At most this many UI elements per observation (an app page lists more than a MiniWoB
     task area)."""
@@ -46,6 +51,8 @@ class AppsEnvConfig(WebEnvConfig):
             raise ValueError(
                 f"base_port must leave room for {len(APP_NAMES)} ports, got {self.base_port}"
             )
+        if self.server_mode not in ("shared", "per-app"):
+            raise ValueError(f"server_mode must be shared or per-app, got {self.server_mode!r}")
         if min(self.viewport) < 200:
             raise ValueError(f"viewport must be at least 200 x 200, got {self.viewport}")
 

@@ -43,7 +43,8 @@ from adaroll.envs.apps.launch import (
 )
 from adaroll.envs.apps.page import APP_READY_JS, APPS_PRELUDE_JS
 from adaroll.envs.apps.state import State, StateReader, checksum
-from adaroll.envs.apps.tasks.base import Instance, get_template, instance
+from adaroll.envs.apps.tasks.base import Instance
+from adaroll.envs.apps.tasks.catalog import get_template, instance
 from adaroll.envs.base import ENVS, EnvFault, InvalidActionError, Observation, TaskSpec
 from adaroll.envs.options import config_from_options
 from adaroll.envs.web import dom
@@ -75,7 +76,9 @@ def launch_config(config: AppsEnvConfig) -> BrowserConfig:
         launch,
         window_size=config.viewport,
         extra_args=extra,
-        launcher=launcher_command(python, None, config.ports(), config.latency_scale),
+        launcher=launcher_command(
+            python, None, config.ports(), config.latency_scale, config.server_mode
+        ),
     )
 
 
@@ -302,14 +305,22 @@ class AppsEnv(WebEnv):
 
     def check_servers(self) -> None:
         """Raise (and keep) an :class:`EnvFault` when an app server is gone."""
-        alive = server_processes(self._browser)
+        alive = server_processes(self._browser, APP_NAMES)
         missing = [app for app in APP_NAMES if app not in alive]
         if missing:
-            self._fault = EnvFault(
-                f"apps env: the server(s) of {', '.join(missing)} died "
-                f"({self._browser_state()}); the episode is lost"
-            )
+            self._fault = EnvFault(f"apps env: {self._browser_state()}; the episode is lost")
             raise self._fault
+
+    def _browser_state(self) -> str:
+        """The browser's state and which app servers died (for fault messages: in the shared
+        server mode a dead server ends the namespace, and the browser with it)."""
+        state = super()._browser_state()
+        try:
+            alive = server_processes(self._browser, APP_NAMES)
+        except OSError:
+            return state
+        missing = [app for app in APP_NAMES if app not in alive]
+        return f"{state}; the server(s) of {', '.join(missing)} died" if missing else state
 
     def _read(self, read: Any) -> State:
         try:
@@ -324,6 +335,8 @@ class AppsEnv(WebEnv):
         cdp.clear_events()
         result = cdp.call("Page.navigate", {"url": url})
         if result.get("errorText"):
+            if self._task is not None:
+                self.check_servers()  # a dead server is the reason worth reporting
             raise CDPError(f"cannot load {url}: {result['errorText']}")
         cdp.wait_event("Page.loadEventFired", timeout=20.0)
         self._wait_until(APP_READY_JS, timeout=10.0)

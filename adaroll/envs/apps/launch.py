@@ -95,14 +95,20 @@ def server_python(explicit: str | None, user: str | None) -> str:
 
 
 def launcher_command(
-    python: str, state_dir: str | None, ports: dict[str, int], latency: float
+    python: str,
+    state_dir: str | None,
+    ports: dict[str, int],
+    latency: float,
+    mode: str = "shared",
 ) -> tuple[str, ...]:
     """The ``BrowserConfig.launcher`` of an apps env: the supervisor with its spec
-    (``state_dir`` None: the browser's state directory, its working directory)."""
+    (``state_dir`` None: the browser's state directory, its working directory; ``mode``:
+    ``shared`` or ``per-app`` server processes, :mod:`~adaroll.envs.apps.appserver.supervisor`)."""
     spec = {
         "state": state_dir,
         "apps": [{"name": name, "port": port} for name, port in ports.items()],
         "latency_scale": latency,
+        "mode": mode,
     }
     return (python, "-I", "-S", "-c", BOOT.format(dir=str(APPS_DIR)), json.dumps(spec), "--")
 
@@ -128,10 +134,11 @@ def _comm(pid: int) -> str:
         return ""
 
 
-def server_processes(browser: BrowserProcess) -> dict[str, int]:
+def server_processes(browser: BrowserProcess, apps: tuple[str, ...] = ()) -> dict[str, int]:
     """The live app servers of ``browser``'s namespace: app name -> host pid (a server that
-    died is missing). Found among the descendants of the namespace init, two levels down
-    (init -> supervisor -> servers)."""
+    died is missing). Found among the descendants of the namespace init, down to the
+    supervisor's children; a process serving every app (``appsrv-all``) stands for each of
+    ``apps``."""
     found: dict[str, int] = {}
     level = [browser.pid]
     for _ in range(3):
@@ -143,6 +150,9 @@ def server_processes(browser: BrowserProcess) -> dict[str, int]:
                     found[comm[len(PROCESS_PREFIX) :]] = child
                 nxt.append(child)
         level = nxt
+    shared = found.pop("all", None)
+    if shared is not None:
+        found.update(dict.fromkeys(apps, shared))
     return found
 
 

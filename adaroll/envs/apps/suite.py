@@ -30,7 +30,7 @@ from adaroll.actions import Action
 from adaroll.config import ConfigError
 from adaroll.envs.apps.appserver.apps import APPS
 from adaroll.envs.apps.appserver.db import build
-from adaroll.envs.apps.tasks.base import all_templates, get_template, instance
+from adaroll.envs.apps.tasks.catalog import all_templates, get_template, instance
 from adaroll.envs.apps.tasks.lengths import EXPERT_STEPS
 from adaroll.envs.apps.tasks.plan import next_action
 from adaroll.envs.base import SUITES, GUIEnv, TaskSpec, TaskSuite

@@ -16,7 +16,7 @@ import pytest
 from adaroll.envs.apps.appserver.apps import APPS
 from adaroll.envs.apps.appserver.server import AppServer
 from adaroll.envs.apps.state import read_database
-from adaroll.envs.apps.tasks.base import instance
+from adaroll.envs.apps.tasks.catalog import instance
 
 
 @pytest.fixture()

@@ -11,6 +11,7 @@ import pytest
 
 from adaroll.actions import Action, parse_action
 from adaroll.envs import make_env
+from adaroll.envs.apps.config import APP_NAMES
 from adaroll.envs.apps.launch import server_processes
 from adaroll.envs.apps.state import diff
 from adaroll.envs.apps.suite import AppsSuite
@@ -36,14 +37,8 @@ def test_reset_seeds_every_app_and_observes_the_viewport(apps_env):
     assert info["instruction"].startswith("Archive the email") and obs.screen_size == (1280, 800)
     assert {"Mail", "Shop", "Calendar", "Tracker", "Notes", "Admin"} <= set(texts(obs))
     assert diff(apps_env.start_state(), apps_env.app_state()) == []
-    assert set(server_processes(apps_env.browser)) == {
-        "mail",
-        "shop",
-        "calendar",
-        "tracker",
-        "notes",
-        "admin",
-    }
+    servers = server_processes(apps_env.browser, APP_NAMES)
+    assert set(servers) == set(APP_NAMES) and len(set(servers.values())) == 1  # shared
 
 
 def test_the_expert_succeeds_by_the_database_and_sees_the_servers_answer(apps_env):
@@ -83,13 +78,16 @@ def test_bad_tasks_are_refused(apps_env):
         apps_env.reset(options={"task": "apps:mail.nope#0"})
 
 
-def test_a_server_that_dies_mid_episode_is_an_env_fault():
+@pytest.mark.parametrize("mode", ["shared", "per-app"])
+def test_a_server_that_dies_mid_episode_is_an_env_fault(mode):
     require_apps_stack()
-    env = make_env("apps", latency_scale=0.0)
+    env = make_env("apps", latency_scale=0.0, server_mode=mode)
     try:
         obs, _ = env.reset(options={"task": ARCHIVE})
-        os.kill(server_processes(env.browser)["shop"], signal.SIGKILL)
-        with pytest.raises(EnvFault, match="server\\(s\\) of shop died"):
+        servers = server_processes(env.browser, APP_NAMES)
+        assert len(set(servers.values())) == (1 if mode == "shared" else 6)
+        os.kill(servers["shop"], signal.SIGKILL)
+        with pytest.raises(EnvFault, match=r"the server\(s\) of (.*, )?shop(, .*)? died"):
             env.step(tap(obs, "Notes"))
         assert env.fault is not None
         with pytest.raises(EnvFault):

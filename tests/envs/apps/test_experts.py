@@ -13,7 +13,7 @@ import os
 import pytest
 
 from adaroll.envs.apps.suite import AppsSuite
-from adaroll.envs.apps.tasks.base import all_templates
+from adaroll.envs.apps.tasks.catalog import all_templates
 from adaroll.envs.apps.tasks.lengths import EXPERT_STEPS
 from adaroll.envs.base import TaskSpec
 from adaroll.envs.web.grounding import grounding_gap

@@ -11,7 +11,7 @@ from adaroll.config import ConfigError
 from adaroll.envs import get_suite
 from adaroll.envs.apps import suite as suite_module
 from adaroll.envs.apps.suite import AppsSuite, content_problem
-from adaroll.envs.apps.tasks.base import get_template, instance
+from adaroll.envs.apps.tasks.catalog import get_template, instance
 
 
 def test_pools_of_two_hundred_with_disjoint_seeds():

@@ -1,4 +1,2 @@
-"""The apps env's task templates: importing this package registers every one of them
-(:data:`~adaroll.envs.apps.tasks.base.TEMPLATES`)."""
-
-from adaroll.envs.apps.tasks import admin, calendar, cross, mail, notes, shop, tracker  # noqa: F401
+"""The apps env's task templates, one module per app plus ``cross`` (tasks across apps);
+:mod:`~adaroll.envs.apps.tasks.catalog` registers them all and builds their instances."""

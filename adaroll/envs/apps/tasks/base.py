@@ -5,13 +5,12 @@ and changes the seeded :class:`~adaroll.envs.apps.tasks.world.World` (adds the m
 instruction is about, puts it on the second page) and says what to do (``instruction``), where
 the episode starts (``start``: app and view), what the judge checks (``goal``) and how the
 expert does it (``plan``: milestones of the goal with their UI steps).
-:func:`instance` builds ``(template, seed)`` deterministically - the same seed gives the same
-world, text and goal in every process.
+:func:`adaroll.envs.apps.tasks.catalog.instance` builds ``(template, seed)`` deterministically -
+the same seed gives the same world, text and goal in every process.
 """
 
 from __future__ import annotations
 
-import functools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from typing import Any
 
 from adaroll.envs.apps.tasks.judge import Allow, Expect, Goal
 from adaroll.envs.apps.tasks.plan import Milestone
-from adaroll.envs.apps.tasks.world import World, generate
+from adaroll.envs.apps.tasks.world import World
 
 Tables = dict[str, dict[str, list[dict[str, Any]]]]
 
@@ -82,41 +81,3 @@ def template(
         return fn
 
     return add
-
-
-def get_template(name: str) -> Template:
-    from adaroll.envs.apps import tasks  # noqa: F401 - registers every template
-
-    try:
-        return TEMPLATES[name]
-    except KeyError:
-        raise KeyError(
-            f"unknown apps task template {name!r}; see `adaroll envs list apps --templates`"
-        ) from None
-
-
-def all_templates() -> dict[str, Template]:
-    from adaroll.envs.apps import tasks  # noqa: F401
-
-    return dict(TEMPLATES)
-
-
-@functools.lru_cache(maxsize=256)
-def instance(name: str, seed: int) -> Instance:
-    """The task ``name#seed`` (cached: building is deterministic)."""
-    tpl = get_template(name)
-    rng = random.Random(f"apps:{name}#{seed}")
-    world = generate(rng)
-    spec = tpl.build(world, rng)
-    expects = spec.goal
-    if expects is None:
-        expects = tuple(e for m in spec.plan for e in m.expects)
-    return Instance(
-        tpl,
-        seed,
-        spec.instruction,
-        world.tables,
-        spec.start,
-        Goal(expects, spec.allow),
-        spec.plan,
-    )

@@ -8,7 +8,19 @@ world, so an instruction that names one names exactly one.
 
 from __future__ import annotations
 
-from adaroll.envs.apps.tasks.world import DOMAIN, ROLES, TEAMS, USER, World, days
+import random
+
+from adaroll.envs.apps.tasks.world import (
+    DOMAIN,
+    ROLES,
+    TEAMS,
+    TODAY,
+    USER,
+    World,
+    days,
+    iso,
+    make_people,
+)
 
 SUBJECTS = (
     "Quarterly budget review",
@@ -376,3 +388,18 @@ def _admin(w: World) -> None:
         ("default_role", "Viewer"),
     ):
         w.rows("admin", "settings").append({"key": key, "value": value})
+
+
+def generate(rng: random.Random) -> World:
+    """A fresh world: every app's base content, drawn from ``rng``."""
+    world = World(rng, make_people(rng, 22))
+    for app in ("mail", "shop", "calendar", "tracker", "notes", "admin"):
+        world.rows(app, "meta").extend(
+            [
+                {"key": "today", "value": iso(TODAY)},
+                {"key": "user", "value": USER[0]},
+                {"key": "email", "value": USER[1]},
+            ]
+        )
+    fill(world)
+    return world

@@ -2,7 +2,8 @@
 issues, notes and user accounts, consistent across the six apps (the colleague who mails you
 is the one assigned to your issue and listed in the admin console).
 
-:func:`generate` builds a :class:`World` from a task's random generator; the task's template
+:func:`adaroll.envs.apps.tasks.content.generate` builds a :class:`World` from a task's random
+generator; the task's template
 then adds or changes the rows its instruction is about. Nothing here depends on the clock:
 "today" is :data:`TODAY` in every world, and every date is relative to it.
 """
@@ -132,7 +133,8 @@ class World:
         return self.rng.sample(self.people, n)
 
 
-def _people(rng: random.Random, n: int) -> list[Person]:
+def make_people(rng: random.Random, n: int) -> list[Person]:
+    """``n`` people with distinct first names (an instruction names people by them)."""
     names: list[str] = []
     while len(names) < n:
         name = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
@@ -141,20 +143,3 @@ def _people(rng: random.Random, n: int) -> list[Person]:
     return [
         Person(nm, f"{nm.lower().replace(' ', '.')}@{DOMAIN}", rng.choice(TEAMS)) for nm in names
     ]
-
-
-def generate(rng: random.Random) -> World:
-    """A fresh world: every app's base content, drawn from ``rng``."""
-    from adaroll.envs.apps.tasks import content
-
-    world = World(rng, _people(rng, 22))
-    for app in ("mail", "shop", "calendar", "tracker", "notes", "admin"):
-        world.rows(app, "meta").extend(
-            [
-                {"key": "today", "value": iso(TODAY)},
-                {"key": "user", "value": USER[0]},
-                {"key": "email", "value": USER[1]},
-            ]
-        )
-    content.fill(world)
-    return world
