@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from restore_latency import load, summary, tree_pss_kb  # noqa: E402
 
 from adaroll.actions import Action  # noqa: E402
-from adaroll.envs.base import TaskSpec, replay  # noqa: E402
+from adaroll.envs.base import TaskSpec, replay, run_expert  # noqa: E402
 
 LONG_TASKS = ("calendar.two_events", "shop.two_items", "admin.offboard", "notes.tidy")
 RATE_TEMPLATES = (
@@ -73,16 +73,10 @@ IDLE_JS = """new Promise((resolve) => {
 
 
 def expert_run(env: Any, suite: Any, task: TaskSpec) -> list[Action]:
-    env.reset(options={"task": task})
-    actions: list[Action] = []
-    while True:
-        action = suite.expert_action(env)
-        actions.append(action)
-        _, _, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            if not info["success"]:
-                raise RuntimeError(f"the expert failed on {task.id}")
-            return actions
+    actions, success = run_expert(env, suite, task)
+    if not success:
+        raise RuntimeError(f"the expert failed on {task.id}")
+    return actions
 
 
 def long_task(env: Any, suite: Any, template: str, prefix: int) -> tuple[TaskSpec, list[Action]]:

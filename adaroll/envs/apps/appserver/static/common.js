@@ -30,7 +30,7 @@
   A.esc = (s) => String(s);
 
   // -- layout -------------------------------------------------------------------------------
-  const switcher = h('nav', {class: 'switcher', 'aria-label': 'Apps'},
+  const switcher = h('nav', {class: 'switcher'},
     C.apps.map((a) => h('a', {href: a.url, class: a.name === C.app ? 'app current' : 'app',
                               'aria-current': a.name === C.app ? 'page' : null}, a.title)));
   const sidebar = h('aside', {class: 'sidebar', id: 'sidebar'});
@@ -149,7 +149,7 @@
     h('a', {href: it.href, class: it.href === current ? 'side-link current' : 'side-link',
             'aria-current': it.href === current ? 'page' : null},
       it.label, it.count ? h('span', {class: 'count'}, ` ${it.count}`) : null)));
-  A.pager = (page, pages, hashFor) => h('nav', {class: 'pager', 'aria-label': 'Pages'},
+  A.pager = (page, pages, hashFor) => h('nav', {class: 'pager'},
     h('button', {class: 'btn', disabled: page <= 1, onclick: () => A.go(hashFor(page - 1))}, '‹ Previous'),
     h('span', {class: 'page-no'}, `Page ${page} of ${pages}`),
     h('button', {class: 'btn', disabled: page >= pages, onclick: () => A.go(hashFor(page + 1))}, 'Next ›'));
@@ -175,7 +175,7 @@
   // one choice among a few: a row of radio buttons
   A.choice = (label, name, options, value) => h('div', {class: 'field'},
     h('span', {class: 'label'}, label),
-    h('div', {class: 'choices', role: 'radiogroup', 'aria-label': label, 'data-name': name,
+    h('div', {class: 'choices', role: 'radiogroup', 'data-name': name,
               'data-value': value || ''},
       options.map((opt) => h('button', {type: 'button', role: 'radio', class: 'chip',
         'aria-checked': String(opt === value), onclick: (e) => {
