@@ -67,3 +67,29 @@ def test_content_is_checked_against_the_apps_schemas(monkeypatch):
         assert content_problem.__wrapped__("notes.pin", 12) == "notes.notes has no column(s) colour"
     finally:
         inst.tables["notes"]["notes"].pop()
+
+
+def test_the_cli_lists_the_apps_templates_and_their_expert_lengths(monkeypatch):
+    from typer.testing import CliRunner
+
+    from adaroll.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["envs", "list", "apps", "--templates"])
+    assert result.exit_code == 0, result.output
+    assert "apps: 51 task templates" in result.output and "train=225" in result.output
+    assert "cross.return_from_mail  steps~13" in result.output
+    # --lengths measures the experts in a live env (minutes): here its rows are given
+    rows = [
+        ("mail.archive", "mail", "mail", 3.0),
+        ("cross.role_from_mail", "cross", "mail,admin", 13.67),
+    ]
+    monkeypatch.setattr(AppsSuite, "expert_lengths", lambda self: rows)
+    result = runner.invoke(app, ["envs", "list", "apps", "--lengths"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-2:] == [
+        "mail.archive  mail  mail  3.00",
+        "cross.role_from_mail  cross  mail,admin  13.67",
+    ]
+    result = runner.invoke(app, ["envs", "list", "web", "--lengths"])
+    assert result.exit_code == 2 and "cannot measure its experts" in result.output
