@@ -34,7 +34,7 @@ class AppsEnvConfig(WebEnvConfig):
     server_python: str | None = None
     """The interpreter the servers run with (standard library only, as the browser's account);
     None: this process's, else the system's ``python3`` (:func:`~adaroll.envs.apps.launch.
-    server_python`)."""
+    server_code`)."""
     server_mode: str = "shared"
     """``shared``: one threaded server process serves every app (each on its own port, with
     its own database); ``per-app``: a server process per app. Shared keeps a whole-app CRIU

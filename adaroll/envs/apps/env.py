@@ -38,8 +38,8 @@ from adaroll.envs.apps.launch import (
     data_path,
     http_call,
     launcher_command,
+    server_code,
     server_processes,
-    server_python,
 )
 from adaroll.envs.apps.page import APP_READY_JS, APPS_PRELUDE_JS
 from adaroll.envs.apps.state import State, StateReader, checksum
@@ -70,14 +70,14 @@ def launch_config(config: AppsEnvConfig) -> BrowserConfig:
     """How an apps env launches its browser: a viewport-sized window and the app supervisor in
     Chromium's place (:func:`~adaroll.envs.apps.launch.launcher_command`)."""
     launch = config.browser
-    python = server_python(config.server_python, launch.user)
+    python, code_dir = server_code(config.server_python, launch.user)
     extra = (*launch.extra_args, *(FAST_FRAME_FLAGS if config.screenshot else ()))
     return replace(
         launch,
         window_size=config.viewport,
         extra_args=extra,
         launcher=launcher_command(
-            python, None, config.ports(), config.latency_scale, config.server_mode
+            python, code_dir, None, config.ports(), config.latency_scale, config.server_mode
         ),
     )
 

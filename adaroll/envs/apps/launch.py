@@ -12,17 +12,19 @@ namespace's own mounts).
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from adaroll.envs.web.browser import BrowserProcess, BrowserUnavailableError, browser_credentials
-from adaroll.envs.web.processes import open_socket_in_netns, pid_alive
+from adaroll.envs.web.processes import JANITOR, open_socket_in_netns, pid_alive
 
 APPS_DIR = Path(__file__).resolve().parent
 """The directory holding the ``appserver`` package (appended to the servers' ``sys.path``)."""
@@ -56,53 +58,86 @@ def _as_account(ids: tuple[int, int] | None) -> list[str]:
     ]
 
 
-@functools.lru_cache(maxsize=8)
-def server_python(explicit: str | None, user: str | None) -> str:
-    """The first interpreter that runs the app servers as the browser's account (``user``):
-    it must start, import ``sqlite3`` and ``http.server`` and find the ``appserver``
-    package. A clear error lists what was tried."""
-    ids = browser_credentials(user)
-    candidates = [c for c in (explicit, sys.executable, *SERVER_PYTHONS) if c]
+def _probe(ids: tuple[int, int] | None, python: str, code_dir: str) -> str:
+    """Why ``python`` cannot run the app servers from ``code_dir`` as ``ids`` ("" when it can)."""
     probe = (
-        f"import sys; sys.path.append({str(APPS_DIR)!r}); import sqlite3, http.server; "
+        f"import sys; sys.path.append({code_dir!r}); import sqlite3, http.server; "
         "import appserver.supervisor, appserver.apps"
     )
+    if not os.path.isfile(python):
+        return "missing"
+    try:
+        done = subprocess.run(
+            [*_as_account(ids), python, "-I", "-S", "-c", probe],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    return "" if done.returncode == 0 else (done.stderr.strip().splitlines() or ["failed"])[-1]
+
+
+def _readable_copy() -> str:
+    """A copy of the ``appserver`` package in a directory every account can read (``/tmp``),
+    removed when this process exits: for a checkout the browser's account cannot read (under
+    a private home directory)."""
+    base = tempfile.mkdtemp(prefix="adaroll-appserver-", dir="/tmp")
+    os.chmod(base, 0o755)
+    JANITOR.register_dir(base)
+    atexit.register(shutil.rmtree, base, True)
+    shutil.copytree(
+        APPS_DIR / "appserver",
+        Path(base, "appserver"),
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    for root, dirs, files in os.walk(base):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o755)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o644)
+    return base
+
+
+@functools.lru_cache(maxsize=8)
+def server_code(explicit: str | None, user: str | None) -> tuple[str, str]:
+    """(interpreter, directory holding ``appserver``) that run the app servers as the browser's
+    account (``user``): the first interpreter (``explicit``, this process's, the system's) that
+    starts, imports ``sqlite3`` and ``http.server`` and finds the package - in this checkout,
+    else in a readable copy of it (:func:`_readable_copy`). A clear error lists what was tried."""
+    ids = browser_credentials(user)
+    candidates = list(dict.fromkeys(c for c in (explicit, sys.executable, *SERVER_PYTHONS) if c))
+    if explicit:
+        candidates = [
+            explicit
+        ]  # an explicit choice that fails is an error, not a reason to try others
     tried = []
-    for cand in dict.fromkeys(candidates):
-        if not os.path.isfile(cand):
-            tried.append(f"{cand}: missing")
-            continue
-        try:
-            done = subprocess.run(
-                [*_as_account(ids), cand, "-I", "-S", "-c", probe],
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            tried.append(f"{cand}: {exc}")
-            continue
-        if done.returncode == 0:
-            return cand
-        tried.append(f"{cand}: {(done.stderr.strip().splitlines() or ['failed'])[-1]}")
-        if explicit:
-            break  # an explicit choice that fails is an error, not a reason to try others
+    code_dirs = [str(APPS_DIR)]
+    for attempt in range(2):
+        for python in candidates:
+            why = _probe(ids, python, code_dirs[-1])
+            if not why:
+                return python, code_dirs[-1]
+            tried.append(f"{python} with {code_dirs[-1]}: {why}")
+        if attempt == 0:
+            code_dirs.append(_readable_copy())
     who = f"the browser's account ({user})" if ids else "this user"
     raise AppServerError(
-        f"no Python that {who} can run with the app servers (sqlite3, http.server and "
-        f"{APPS_DIR}/appserver readable): " + "; ".join(tried)
+        f"no Python that {who} can run with the app servers (sqlite3, http.server and the "
+        "appserver package readable): " + "; ".join(tried)
     )
 
 
 def launcher_command(
     python: str,
+    code_dir: str,
     state_dir: str | None,
     ports: dict[str, int],
     latency: float,
     mode: str = "shared",
 ) -> tuple[str, ...]:
-    """The ``BrowserConfig.launcher`` of an apps env: the supervisor with its spec
-    (``state_dir`` None: the browser's state directory, its working directory; ``mode``:
+    """The ``BrowserConfig.launcher`` of an apps env: the supervisor (from ``code_dir``, see
+    :func:`server_code`) with its spec (``state_dir`` None: the browser's state directory, its working directory; ``mode``:
     ``shared`` or ``per-app`` server processes, :mod:`~adaroll.envs.apps.appserver.supervisor`)."""
     spec = {
         "state": state_dir,
@@ -110,7 +145,7 @@ def launcher_command(
         "latency_scale": latency,
         "mode": mode,
     }
-    return (python, "-I", "-S", "-c", BOOT.format(dir=str(APPS_DIR)), json.dumps(spec), "--")
+    return (python, "-I", "-S", "-c", BOOT.format(dir=code_dir), json.dumps(spec), "--")
 
 
 def _children(pid: int) -> list[int]:

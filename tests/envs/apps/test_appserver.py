@@ -91,3 +91,24 @@ def test_the_page_shell_and_front_end_files(mail_server):
     with urllib.request.urlopen(base + "/static/common.css", timeout=10) as resp:
         assert resp.headers["Content-Type"] == "text/css"
     assert call(base, "/static/../server.py")[0] == 404
+
+
+def test_servers_run_from_a_readable_copy_when_the_checkout_is_private(monkeypatch):
+    """A checkout the browser's account cannot read (under a private home) is copied to /tmp."""
+    from adaroll.envs.apps import launch
+
+    calls = []
+
+    def probe(ids, python, code_dir):
+        calls.append(code_dir)
+        return "" if code_dir != str(launch.APPS_DIR) else "PermissionError: appserver"
+
+    monkeypatch.setattr(launch, "_probe", probe)
+    python, code_dir = launch.server_code.__wrapped__("/usr/bin/python3", None)
+    assert python == "/usr/bin/python3" and calls == [str(launch.APPS_DIR), code_dir]
+    copied = Path(code_dir, "appserver", "supervisor.py")
+    assert copied.read_text() == (launch.APPS_DIR / "appserver" / "supervisor.py").read_text()
+    assert copied.stat().st_mode & 0o004 and Path(code_dir).stat().st_mode & 0o001
+    monkeypatch.setattr(launch, "_probe", lambda ids, python, code_dir: "no sqlite3")
+    with pytest.raises(launch.AppServerError, match="no sqlite3"):
+        launch.server_code.__wrapped__("/usr/bin/python3", None)
