@@ -162,7 +162,8 @@ def experiment(
         typer.Option(
             help="Environment profile: mobile (the noisy phone), mobile-clean, "
             "mobile-h6/h12/h24/h40 (the phone by expert horizon), web, web-long "
-            "(four times web's RL budget) or web-long-tasks."
+            "(four times web's RL budget), web-long-tasks or web-apps (apps with servers "
+            "and databases)."
         ),
     ] = "mobile",
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0,1,2",

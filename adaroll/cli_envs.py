@@ -69,8 +69,8 @@ def envs_list(
         bool,
         typer.Option(
             "--lengths",
-            help="Mobile: one line per template (both families), its id first "
-            "and its expert's mean length in steps last, measured now on --device.",
+            help="Mobile and apps: one line per template, its id first "
+            "and its expert's mean length in steps last, measured now (mobile: on --device).",
         ),
     ] = False,
     device: DeviceOpt = None,
@@ -114,12 +114,21 @@ def envs_list(
 
 def _list_lengths(env: str | None, device: str | None) -> None:
     """``envs list mobile --lengths``: run each template's expert on a few seeds and print
-    ``id  family  apps  mean-steps`` (nothing is cached: the lengths are today's experts')."""
+    ``id  family  apps  mean-steps`` (nothing is cached: the lengths are today's experts').
+    Another env whose suite has ``expert_lengths`` (apps) prints the same columns."""
     if env not in (None, "mobile"):
-        typer.echo(
-            f"error: --lengths measures the mobile env's scripted experts; not {env!r}", err=True
-        )
-        raise typer.Exit(2)
+        from adaroll.envs import get_suite
+
+        measure = getattr(get_suite(env), "expert_lengths", None)
+        if measure is None:
+            typer.echo(
+                f"error: --lengths: the {env} env's suite cannot measure its experts", err=True
+            )
+            raise typer.Exit(2)
+        typer.echo(f"# template family apps mean-expert-steps ({env})", err=True)
+        for name, family, apps, steps in measure():
+            typer.echo(f"{name}  {family}  {apps}  {steps:.2f}")
+        return
     from adaroll.envs.mobile.suite import LENGTH_SEEDS, expert_length
     from adaroll.envs.mobile.tasks import all_templates
 

@@ -16,6 +16,7 @@ from adaroll.registry import UnknownNameError
 BUILTIN = {
     "mobile": "adaroll.envs.mobile",
     "web": "adaroll.envs.web",
+    "apps": "adaroll.envs.apps",
     "gymnasium": "adaroll.envs.gymnasium",
     "browsergym": "adaroll.envs.browsergym",
 }

@@ -232,8 +232,10 @@ PAPER: dict[str, dict[str, str]] = {
         "pivots_vs_all_pass4": "+1.67 pts (61.67 vs 60.00)",
     },
 }
+PAPER["apps"] = PAPER["web"]
 """The paper's published figures (docs/architecture.md, "The paper's published figures"): mobile rows
-against MobileGym, web rows against CUA-Gym-Hub (our web env is MiniWoB++)."""
+against MobileGym, web rows against CUA-Gym-Hub (our web env is MiniWoB++; our apps env, apps
+with servers and databases, is CUA-Gym-Hub's kind and is judged against the same rows)."""
 
 
 def _cost(row: Mapping[str, Any], metric: str) -> Censored:
@@ -332,7 +334,7 @@ def _median(m: Sequence[Any]) -> str:
     return "-" if value is None else f"{'>= ' if bound else ''}{value:,.0f}"
 
 
-MIN_SEEDS = {"mobile": 10, "web": 5}
+MIN_SEEDS = {"mobile": 10, "web": 5, "apps": 5}
 """Seeds a headline claim or a change of default needs on each environment."""
 
 

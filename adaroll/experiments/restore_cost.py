@@ -23,7 +23,11 @@ from adaroll.experiments.stats import fmt_count, mean_std
 from adaroll.seeding import derive_seed
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS
 
-BACKENDS = {"mobile": ("memory", "forkserver", "replay"), "web": ("criu", "replay")}
+BACKENDS = {
+    "mobile": ("memory", "forkserver", "replay"),
+    "web": ("criu", "replay"),
+    "apps": ("app-criu", "replay"),
+}
 """The backends measured per environment (replay is the baseline everywhere)."""
 PREFIX = 10
 

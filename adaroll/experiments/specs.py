@@ -273,6 +273,40 @@ def _web_profile(
     )
 
 
+_APPS_QUICK_TEMPLATES = "mail.archive, shop.add_to_cart, calendar.create, notes.pin"
+"""Four templates of four apps (one long: calendar.create, 9.3 expert steps) for ``--quick``."""
+
+
+def _apps_profile(rl_env_steps: int, evals: int, fixed_target: float = 0.40) -> Profile:
+    """The apps env (six web apps with servers and databases, tasks judged on the databases,
+    whole-app ``app-criu`` snapshots) with the suite's pools - 225 train / 225 val / 225
+    held-out instances of its 45 training templates - and an RL budget of ``rl_env_steps``,
+    evaluated on ``val`` ``evals`` times along it. The small policy's action space comes from
+    the suite (``policy_hints``); ``fixed_target`` is a placeholder until a train-split pilot
+    sets it, before the runs (as for the horizon profiles)."""
+    every = rl_env_steps // evals
+    return Profile(
+        "apps",
+        (
+            "env.name=apps",
+            "env.snapshot_backend=app-criu",
+            "env.suite_options={train_seeds: 5, eval_seeds: 5, pretrain_seeds: 10}",
+            *_WEB[2:],
+            f"rl.budget={{env_steps: {rl_env_steps}, policy_samples: {rl_env_steps}}}",
+            f"rl.eval.every_env_steps={every}",
+            f"rl.eval.every_policy_samples={every}",
+        ),
+        (
+            "env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 3, "
+            f"templates: [{_APPS_QUICK_TEMPLATES}]}}",
+            *_WEB_QUICK,
+        ),
+        fixed_target=fixed_target,
+        skip=("pivots-entropy", "pivots-random", "clean-demos"),
+        skip_configurations=("base_onestep", "sft_vanilla", "sft_hybrid"),
+    )
+
+
 HORIZON_BUCKETS: dict[str, tuple[int, int]] = {
     "h6": (0, 6),
     "h12": (6, 12),
@@ -427,6 +461,9 @@ PROFILES: dict[str, Profile] = {
         skip=("clean-demos", *_ONLY_WEB),
     ),
     "web": _web_profile(3000, evals=4),
+    # web-apps: the apps env (issue 44), CUA-Gym-Hub's kind of task: multi-page apps whose
+    # state lives on servers; the web-long budget
+    "web-apps": _apps_profile(12000, evals=6),
     "web-long": _web_profile(12000, evals=6),
     # web-long-tasks: long tasks where the small policy can act (issue 29); the same budget as
     # web-long; fixed target 0.50 chosen from the pilot (Base's mean over the six templates 0.39

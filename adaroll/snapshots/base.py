@@ -6,7 +6,8 @@ Backends are registered by name in :data:`SNAPSHOT_BACKENDS`:
 
 * ``memory`` - in-process exact copy, for envs implementing :class:`SupportsStateCopy`;
 * ``replay`` - reset with the same task and re-execute the prefix (works for every env);
-* ``criu``   - process-level snapshot of a real browser (web environment).
+* ``criu``   - process-level snapshot of a real browser (web environment);
+* ``app-criu`` - the same of a browser with its app servers and their databases (apps env).
 """
 
 from __future__ import annotations
@@ -98,10 +99,15 @@ class SnapshotBackend(ABC):
 
 
 SNAPSHOT_BACKENDS: Registry[Callable[..., SnapshotBackend]] = Registry(
-    "snapshot backend", builtin={"criu": "adaroll.snapshots.criu"}
+    "snapshot backend",
+    builtin={
+        "criu": "adaroll.snapshots.criu",
+        "app-criu": "adaroll.envs.apps.criu",
+    },
 )
-"""``criu`` snapshots web-environment browsers; its package (which imports the web env) registers
-it when first looked up."""
+"""``criu`` snapshots web-environment browsers and ``app-criu`` a browser with its app servers
+and their databases as one unit (the apps env); their packages register them when first looked
+up."""
 
 _ids = itertools.count()
 

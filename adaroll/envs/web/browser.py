@@ -405,6 +405,11 @@ class BrowserConfig:
     namespaces is that account on the host (:func:`unprivileged_command`), and CRIU snapshots
     and branches of it run as the account too. None: root inside the namespaces, as before
     issue 31 (an opt-out; nothing needs it). Ignored when AdaRoll is not root."""
+    launcher: tuple[str, ...] = ()
+    """A program run in Chromium's place inside an isolated browser's namespaces, as the
+    browser's account, with Chromium's command line appended to it: it starts what shares the
+    namespaces with the browser (the apps env's supervisor starts its app servers) and then
+    runs the browser. Empty: Chromium itself. Needs an isolated browser."""
 
 
 @dataclass
@@ -497,6 +502,8 @@ class BrowserProcess:
         isolate = isolation_available() if config.isolate is None else config.isolate
         if isolate and not isolation_available():
             raise BrowserUnavailableError("isolated browsers need root and util-linux `unshare`")
+        if config.launcher and not isolate:
+            raise BrowserUnavailableError("BrowserConfig.launcher needs an isolated browser (root)")
         crashes = []
         while True:
             try:
@@ -543,12 +550,14 @@ class BrowserProcess:
     ) -> BrowserProcess:
         state_dir = os.path.join(host_dir, "state")
         os.mkdir(state_dir, 0o700)
-        chrome = chromium_command(
-            executable,
-            user_data_dir=f"{state_dir}/ud",
-            port=DEVTOOLS_PORT,
-            window_size=config.window_size,
-            extra_args=config.extra_args,
+        chrome = config.launcher + tuple(
+            chromium_command(
+                executable,
+                user_data_dir=f"{state_dir}/ud",
+                port=DEVTOOLS_PORT,
+                window_size=config.window_size,
+                extra_args=config.extra_args,
+            )
         )
         read_fd, write_fd = os.pipe()
         cmd = [
@@ -570,7 +579,7 @@ class BrowserProcess:
             state_dir,
             str(config.tmpfs_size_mb),
             "--",
-            *(chrome if ids is None else unprivileged_command(chrome, *ids)),
+            *(chrome if ids is None else unprivileged_command(list(chrome), *ids)),
         ]
         try:
             popen = subprocess.Popen(

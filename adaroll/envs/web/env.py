@@ -78,7 +78,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -185,17 +185,23 @@ def _launch_config(config: WebEnvConfig) -> BrowserConfig:
     return launch
 
 
-def _coerce_task(task: Any, seed: int | None) -> TaskSpec:
+def coerce_task(
+    task: Any, seed: int | None, env: str = "web", lookup: Callable[[str], Any] = get_task
+) -> TaskSpec:
+    """``options["task"]`` (a TaskSpec, an id ``ENV:TEMPLATE#SEED`` or a template name with
+    ``seed``) as a TaskSpec of ``env`` whose template ``lookup`` knows (its KeyError's message
+    becomes the ValueError's)."""
     if isinstance(task, TaskSpec):
         spec = task
     elif isinstance(task, str):
-        spec = TaskSpec.from_id(task) if ":" in task else TaskSpec("web", task, seed or 0)
+        spec = TaskSpec.from_id(task) if ":" in task else TaskSpec(env, task, seed or 0)
     else:
         raise ValueError(f"options['task'] must be a TaskSpec or a task id, got {task!r}")
-    if spec.env != "web":
-        raise ValueError(f"task {spec.id} is not a web task")
+    if spec.env != env:
+        article = "an" if env[:1] in "aeiou" else "a"
+        raise ValueError(f"task {spec.id} is not {article} {env} task")
     try:
-        get_task(spec.template)
+        lookup(spec.template)
     except KeyError as exc:
         raise ValueError(str(exc.args[0])) from None
     return spec
@@ -209,6 +215,9 @@ class WebEnv(EpisodeEnv):
     max_live = 8
     episodes_per_env = 8  # a reset reusing the page costs ~10 ms of browser CPU, a load ~80
     concurrent_calls = True  # a step waits on the browser's answers (and sleeps for holds)
+    screen: tuple[int, int] = SCREEN
+    """Width and height in CSS pixels of what the env shows (action coordinates are normalised
+    to it): MiniWoB's task area."""
 
     @staticmethod
     def validate_options(**options: Any) -> None:
@@ -348,7 +357,7 @@ class WebEnv(EpisodeEnv):
         options = options or {}
         if "task" not in options:
             raise ValueError("WebEnv.reset needs options={'task': TaskSpec('web', NAME, SEED)}")
-        task = _coerce_task(options["task"], seed)
+        task = coerce_task(options["task"], seed)
         with self._call("reset", self.config.reset_timeout_s):
             return self._reset(task)
 

@@ -1,9 +1,10 @@
 """How an :class:`~adaroll.actions.Action` becomes DevTools input events in the task page.
 
 One job: dispatch the mouse, wheel and key events (``Input.dispatch*``) for an action, in
-CSS pixels of the task area. The action semantics (touch-like pointer actions, the parked
-pointer, chords, ``type`` into text fields vs key events) are described in the module docstring
-of :mod:`adaroll.envs.web.env`; settling afterwards is :class:`~adaroll.envs.web.env.WebEnv`'s.
+CSS pixels of the env's screen (``env.screen``: MiniWoB's task area, or an app's viewport). The
+action semantics (touch-like pointer actions, the parked pointer, chords, ``type`` into text
+fields vs key events) are described in the module docstring of :mod:`adaroll.envs.web.env`;
+settling afterwards is :class:`~adaroll.envs.web.env.WebEnv`'s.
 """
 
 from __future__ import annotations
@@ -40,10 +41,22 @@ class WebPage(Protocol):
     def cdp(self) -> CDPSession: ...
     @property
     def config(self) -> InputSettings: ...
+    @property
+    def screen(self) -> tuple[int, int]: ...
 
 
 PARKED_POINTER = (SCREEN[0] + 200.0, SCREEN[1] + 200.0)
-"""Where a reset leaves the mouse pointer: inside the window, outside the task area."""
+"""Where a reset leaves the mouse pointer in a MiniWoB page: inside the window, outside the task
+area (:func:`parked_pointer` for any env)."""
+
+
+def parked_pointer(env: WebPage) -> tuple[float, float]:
+    """Where the pointer rests between actions: 200 CSS pixels right of and below the env's
+    screen (inside MiniWoB's window; past the edge of a viewport-sized screen, where no
+    element is hovered)."""
+    width, height = env.screen
+    return (width + 200.0, height + 200.0)
+
 
 # key name -> (DOM key, DOM code, Windows virtual key code, text typed)
 KEY_EVENTS: dict[str, tuple[str, str, int, str]] = {
@@ -70,23 +83,23 @@ MODIFIER_EVENTS: dict[str, tuple[str, str, int, int]] = {
 }
 
 
-def _px(x: float | None, y: float | None) -> tuple[float, float]:
+def _px(env: WebPage, x: float | None, y: float | None) -> tuple[float, float]:
     assert x is not None and y is not None
-    return (x * SCREEN[0], y * SCREEN[1])
+    return (x * env.screen[0], y * env.screen[1])
 
 
 def park(env: WebPage) -> None:
     """Move the pointer off the task area. Pointer actions are touch-like: a pointer left
     over an element would hover it, and Blink updates hover state (``:hover`` styles can
     change the layout) only when it next renders - at a time the env does not control."""
-    _mouse(env, "mouseMoved", *PARKED_POINTER, button="none", buttons=0)
+    _mouse(env, "mouseMoved", *parked_pointer(env), button="none", buttons=0)
 
 
 def _mouse(env: WebPage, kind: str, x: float, y: float, **extra: Any) -> None:
     params = {"type": kind, "x": x, "y": y, **extra}
     env.pointer_parked = False  # until the event is known to have been dispatched
     env.cdp.call("Input.dispatchMouseEvent", params)
-    env.pointer_parked = (x, y) == PARKED_POINTER
+    env.pointer_parked = (x, y) == parked_pointer(env)
 
 
 def _click(env: WebPage, x: float, y: float, count: int = 1, hold: float = 0.0) -> None:
@@ -175,7 +188,7 @@ def execute(env: WebPage, action: Action) -> None:
     """Dispatch ``action``'s input events in ``env``'s page (``done`` is the env's own)."""
     kind = action.kind
     if kind in (ActionKind.TAP, ActionKind.DOUBLE_TAP, ActionKind.LONG_PRESS):
-        x, y = _px(action.x, action.y)
+        x, y = _px(env, action.x, action.y)
         if kind is ActionKind.DOUBLE_TAP:
             _click(env, x, y, 1)
             _click(env, x, y, 2)
@@ -207,7 +220,7 @@ def execute(env: WebPage, action: Action) -> None:
             )
         _key(env, action.key)
     elif kind is ActionKind.HOVER:
-        _mouse(env, "mouseMoved", *_px(action.x, action.y), button="none", buttons=0)
+        _mouse(env, "mouseMoved", *_px(env, action.x, action.y), button="none", buttons=0)
     elif kind is ActionKind.WAIT:
         time.sleep(env.config.wait_seconds)
     elif kind is ActionKind.OPEN_APP:
@@ -218,7 +231,7 @@ def execute(env: WebPage, action: Action) -> None:
 
 def _wheel(env: WebPage, direction: str) -> None:
     # finger convention: swipe(up) moves the content up, i.e. scrolls down
-    w, h = SCREEN
+    w, h = env.screen
     dy = {"up": 1, "down": -1}.get(direction, 0) * env.config.scroll_fraction * h
     dx = {"left": 1, "right": -1}.get(direction, 0) * env.config.scroll_fraction * w
     x, y = w / 2, h / 2
@@ -226,8 +239,8 @@ def _wheel(env: WebPage, direction: str) -> None:
 
 
 def _drag(env: WebPage, action: Action) -> None:
-    x1, y1 = _px(action.x, action.y)
-    x2, y2 = _px(action.x2, action.y2)
+    x1, y1 = _px(env, action.x, action.y)
+    x2, y2 = _px(env, action.x2, action.y2)
     _mouse(env, "mouseMoved", x1, y1, button="none", buttons=0)
     _mouse(env, "mousePressed", x1, y1, button="left", buttons=1, clickCount=1)
     n = max(1, env.config.drag_steps)

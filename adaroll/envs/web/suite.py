@@ -46,6 +46,13 @@ POLICY_MAX_NGRAM = 3
 """Longest unquoted instruction n-gram the web policy may type (three-word names)."""
 
 
+def check_seed_counts(**counts: object) -> None:
+    """Refuse a seeds-per-template option that is not a non-negative int (ConfigError)."""
+    for name, n in counts.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ConfigError(f"{name} must be a non-negative int, got {n!r}")
+
+
 @SUITES.register("web")
 class MiniWoBSuite(TaskSuite):
     """Curated MiniWoB++ templates, seeded splits and scripted experts."""
@@ -65,14 +72,12 @@ class MiniWoBSuite(TaskSuite):
         (:data:`adaroll.envs.web.grounding.UNREPRESENTABLE`); without ``templates``, keep only
         the representable curated ones."""
         val_seeds = eval_seeds if val_seeds is None else val_seeds
-        for name, n in (
-            ("train_seeds", train_seeds),
-            ("eval_seeds", eval_seeds),
-            ("pretrain_seeds", pretrain_seeds),
-            ("val_seeds", val_seeds),
-        ):
-            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-                raise ConfigError(f"{name} must be a non-negative int, got {n!r}")
+        check_seed_counts(
+            train_seeds=train_seeds,
+            eval_seeds=eval_seeds,
+            pretrain_seeds=pretrain_seeds,
+            val_seeds=val_seeds,
+        )
         self.train_seeds = train_seeds
         self.eval_seeds = eval_seeds
         self.val_seeds = val_seeds

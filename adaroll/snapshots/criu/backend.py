@@ -84,6 +84,8 @@ class CriuSnapshots(SnapshotBackend):
 
     name = "criu"
     replays_prefix = False
+    whole_app = False  # envs with app servers and files: app-criu (adaroll.envs.apps.criu)
+    branch_class = staticmethod(branch_env_class)  # the env class a restored branch is
 
     def __init__(self, config: CriuConfig | None = None, **overrides: Any) -> None:
         config = config or CriuConfig()
@@ -130,9 +132,9 @@ class CriuSnapshots(SnapshotBackend):
         self._check_open()
         from adaroll.envs.web.env import WebEnv  # the web extras are optional: import on use
 
-        if not isinstance(env, WebEnv):
+        if not isinstance(env, WebEnv) or getattr(env, "whole_app", False) > self.whole_app:
             raise SnapshotError(
-                f"criu snapshots need a web environment (WebEnv), got {type(env).__name__}"
+                f"criu snapshots need a web env (WebEnv; apps: 'app-criu'), got {type(env).__name__}"
             )
         browser = env.browser
         if not browser.isolated:
@@ -536,9 +538,7 @@ class CriuSnapshots(SnapshotBackend):
             t2 = time.perf_counter()
             if not image.page_url:  # an older image: ask for the page target once it answers
                 browser.wait_ready(timeout=30.0)
-            env = branch_env_class().attach(
-                browser, image.episode, image.env_config, owns_browser=True
-            )
+            env = self.branch_class().attach(browser, image.episode, image.env_config)
             connect_s = time.perf_counter() - t2
         except BaseException as exc:
             browser.kill()

@@ -25,29 +25,36 @@ def return_dirs(browser: BrowserProcess, dirs: tuple[str, ...]) -> bool:
     return True
 
 
+class BranchClose:
+    """Mixin of a restored branch's env class: closing it kills the branch and runs the
+    backend's ``_on_close`` (returns the pool slot and the image reference)."""
+
+    restore_info: dict[str, Any]
+    _on_close: Any = None
+
+    def close(self) -> None:
+        try:
+            super().close()  # type: ignore[misc]
+        finally:
+            callback, self._on_close = self._on_close, None
+            if callback is not None:
+                callback()
+
+
+def branch_class_of(env_class: type[Any]) -> type[Any]:
+    """``env_class`` with :class:`BranchClose` (one class per env class)."""
+    cls = _BRANCH_CLASSES.get(env_class)
+    if cls is None:
+        cls = type(f"CriuBranch{env_class.__name__}", (BranchClose, env_class), {})
+        _BRANCH_CLASSES[env_class] = cls
+    return cls
+
+
 def branch_env_class() -> type[WebEnv]:
     """``WebEnv`` subclass for branches (built lazily: the web extras are optional)."""
-    global _BRANCH_CLASS
-    if _BRANCH_CLASS is None:
-        from adaroll.envs.web.env import WebEnv
+    from adaroll.envs.web.env import WebEnv
 
-        class CriuBranchEnv(WebEnv):
-            """A :class:`WebEnv` on a CRIU-restored browser; closing it kills the branch and
-            returns its pool slot. ``restore_info`` holds timings and the verification."""
-
-            restore_info: dict[str, Any]
-            _on_close: Any = None
-
-            def close(self) -> None:
-                try:
-                    super().close()
-                finally:
-                    callback, self._on_close = self._on_close, None
-                    if callback is not None:
-                        callback()
-
-        _BRANCH_CLASS = CriuBranchEnv
-    return _BRANCH_CLASS
+    return branch_class_of(WebEnv)
 
 
-_BRANCH_CLASS: Any = None
+_BRANCH_CLASSES: dict[type[Any], type[Any]] = {}
