@@ -91,7 +91,7 @@ def long_task(env: Any, suite: Any, template: str, prefix: int) -> tuple[TaskSpe
 
 def bench_task(env: Any, suite: Any, template: str, args: argparse.Namespace) -> dict[str, Any]:
     from adaroll.envs.apps import AppsEnv
-    from adaroll.envs.apps.criu import AppCriuSnapshots
+    from adaroll.snapshots.criu.apps import AppCriuSnapshots
 
     task, actions = long_task(env, suite, template, args.prefix)
     prefix = tuple(actions[: args.prefix])

@@ -102,7 +102,7 @@ SNAPSHOT_BACKENDS: Registry[Callable[..., SnapshotBackend]] = Registry(
     "snapshot backend",
     builtin={
         "criu": "adaroll.snapshots.criu",
-        "app-criu": "adaroll.envs.apps.criu",
+        "app-criu": "adaroll.snapshots.criu.apps",
     },
 )
 """``criu`` snapshots web-environment browsers and ``app-criu`` a browser with its app servers

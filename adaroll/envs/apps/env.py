@@ -3,7 +3,7 @@
 Each env is one isolated browser whose namespaces also hold the apps' servers (a threaded
 HTTP server process per app, :mod:`adaroll.envs.apps.appserver`) and their SQLite databases,
 all as the browser's unprivileged account, on the namespace's private tmpfs: nothing to start
-by hand, and one unit for a CRIU snapshot (:mod:`adaroll.envs.apps.criu`).
+by hand, and one unit for a CRIU snapshot (:mod:`adaroll.snapshots.criu.apps`).
 
 * **reset** loads the task's seeded content into every app's database (each server keeps a copy
   as the task's start) and loads the start page; the instruction is the template's text.

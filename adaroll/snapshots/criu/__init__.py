@@ -1,10 +1,14 @@
 """CRIU snapshots of a live browser: one dump, many independent branches (paper section 3.3).
 
 The snapshot backend of the web environment's browsers, registered as ``criu``
-(``env.snapshot_backend: criu``); the generic layer (:mod:`adaroll.snapshots`) names it only by
-that name and imports this package on first use. It is the one backend that imports an env
-package (the web env's, downward: no env imports it). Its modules: :mod:`~adaroll.snapshots.criu.backend` (save, restore,
-reference counts), :mod:`~adaroll.snapshots.criu.config` (knobs, image layout),
+(``env.snapshot_backend: criu``), and of the apps env's browser with its app servers and
+databases, ``app-criu`` (:mod:`~adaroll.snapshots.criu.apps`); the generic layer
+(:mod:`adaroll.snapshots`) names them only by those names and imports this package (and
+``apps``) on first use. It is the one snapshot package that imports env packages (the web
+env's and the apps env's, downward: no env imports it). Its modules:
+:mod:`~adaroll.snapshots.criu.backend` (save, restore, reference counts),
+:mod:`~adaroll.snapshots.criu.apps` (whole-app snapshots of the apps env),
+:mod:`~adaroll.snapshots.criu.config` (knobs, image layout),
 :mod:`~adaroll.snapshots.criu.images` (image records, manifests, state-dir pins),
 :mod:`~adaroll.snapshots.criu.branch` (the seam with the web env),
 :mod:`~adaroll.snapshots.criu.processes` (criu runs, subreaper, logs),

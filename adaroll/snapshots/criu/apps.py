@@ -9,7 +9,7 @@ the tmpfs in the ``post-dump`` hook while the tasks are frozen, and every branch
 pid, mount, network and time namespaces with an overlay over that copy. So each branch has its
 own servers listening on its own loopback and its own database files (the overlay's upper
 layer): a write in one branch is invisible to every other branch and to the parent
-(``tests/envs/apps/test_criu_branches.py``: 8 branches, a different write in each).
+(``tests/snapshots/criu/test_apps_branches.py``: 8 branches, a different write in each).
 
 What this backend adds to the browser backend:
 
@@ -45,10 +45,10 @@ from adaroll.envs.apps.env import AppsEnv
 from adaroll.envs.apps.launch import server_processes
 from adaroll.envs.apps.state import checksum, read_database
 from adaroll.envs.base import EnvFault, GUIEnv
-from adaroll.snapshots.criu import CriuSnapshots
+from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SnapshotError, SnapshotRef
+from adaroll.snapshots.criu.backend import CriuSnapshots
 from adaroll.snapshots.criu.branch import branch_class_of
 from adaroll.snapshots.criu.config import STATE_SUBDIR
-from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SnapshotError, SnapshotRef
 from adaroll.snapshots.verification import RestoreCheck
 
 

@@ -84,7 +84,7 @@ class CriuSnapshots(SnapshotBackend):
 
     name = "criu"
     replays_prefix = False
-    whole_app = False  # envs with app servers and files: app-criu (adaroll.envs.apps.criu)
+    whole_app = False  # envs with app servers and files: app-criu (adaroll.snapshots.criu.apps)
     branch_class = staticmethod(branch_env_class)  # the env class a restored branch is
 
     def __init__(self, config: CriuConfig | None = None, **overrides: Any) -> None:

@@ -50,7 +50,7 @@ def snapshot():
     """(backend, parent env, suite, ref): the snapshot after PREFIX_STEPS expert steps."""
     require_criu_stack()
     from adaroll.envs.apps import AppsEnv, AppsSuite
-    from adaroll.envs.apps.criu import AppCriuSnapshots
+    from adaroll.snapshots.criu.apps import AppCriuSnapshots
 
     suite = AppsSuite()
     backend = AppCriuSnapshots(max_branches=N_BRANCHES + 2)

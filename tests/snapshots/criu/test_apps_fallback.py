@@ -48,8 +48,8 @@ def rig():
     """(collector, backend, checkpoint) over app-criu with the expert's checkpoints of TASK."""
     require_criu_stack()
     from adaroll.envs.apps import AppsEnv, AppsSuite
-    from adaroll.envs.apps.criu import AppCriuSnapshots
     from adaroll.experts import collect_experts
+    from adaroll.snapshots.criu.apps import AppCriuSnapshots
 
     store = collect_experts(AppsEnv, AppsSuite(), [TASK], progress=False).store
     backend = AppCriuSnapshots(max_branches=4)
