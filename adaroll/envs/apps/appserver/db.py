@@ -1,6 +1,6 @@
 """SQLite for the app servers: a connection per request, and loading a task's seeded content.
 
-Why a connection per request (DESIGN.md section 4): a connection kept open across a CRIU dump
+Why a connection per request (docs/architecture.md, "Platform notes"): a connection kept open across a CRIU dump
 fails every write in a restored branch (``attempt to write a readonly database``,
 SQLITE_READONLY_DBMOVED: the branch's database file is an overlay copy with another inode).
 Opening one per request costs ~0.1 ms and leaves no descriptor open between requests, so a
