@@ -30,10 +30,11 @@ from adaroll.actions import Action
 from adaroll.config import ConfigError
 from adaroll.envs.apps.appserver.apps import APPS
 from adaroll.envs.apps.appserver.db import build
+from adaroll.envs.apps.env import AppsEnv
 from adaroll.envs.apps.tasks.catalog import all_templates, get_template, instance
 from adaroll.envs.apps.tasks.lengths import EXPERT_STEPS
 from adaroll.envs.apps.tasks.plan import next_action
-from adaroll.envs.base import SUITES, GUIEnv, TaskSpec, TaskSuite
+from adaroll.envs.base import SUITES, GUIEnv, TaskSpec, TaskSuite, run_expert
 from adaroll.envs.web.suite import (
     EXPERT_CHECK_SEED_BASE,
     HELDOUT_SEED_BASE,
@@ -186,8 +187,6 @@ class AppsSuite(TaskSuite):
         return out
 
     def expert_action(self, env: GUIEnv) -> Action:
-        from adaroll.envs.apps.env import AppsEnv
-
         if not isinstance(env, AppsEnv):
             raise TypeError(f"the apps experts drive an AppsEnv, got {type(env).__name__}")
         return next_action(env, env.task_instance.plan)
@@ -197,9 +196,6 @@ class AppsSuite(TaskSuite):
     ) -> list[tuple[str, str, str, float]]:
         """``(template, family, apps, mean expert steps over seeds)`` for every template, measured
         now in one live env (``adaroll envs list apps --lengths``)."""
-        from adaroll.envs.apps.env import AppsEnv
-        from adaroll.envs.base import run_expert
-
         rows = []
         with AppsEnv() as env:
             for name in self.templates():

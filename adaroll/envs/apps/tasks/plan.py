@@ -23,14 +23,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from adaroll.actions import Action
 from adaroll.envs.apps.state import State
 from adaroll.envs.apps.tasks.judge import Expect, met
-
-if TYPE_CHECKING:
-    from adaroll.envs.apps.env import AppsEnv
 
 
 class ExpertError(RuntimeError):
@@ -133,11 +130,23 @@ def field_(label: str) -> Loc:
     return Loc("input, textarea", text=label)
 
 
+class AppPage(Protocol):
+    """What the expert needs of an apps env (:class:`~adaroll.envs.apps.env.AppsEnv` is one;
+    privileged access): JavaScript evaluated in its page, and every app's database now and at
+    the task's start. The env imports its tasks, so the tasks name the env by this seam."""
+
+    def evaluate(self, expression: str) -> Any: ...
+
+    def app_state(self) -> State: ...
+
+    def start_state(self) -> State: ...
+
+
 class Ctx:
     """What a step sees: the env (privileged page access), the task's parameters and the
     databases (start and now, through the env's reader)."""
 
-    def __init__(self, env: AppsEnv) -> None:
+    def __init__(self, env: AppPage) -> None:
         self.env = env
         self._where: dict[str, Any] | None = None
         env.evaluate(PAGE_JS)
@@ -368,7 +377,7 @@ class Milestone:
         return met(ctx.start(), ctx.state(), self.expects)
 
 
-def next_action(env: AppsEnv, plan: tuple[Milestone, ...]) -> Action:
+def next_action(env: AppPage, plan: tuple[Milestone, ...]) -> Action:
     """The expert's next action (module docstring)."""
     ctx = Ctx(env)
     for m in plan:
