@@ -115,18 +115,18 @@ def envs_list(
 def _list_lengths(env: str | None, device: str | None) -> None:
     """``envs list mobile --lengths``: run each template's expert on a few seeds and print
     ``id  family  apps  mean-steps`` (nothing is cached: the lengths are today's experts').
-    Another env whose suite has ``expert_lengths`` (apps) prints the same columns."""
+    Another env whose suite declares ``expert_lengths`` (apps) prints the same columns."""
     if env not in (None, "mobile"):
         from adaroll.envs import get_suite
 
-        measure = getattr(get_suite(env), "expert_lengths", None)
-        if measure is None:
+        rows = get_suite(env).expert_lengths()
+        if rows is None:
             typer.echo(
                 f"error: --lengths: the {env} env's suite cannot measure its experts", err=True
             )
             raise typer.Exit(2)
         typer.echo(f"# template family apps mean-expert-steps ({env})", err=True)
-        for name, family, apps, steps in measure():
+        for name, family, apps, steps in rows:
             typer.echo(f"{name}  {family}  {apps}  {steps:.2f}")
         return
     from adaroll.envs.mobile.suite import LENGTH_SEEDS, expert_length

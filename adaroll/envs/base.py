@@ -329,6 +329,13 @@ class TaskSuite(ABC):
         ``heldout``), or None for a suite that describes none."""
         return None
 
+    def expert_lengths(self) -> list[tuple[str, str, str, float]] | None:
+        """What ``adaroll envs list ENV --lengths`` prints: ``(template, family, apps, mean
+        expert steps)`` per template, measured now by running the experts, or None for a suite
+        that cannot measure them (the default; the phone's lengths depend on a device profile and
+        are measured by the command itself)."""
+        return None
+
 
 ENVS: Registry[Any] = Registry("environment")
 """Environment factories by name: ``ENVS.get("mobile")(**kwargs) -> GUIEnv``; each entry is an

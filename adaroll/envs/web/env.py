@@ -218,6 +218,10 @@ class WebEnv(EpisodeEnv):
     screen: tuple[int, int] = SCREEN
     """Width and height in CSS pixels of what the env shows (action coordinates are normalised
     to it): MiniWoB's task area."""
+    whole_app: bool = False
+    """Whether the env's state lives outside the browser too (server processes and their files,
+    as the apps env's): a snapshot backend of the browser alone (``criu``) refuses such an env,
+    one that dumps the whole namespace (``app-criu``) takes it."""
 
     @staticmethod
     def validate_options(**options: Any) -> None:

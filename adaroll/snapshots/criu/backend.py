@@ -84,7 +84,10 @@ class CriuSnapshots(SnapshotBackend):
 
     name = "criu"
     replays_prefix = False
-    whole_app = False  # envs with app servers and files: app-criu (adaroll.snapshots.criu.apps)
+    whole_app: bool = False
+    """Whether the backend restores what a whole-app env (``WebEnv.whole_app``) keeps beside its
+    browser (its servers and files: ``app-criu``, :mod:`adaroll.snapshots.criu.apps`); a backend
+    without it refuses such an env."""
     branch_class = staticmethod(branch_env_class)  # the env class a restored branch is
 
     def __init__(self, config: CriuConfig | None = None, **overrides: Any) -> None:
@@ -132,7 +135,7 @@ class CriuSnapshots(SnapshotBackend):
         self._check_open()
         from adaroll.envs.web.env import WebEnv  # the web extras are optional: import on use
 
-        if not isinstance(env, WebEnv) or getattr(env, "whole_app", False) > self.whole_app:
+        if not isinstance(env, WebEnv) or (env.whole_app and not self.whole_app):
             raise SnapshotError(
                 f"criu snapshots need a web env (WebEnv; apps: 'app-criu'), got {type(env).__name__}"
             )
