@@ -6,11 +6,14 @@
 * each layer imports only the layers below it (:data:`FORBIDDEN`); in particular
   ``integrations/`` imports no ``envs/`` or ``snapshots/`` module: its starts, restores and bill
   are the rollout and training layers';
-* the generic snapshot layer imports nothing of the web env (its ``criu`` backend, the one
-  backend that imports an env package, is looked up by name);
+* the generic snapshot layer imports nothing of the browser envs (web, apps): the ``criu``
+  package, the one snapshot package that imports env packages (its ``criu`` and ``app-criu``
+  backends), is looked up by name;
 * the rollout and integrations layers dispatch on no start-kind string;
 * no module in ``rollout/``, ``training/`` or ``snapshots/`` past :data:`MAX_LINES`;
-* env factories, suites and snapshot backends declare their capabilities (no probing).
+* env factories, suites and snapshot backends declare their capabilities (no probing): each
+  is a subclass of its contract, and no declared capability is read through ``getattr`` or
+  ``hasattr``.
 """
 
 from __future__ import annotations
@@ -153,20 +156,27 @@ def test_integrations_import_no_env_or_snapshot_module() -> None:
     assert len(adapters) >= 4 and {m: t for m, t in reached.items() if t} == {}
 
 
-def test_the_generic_snapshot_layer_imports_nothing_of_the_web_env() -> None:
+BROWSER_ENVS = ("adaroll.envs.web", "adaroll.envs.apps")
+
+
+def test_the_generic_snapshot_layer_imports_nothing_of_the_browser_envs() -> None:
     graph = import_graph()
     generic = [
         m for m in graph if layer(m) == "snapshots" and not m.startswith("adaroll.snapshots.criu")
     ]
-    reached = {m: sorted(i for i in graph[m] if i.startswith("adaroll.envs.web")) for m in generic}
+    reached = {m: sorted(i for i in graph[m] if i.startswith(BROWSER_ENVS)) for m in generic}
     assert len(generic) > 3 and {m: i for m, i in reached.items() if i} == {}
 
 
-def test_the_criu_backend_is_found_by_its_name_under_snapshots() -> None:
+def test_the_criu_backends_are_found_by_their_names_under_snapshots() -> None:
     from adaroll.snapshots.base import SNAPSHOT_BACKENDS
 
-    assert "criu" in SNAPSHOT_BACKENDS and "criu" in SNAPSHOT_BACKENDS.names()
-    assert SNAPSHOT_BACKENDS.get("criu").__module__ == "adaroll.snapshots.criu.backend"
+    for name, module in (
+        ("criu", "adaroll.snapshots.criu.backend"),
+        ("app-criu", "adaroll.snapshots.criu.apps"),
+    ):
+        assert name in SNAPSHOT_BACKENDS and name in SNAPSHOT_BACKENDS.names()
+        assert SNAPSHOT_BACKENDS.get(name).__module__ == module
 
 
 def test_no_start_kind_string_is_dispatched_on_in_rollout_or_integrations() -> None:
@@ -192,8 +202,46 @@ def test_env_kinds_suites_and_backends_declare_their_capabilities() -> None:
         entry = ENVS.get(name)
         assert isinstance(entry, EnvKind) or issubclass(entry, EnvKind), name
         assert issubclass(SUITES.get(name), TaskSuite), name
-    for name in ("memory", "replay", "forkserver"):
+    backends = ["memory", "replay", "forkserver", "criu"]
+    if "apps" in loaded:  # app-criu's module imports the apps env
+        backends.append("app-criu")
+        # a whole-app env says so, and only the whole-app backend declares that it takes one
+        assert ENVS.get("apps").whole_app and not ENVS.get("web").whole_app
+        assert SNAPSHOT_BACKENDS.get("app-criu").whole_app  # type: ignore[attr-defined]
+        assert not SNAPSHOT_BACKENDS.get("criu").whole_app  # type: ignore[attr-defined]
+    for name in backends:
         assert issubclass(SNAPSHOT_BACKENDS.get(name), SnapshotBackend), name  # type: ignore[arg-type]
+
+
+CAPABILITIES = (
+    "episodes_per_env",
+    "validate_options",
+    "settings",
+    "max_live",
+    "concurrent_calls",
+    "whole_app",
+    "takes_env_options",
+    "all_templates",
+    "template_info",
+    "expert_lengths",
+    "replays_prefix",
+    "max_restores",
+    "max_branches",
+)
+"""What env factories, envs, suites and snapshot backends declare on their classes."""
+
+
+def test_no_declared_capability_is_probed() -> None:
+    names = "|".join(CAPABILITIES)
+    # getattr(x, "name"...) or hasattr(...), one level of calls allowed in the first argument
+    probe = re.compile(rf"\b(?:getattr|hasattr)\((?:[^()]|\([^()]*\))*?[\"']({names})[\"']")
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{n}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if probe.search(line)
+    ]
+    assert found == []
 
 
 def test_no_sized_module_passes_the_line_limit() -> None:
