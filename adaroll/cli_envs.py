@@ -122,7 +122,9 @@ def _list_lengths(env: str | None, device: str | None) -> None:
         rows = get_suite(env).expert_lengths()
         if rows is None:
             typer.echo(
-                f"error: --lengths: the {env} env's suite cannot measure its experts", err=True
+                f"error: --lengths: the {env} env's suite cannot measure its experts "
+                "(mobile and apps can)",
+                err=True,
             )
             raise typer.Exit(2)
         typer.echo(f"# template family apps mean-expert-steps ({env})", err=True)

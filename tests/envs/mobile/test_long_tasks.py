@@ -43,9 +43,9 @@ def test_lengths_lists_30_long_templates_over_5_apps() -> None:
     assert all(12 <= long[name][0] <= 40 for name in LONG), {n: long.get(n) for n in LONG}
 
 
-def test_lengths_is_a_mobile_option() -> None:
+def test_lengths_names_the_envs_that_measure_their_experts() -> None:
     result = CliRunner().invoke(app, ["envs", "list", "web", "--lengths"])
-    assert result.exit_code == 2 and "mobile" in result.output
+    assert result.exit_code == 2 and "mobile and apps" in result.output
 
 
 @pytest.mark.parametrize("device", ["clean", "noisy"])
