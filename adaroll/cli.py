@@ -58,6 +58,15 @@ def run(
         bool, typer.Option(help="Ignore what the run directory holds; start over.")
     ] = False,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    go_on: Annotated[
+        bool,
+        typer.Option(
+            "--go-on",
+            help="Train even when the checks before training find that the run cannot mean "
+            "anything (experts that never verify, no checkpoints, seeds that change nothing); "
+            "the findings become warnings (checks.stop=false).",
+        ),
+    ] = False,
     workers: Annotated[
         int | None,
         typer.Option(
@@ -81,7 +90,8 @@ def run(
     from adaroll.report import write_report
     from adaroll.training.pipeline import Pipeline
 
-    cfg = _config(config, (set_ or []) + _rollout_overrides(workers, ray_address), quick)
+    extra = _rollout_overrides(workers, ray_address) + (["checks.stop=false"] if go_on else [])
+    cfg = _config(config, (set_ or []) + extra, quick)
     if fresh and out.exists():
         shutil.rmtree(out)
     summary = Pipeline(cfg, out, progress=progress, say=lambda m: typer.echo(m)).run()

@@ -72,6 +72,22 @@ class PolicyConfig(Frozen):
     """Number of previous actions shown to the policy."""
 
 
+class ChecksConfig(Frozen):
+    """What `adaroll run` checks before it trains (:mod:`adaroll.training.preflight`): a run whose
+    experts never verify, whose pivot phases have no checkpoint, or whose task seeds all give one
+    start state trains on nothing and says nothing, unless stopped here."""
+
+    stop: bool = True
+    """Stop before training when a check fails (the error says what to do); false (``adaroll
+    run --go-on``) prints the findings as warnings and trains anyway."""
+    min_verified_rate: float = Field(0.0, ge=0, le=1)
+    """A split (pretrain, train) whose experts verify less than this share of its tasks fails;
+    a split with tasks where no expert run verifies always fails."""
+    start_states: bool = True
+    """Check that task seeds change the start state: resets up to two train tasks of each
+    template until two start states differ (the instruction and the element tree)."""
+
+
 class SFTConfig(Frozen):
     epochs: int = Field(8, ge=1)
     """Passes over the expert steps."""
@@ -487,6 +503,9 @@ class RunConfig(Frozen):
     """Where rollouts run (this process or Ray workers) and how samples are batched."""
     sft: SFTConfig = SFTConfig()
     """Behaviour cloning for Base (pretrain pool) and the SFT baseline (train experts)."""
+    checks: ChecksConfig = ChecksConfig()
+    """Checks before training that the run can mean something (never part of the experiment:
+    a run may resume with other settings here)."""
     stage1: TrainConfig = TrainConfig(
         algorithm="stage1",
         budget=BudgetConfig(iterations=12),
