@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from adaroll.cli_common import ConfigOpt, SetOpt, load_or_exit
 from adaroll.cli_envs import envs_app
 from adaroll.config import ConfigError, RunConfig, dump_config, load_config
 
@@ -31,21 +32,8 @@ app.add_typer(train_app, name="train")
 app.add_typer(pivots_app, name="pivots")
 app.add_typer(config_app, name="config")
 
-ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="YAML run config.")]
-SetOpt = Annotated[
-    list[str] | None, typer.Option("--set", "-s", help="Override: key.path=value (repeatable).")
-]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Run directory.")]
-
-
-def _config(config: Path | None, overrides: list[str] | None, quick: bool = False) -> RunConfig:
-    from adaroll.training.presets import QUICK_OVERRIDES
-
-    try:
-        return load_config(config, (QUICK_OVERRIDES if quick else []) + list(overrides or []))
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+_config = load_or_exit
 
 
 @app.command()
@@ -504,7 +492,6 @@ def jitter(
     first crosses the target, and their spread (env steps). Reports only: nothing is billed."""
     from functools import partial
 
-    from adaroll.config import load_config
     from adaroll.envs import make_env
     from adaroll.experiments.jitter import measure
     from adaroll.policies import load_policy

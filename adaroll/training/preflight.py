@@ -13,11 +13,19 @@ say nothing, so :class:`~adaroll.training.pipeline.Pipeline` stops before traini
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from adaroll.config import ConfigError
-from adaroll.envs.base import GUIEnv, TaskSpec
+from adaroll.envs.check import Finding, start_state_finding
+
+__all__ = [
+    "Finding",
+    "RunRefused",
+    "checkpoint_finding",
+    "expert_findings",
+    "start_state_finding",
+    "verdict",
+]
 
 PIVOT_CONFIGURATIONS = (
     "action",
@@ -38,28 +46,10 @@ EXPERT_ADVICE = (
     "same --set/--config) runs the expert on every template in seconds. Then rerun with "
     "--fresh (or a new --out): the run directory keeps the expert runs made so far"
 )
-SEED_ADVICE = (
-    "start states: make the seed change the start state (a gymnasium adapter: derive "
-    "make_kwargs(task) from task.seed, or use an env whose reset(seed=...) randomises its "
-    "start), or give one template per distinct task"
-)
 
 
 class RunRefused(ConfigError):
     """The run cannot mean anything; the message lists why and what to do."""
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One failed check: which (``experts[train]``, ``pivots``, ``start states``) and why."""
-
-    check: str
-    message: str
-    advice: str = ""
-    """What to do (findings of one kind share it: it is printed once)."""
-
-    def __str__(self) -> str:
-        return f"{self.check}: {self.message}"
 
 
 def expert_findings(
@@ -108,42 +98,6 @@ def checkpoint_finding(checkpoints: int, configurations: Iterable[str]) -> Findi
         "update",
         EXPERT_ADVICE,
     )
-
-
-def start_state_finding(
-    make_env: Callable[[], GUIEnv], tasks: Sequence[TaskSpec], *, per_template: int = 2
-) -> Finding | None:
-    """A finding when every template with two or more tasks starts all of them in one state
-    (instruction and element tree): the seeds then change nothing. Resets at most
-    ``per_template`` tasks of each template, and stops at the first template whose start
-    states differ."""
-    by_template: dict[str, list[TaskSpec]] = {}
-    for task in tasks:
-        by_template.setdefault(task.template, []).append(task)
-    checked = [t for t, ts in by_template.items() if len(ts) >= 2]
-    if not checked:
-        return None
-    env = make_env()
-    try:
-        for template in checked:
-            if len({_start_state(env, t) for t in by_template[template][:per_template]}) > 1:
-                return None
-    finally:
-        env.close()
-    names = ", ".join(checked[:4]) + (", ..." if len(checked) > 4 else "")
-    return Finding(
-        "start states",
-        f"every template starts all its tasks in one state, whatever the seed (checked "
-        f"{names}): its tasks are one task under many names, and Avg@k, routing and the "
-        "held-out split measure nothing new",
-        SEED_ADVICE,
-    )
-
-
-def _start_state(env: GUIEnv, task: TaskSpec) -> tuple[str, str, tuple[int, int]]:
-    obs, info = env.reset(options={"task": task})
-    instruction = str(info.get("instruction", ""))
-    return instruction, obs.element_tree_hash(), tuple(obs.screen_size)  # type: ignore[return-value]
 
 
 def verdict(findings: Sequence[Finding], *, stop: bool, say: Callable[[str], None]) -> None:
