@@ -301,11 +301,18 @@ class BudgetConfig(Frozen):
     policy_samples: int | None = Field(None, ge=1)
     """Stop once the phase drew this many policy samples for training and routing (one-step
     groups spend samples but no env steps, so an env-step budget alone never ends them)."""
+    min_optimizer_steps: int = Field(0, ge=0)
+    """The env-step and policy-sample limits do not end the phase before it has made this many
+    optimizer steps (``iterations`` still does, and must be set with it). 0 (the protocol's
+    equal budgets): off. ``adaroll run --quick`` sets 1, so that a routing pass longer than its
+    small budget (long episodes, e.g. a Gymnasium env) cannot leave a phase without an update."""
 
     @model_validator(mode="after")
     def _some_limit(self) -> BudgetConfig:
         if self.iterations is None and self.env_steps is None and self.policy_samples is None:
             raise ValueError("a budget needs at least one of iterations, env_steps, policy_samples")
+        if self.min_optimizer_steps and self.iterations is None:
+            raise ValueError("min_optimizer_steps needs iterations (a phase that never updates)")
         return self
 
 

@@ -329,6 +329,8 @@ class Trainer:
         b, totals = self.cfg.budget, self._totals()
         if b.iterations is not None and self.iteration >= b.iterations:
             return "iterations"
+        if self.optimizer_steps < b.min_optimizer_steps:
+            return None  # not before the phase has updated (the quick run: every method does)
         if b.env_steps is not None and totals["phase_env_steps"] >= b.env_steps:
             return "env_steps"
         if b.policy_samples is not None and totals["policy_samples"] >= b.policy_samples:
