@@ -301,3 +301,130 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
     )
     assert len(hits) >= MIN_KILLS, f"only {len(hits)} kills landed: {hits}"
     assert len(set(hits)) >= 3, f"kills did not spread over the phases: {hits}"
+
+
+# -- branches die with their trainer ----------------------------------------------------------
+
+RESTORING_TRAINERS = {
+    # a FrozenLake env in the fork server: restores are forks of a zygote
+    "forkserver": """
+from adaroll.envs import make_env_factory
+from adaroll.envs.base import TaskSpec
+from adaroll.snapshots.forkserver import ForkServerSnapshots
+from adaroll.actions import Action
+make = make_env_factory("gymnasium", id="FrozenLake-v1", adapter="frozen_lake")
+backend = ForkServerSnapshots(make_env=make)
+env = make()
+env.reset(options={"task": TaskSpec("gymnasium", "lake-5x5", 0)})
+env.step(Action.press("right"))
+ref = backend.save(env, (Action.press("right"),))
+def restore():
+    branch = backend.restore(ref)
+    branch.step(Action.press("down"))
+    return branch
+""",
+    # a MiniWoB++ page in Chromium: restores are criu restores through the launcher
+    "criu": """
+import adaroll.envs.web
+from adaroll.envs.base import TaskSpec
+from adaroll.envs.web import WebEnv
+from adaroll.envs.web.criu import CriuSnapshots
+backend = CriuSnapshots(max_branches=4)
+env = WebEnv()
+env.reset(options={"task": TaskSpec("web", "click-button", 0)})
+ref = backend.save(env, ())
+def restore():
+    return backend.restore(ref)
+""",
+}
+RESTORE_LOOP = """
+import threading, time
+lock, count = threading.Lock(), [0]
+def loop():
+    live = []
+    while True:
+        live.append(restore())
+        with lock:
+            count[0] += 1
+            print(f"restored {count[0]}", flush=True)
+        if len(live) >= 2:
+            live.pop(0).close()
+for _ in range(2):
+    threading.Thread(target=loop, daemon=True).start()
+time.sleep(600)
+"""
+
+
+def _ours(marker: str, root: Path) -> list[str]:
+    """Live processes of the killed trainer's tree: its environment variable (forked and
+    spawned processes), or a path under its private temporary directory on the command line
+    (browsers and their CRIU branches, which have the environment their browser had)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            environ = (entry / "environ").read_bytes()
+        except (OSError, IndexError):
+            continue
+        if state in ("Z", "X"):
+            continue
+        if marker.encode() in environ or str(root) in cmdline:
+            found.append(f"{entry.name}: {cmdline[:120]}")
+    return found
+
+
+@pytest.mark.parametrize("backend", ["forkserver", "criu"])
+def test_sigkill_of_the_trainer_while_it_restores_branches_leaves_nothing_behind(
+    backend: str, tmp_path: Path
+) -> None:
+    """The trainer restores branches from two threads without pause; its whole process group
+    is SIGKILLed after its fifth restore: CRIU's, the moment a criu restore runs; the fork
+    server's, at a random moment (a fork is then in flight or just done). Every branch dies with it, with everything else of its tree (fork server, zygotes;
+    browsers, criu, the restore launcher and the janitor once done), and no mount or file of
+    it stays behind."""
+    if backend == "criu":
+        from tests.components import require_criu_stack
+
+        require_criu_stack()
+    root = tmp_path / "tmp"
+    root.mkdir(mode=0o755)  # the browser's unprivileged account reads its state dir below it
+    marker = f"ADAROLL_TEST_TRAINER={os.getpid()}-{backend}"
+    name, _, value = marker.partition("=")
+    env = {**ENV, "TMPDIR": str(root), "ADAROLL_CRIU_DIR": str(root / "criu"), name: value}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RESTORING_TRAINERS[backend] + RESTORE_LOOP],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert proc.stdout is not None
+    for _ in range(5):
+        line = proc.stdout.readline()
+        if not line.startswith(b"restored"):
+            proc.kill()
+            _, err = proc.communicate()
+            pytest.fail(f"the trainer did not restore: {err.decode()[-3000:]}")
+    if backend == "criu":  # the kill lands while criu restores a branch
+        while not any(" restore " in p and str(root) in p for p in _ours(marker, root)):
+            pass
+    else:
+        time.sleep(random.Random(SEED).uniform(0.0, 0.2))
+    assert _ours(marker, root), "the trainer's tree is not visible to the check"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _ours(marker, root):
+        time.sleep(0.1)
+    assert _ours(marker, root) == [], "processes outlived their trainer"
+    mounts = Path("/proc/self/mounts").read_text()
+    assert str(root) not in mounts
+    left = [p for p in root.rglob("*") if p != root / "criu"]  # the configured root stays
+    while time.monotonic() < deadline and left:
+        time.sleep(0.1)
+        left = [p for p in root.rglob("*") if p != root / "criu"]
+    assert left == []

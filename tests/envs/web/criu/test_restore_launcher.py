@@ -232,3 +232,50 @@ def _running(marker: str) -> bool:
             except OSError:
                 continue
     return False
+
+
+def test_branches_die_with_their_controller_even_after_a_finished_restore(
+    dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """The launcher is the branches' parent-death signal: the controller restores two branches
+    (each restore finished and reported), then is SIGKILLed alone - not its process group - with
+    the branches not yet taken by anyone (no janitor knows them). The launcher kills both."""
+    require(os.geteuid() == 0, "the restore launcher mounts and unshares: it needs root")
+    marker = f"adaroll-pdeath-test-{os.getpid()}"
+    reqs = []
+    for i in range(2):
+        pidfile = tmp_path / f"pid{i}"
+        criu = f"(exec -a {marker} sleep 60) & echo $! > {pidfile}"
+        argv, out = ("/bin/bash", "-c", criu), str(tmp_path / f"out{i}")
+        reqs.append(asdict(request(dirs, argv, tmp_path, pidfile=str(pidfile), output=out)))
+    controller = textwrap.dedent(
+        f"""
+        import json, sys, time
+        from adaroll.envs.web.criu.processes import subreaper
+        from adaroll.envs.web.criu.restore_launcher import Request, RestoreLauncher
+        launcher = RestoreLauncher({str(tmp_path / "launcher.err")!r})
+        with subreaper():
+            for data in json.loads(sys.argv[1]):
+                req = Request(**{{**data, "argv": tuple(data["argv"])}})
+                assert launcher.run(req, timeout=30) == 0
+        print("restored", flush=True)
+        time.sleep(60)
+        """
+    )
+    with open(tmp_path / "controller.err", "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", controller, json.dumps(reqs)],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            start_new_session=True,
+            cwd=Path(__file__).resolve().parents[4],
+        )
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == b"restored\n", (tmp_path / "controller.err").read_text()
+    assert _running(marker)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and _running(marker):
+        time.sleep(0.05)
+    assert not _running(marker), "a branch outlived its controller"
