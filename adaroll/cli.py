@@ -572,14 +572,68 @@ def config_schema() -> None:
     typer.echo(json.dumps(schema, indent=1, default=str))
 
 
+@app.callback()
+def _options(
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            help="Show the Python traceback of an error (also accepted after the command).",
+        ),
+    ] = False,
+) -> None:
+    """AdaRoll: adaptive rollouts for training GUI agents."""
+    global DEBUG
+    DEBUG = DEBUG or debug
+
+
+DEBUG = False
+"""``--debug``: errors come with their traceback (otherwise one line each)."""
+
+
+def interrupted_hint(argv: list[str]) -> str:
+    """What a Ctrl-C of ``adaroll ARGV`` leaves and how to go on (``--fresh`` dropped: it would
+    start over)."""
+    import shlex
+
+    words = [w for w in argv if w not in ("--fresh", "--debug")]
+    command = next((w for w in words if not w.startswith("-")), "")
+    again = "adaroll " + shlex.join(words)
+    if command in ("run", "experiment"):
+        return (
+            "interrupted: every finished step and RL iteration is saved (files are written "
+            f"whole); to resume, run the same command again:\n  {again}"
+        )
+    if command == "train":
+        resume = "" if "--resume" in words else " --resume"
+        return (
+            "interrupted: the phase's last finished iteration is saved; to resume it:\n"
+            f"  {again}{resume}"
+        )
+    return "interrupted"
+
+
 def main() -> None:
+    from adaroll.envs.base import EnvFault
+    from adaroll.io import defer_interrupts, interrupt_received
     from adaroll.policies.small import PolicyFileError
     from adaroll.registry import UnknownNameError
+    from adaroll.rollout.jobs import RolloutFailed
     from adaroll.snapshots.base import SnapshotError
 
+    global DEBUG
+    argv = sys.argv[1:]
+    if "--debug" in argv:  # `adaroll run ... --debug` as well as `adaroll --debug run ...`
+        DEBUG = True
+        sys.argv[1:] = [a for a in argv if a != "--debug"]
+    defer_interrupts()  # a Ctrl-C lets the file being written finish (adaroll.io.critical)
     try:
         app()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as exc:
+        # typer turns a KeyboardInterrupt into a silent exit 130: say what it left
+        if isinstance(exc, SystemExit) and not interrupt_received():
+            raise
+        typer.echo(f"\n{interrupted_hint(argv)}", err=True)
         sys.exit(130)
     except (
         ConfigError,
@@ -587,9 +641,24 @@ def main() -> None:
         FileNotFoundError,
         SnapshotError,
         PolicyFileError,
+        EnvFault,
+        RolloutFailed,
     ) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        if DEBUG:
+            raise
+        hint = "" if isinstance(exc, ConfigError) else " (--debug shows the traceback)"
+        typer.echo(f"error: {_one_line(exc)}{hint}", err=True)
         sys.exit(2)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error's message: an env's or adapter's fault (or a group that kept failing on one)
+    as its first line, any other whole (a config error lists every bad field)."""
+    from adaroll.envs.base import EnvFault
+    from adaroll.rollout.jobs import RolloutFailed
+
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0] if isinstance(exc, (EnvFault, RolloutFailed)) else text
 
 
 if __name__ == "__main__":

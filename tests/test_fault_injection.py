@@ -303,6 +303,65 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
     assert len(set(hits)) >= 3, f"kills did not spread over the phases: {hits}"
 
 
+def _leftovers(run: Path) -> list[str]:
+    """What an interrupted write would leave: temporary files, a half-swapped trainer state,
+    a JSONL file whose last line is cut."""
+    found = [str(p) for p in run.rglob("*.tmp")]
+    found += [str(p) for p in run.rglob("state-tmp")] + [str(p) for p in run.rglob("state-old")]
+    for path in run.rglob("*.jsonl"):
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            found.append(f"{path} (torn last line)")
+    return found
+
+
+def test_ctrl_c_says_how_to_resume_writes_whole_files_and_resumes_to_the_same_run(
+    micro_config: Path, reference: tuple[Path, dict[str, tuple[float, float]]], tmp_path: Path
+) -> None:
+    """A real SIGINT to the run's process group (as a terminal's Ctrl-C), once during the
+    experts and SFT and once inside each RL phase: the run exits 130 saying how to resume, no
+    file is left half written, and the resumed run equals the uninterrupted one."""
+    ref, windows = reference
+    out, rng = tmp_path / "interrupted", random.Random(SEED)
+    interrupted = 0
+    for stratum in STRATA:
+        before = (
+            (out / "config.yaml").stat().st_mtime_ns if (out / "config.yaml").exists() else None
+        )
+        proc = _spawn(micro_config, out)
+        _wait_for_work_start(proc, out, before)
+        if stratum == "sft":
+            deadline = time.monotonic() + rng.uniform(0.0, windows["sft"][1])
+            while proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.003)
+        else:
+            ledger, target = out / stratum / "ledger.jsonl", rng.randrange(1, 6)
+            while proc.poll() is None and _lines(ledger) < target:
+                time.sleep(0.003)
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            assert proc.returncode == 0, err.decode()[-3000:]
+            break
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        text = err.decode()
+        assert proc.returncode == 130, text[-3000:]
+        assert "Traceback" not in text, text[-3000:]
+        assert "interrupted: every finished step and RL iteration is saved" in text
+        assert (
+            f"to resume, run the same command again:\n  adaroll run --no-progress --config {micro_config} --out {out}"
+            in text
+        )
+        assert _leftovers(out) == [], stratum
+        interrupted += 1
+    final = subprocess.run(
+        _cmd(micro_config, out), capture_output=True, text=True, env=ENV, timeout=600
+    )
+    assert final.returncode == 0, final.stderr[-3000:]
+    assert interrupted >= 3
+    _assert_same_run(out, ref)
+
+
 # -- branches die with their trainer ----------------------------------------------------------
 
 RESTORING_TRAINERS = {

@@ -31,7 +31,7 @@ import torch
 from adaroll.config import TrainConfig
 from adaroll.envs.base import GUIEnv, TaskSpec
 from adaroll.evaluation import evaluate_split
-from adaroll.io import atomic_write_bytes, atomic_write_text, make_private_dir
+from adaroll.io import atomic_write_bytes, atomic_write_text, critical, make_private_dir
 from adaroll.jsonl import JsonlLog
 from adaroll.policies.base import Policy
 from adaroll.rollout.collector import RolloutCollector
@@ -381,6 +381,10 @@ class Trainer:
         self.metrics.truncate_to(0)
 
     def _save_state(self) -> None:
+        with critical():  # a Ctrl-C waits until the new state is in (no state-tmp left)
+            self._write_state()
+
+    def _write_state(self) -> None:
         tmp, state, old = self.dir / "state-tmp", self.dir / "state", self.dir / "state-old"
         if tmp.exists():
             shutil.rmtree(tmp)
