@@ -198,6 +198,7 @@ class ScheduleFeed:
                 invalid_samples=c.invalid_samples,
                 faults=c.faults,
                 restore_fallbacks=c.restore_fallbacks,
+                wall_seconds=c.wall_seconds,
                 task_id=job.task.id,
                 stage=self.stage,
                 iteration=it.number,

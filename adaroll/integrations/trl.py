@@ -33,6 +33,7 @@ what takes time in a restore runs ahead, in the prefetch threads.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -113,6 +114,8 @@ class AdaRollTRL:
         self.sessions_opened: dict[str, int] = {"onestep": 0, "suffix": 0, "root": 0, "idle": 0}
         self.env_steps = 0
         """Env steps taken by every session so far (the ledger bills each of them)."""
+        self._batch_started: float | None = None
+        """When the generation batch being scored opened its first session (wall clock)."""
 
     # -- what GRPOTrainer takes ------------------------------------------------------------------
     def dataset(self, prompt: str = "") -> Any:
@@ -169,6 +172,8 @@ class AdaRollTRL:
                 None,
                 Start(row["kind"], str(row["task_id"]), row.get("checkpoint_id") or None),
             )
+        if self._batch_started is None:
+            self._batch_started = time.perf_counter()
         session = self.starts.open(start)
         self.sessions_opened[start.kind] += 1
         return session, bound
@@ -194,6 +199,11 @@ class AdaRollTRL:
             bounds.append(env._bound)
         rewards = [s.reward() for s in sessions]
         given: list[float | None] = list(rewards)
+        # wall seconds: from the batch's first reset to its scoring (generation, tool calls,
+        # env steps), shared equally by its groups
+        started, self._batch_started = self._batch_started, None
+        groups = max(1, -(-len(sessions) // self.num_generations))
+        wall = (time.perf_counter() - started) / groups if started is not None else 0.0
         for lo in range(0, len(sessions), self.num_generations):
             hi = lo + self.num_generations
             group, bound = sessions[lo:hi], bounds[lo]
@@ -203,9 +213,8 @@ class AdaRollTRL:
                 # an idle row's sample is generated, though it acts nowhere
                 cost = cost + s.cost + Cost(policy_samples=int(s.start.kind == IDLE))
                 self.env_steps += s.cost.env_steps
-            cost = replace(
-                cost, faults=int(faulted)
-            )  # one failed attempt of the group, as AdaRoll counts it
+            # one failed attempt of the group, as AdaRoll counts it
+            cost = replace(cost, faults=int(faulted), wall_seconds=wall)
             trains = not faulted and max(rewards[lo:hi]) != min(rewards[lo:hi])
             if bound is not None:
                 assert self.feed is not None
@@ -227,6 +236,7 @@ class AdaRollTRL:
                     invalid_samples=cost.invalid_samples,
                     faults=cost.faults,
                     restore_fallbacks=cost.restore_fallbacks,
+                    wall_seconds=cost.wall_seconds,
                     task_id=start.task_id,
                     stage=self.stage,
                 )
