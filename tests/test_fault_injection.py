@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -414,10 +416,11 @@ time.sleep(600)
 """
 
 
-def _ours(marker: str, root: Path) -> list[str]:
+def _ours(marker: str, root: Path, before: frozenset[int] = frozenset()) -> list[str]:
     """Live processes of the killed trainer's tree: its environment variable (forked and
-    spawned processes), or a path under its private temporary directory on the command line
-    (browsers and their CRIU branches, which have the environment their browser had)."""
+    spawned processes), a path under its temporary directory on the command line (browsers and
+    their CRIU branches, which have the environment their browser had), or an orphan of the
+    browsers' account (re-parented to init, and not there before the trainer started)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -426,13 +429,40 @@ def _ours(marker: str, root: Path) -> list[str]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             environ = (entry / "environ").read_bytes()
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            account = (
+                entry.stat().st_uid == _browser_uid()
+                and int(entry.name) not in before
+                and ppid == 1
+            )
         except (OSError, IndexError):
             continue
         if state in ("Z", "X"):
             continue
-        if marker.encode() in environ or str(root) in cmdline:
-            found.append(f"{entry.name}: {cmdline[:120]}")
+        if marker.encode() in environ or str(root) in cmdline or account:
+            found.append(f"{entry.name}: {cmdline[:160]}")
     return found
+
+
+def _browser_uid() -> int:
+    import pwd
+
+    try:
+        return pwd.getpwnam("adaroll-browser").pw_uid
+    except KeyError:
+        return -1
+
+
+def _account_pids() -> frozenset[int]:
+    uid = _browser_uid()
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                pids.add(int(entry.name))
+        except OSError:
+            continue
+    return frozenset(pids)
 
 
 @pytest.mark.parametrize("backend", ["forkserver", "criu"])
@@ -448,8 +478,17 @@ def test_sigkill_of_the_trainer_while_it_restores_branches_leaves_nothing_behind
         from tests.components import require_criu_stack
 
         require_criu_stack()
-    root = tmp_path / "tmp"
-    root.mkdir(mode=0o755)  # the browser's unprivileged account reads its state dir below it
+    # the browsers' account must pass through it to its state dirs (pytest's tmp_path is 0700)
+    root = Path(tempfile.mkdtemp(prefix="adaroll-test-trainer-", dir="/tmp"))
+    root.chmod(0o755)
+    try:
+        _kill_while_restoring(backend, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _kill_while_restoring(backend: str, root: Path) -> None:
+    before = _account_pids()
     marker = f"ADAROLL_TEST_TRAINER={os.getpid()}-{backend}"
     name, _, value = marker.partition("=")
     env = {**ENV, "TMPDIR": str(root), "ADAROLL_CRIU_DIR": str(root / "criu"), name: value}
@@ -469,17 +508,17 @@ def test_sigkill_of_the_trainer_while_it_restores_branches_leaves_nothing_behind
             _, err = proc.communicate()
             pytest.fail(f"the trainer did not restore: {err.decode()[-3000:]}")
     if backend == "criu":  # the kill lands while criu restores a branch
-        while not any(" restore " in p and str(root) in p for p in _ours(marker, root)):
+        while not any(" restore -D " in p for p in _ours(marker, root, before)):
             pass
     else:
         time.sleep(random.Random(SEED).uniform(0.0, 0.2))
-    assert _ours(marker, root), "the trainer's tree is not visible to the check"
+    assert _ours(marker, root, before), "the trainer's tree is not visible to the check"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and _ours(marker, root):
+    while time.monotonic() < deadline and _ours(marker, root, before):
         time.sleep(0.1)
-    assert _ours(marker, root) == [], "processes outlived their trainer"
+    assert _ours(marker, root, before) == [], "processes outlived their trainer"
     mounts = Path("/proc/self/mounts").read_text()
     assert str(root) not in mounts
     left = [p for p in root.rglob("*") if p != root / "criu"]  # the configured root stays

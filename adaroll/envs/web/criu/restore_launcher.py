@@ -29,7 +29,9 @@ Branches die with their controller: the launcher is their parent-death signal. B
 a restore's success it opens a pidfd on the restored tree's root (the branch's pid-namespace
 init, whose death ends the namespace, its mounts and its tmpfs) and keeps it until that process
 exits; when the control socket closes - the controller exited, crashed or was SIGKILLed - it
-SIGKILLs every branch still alive. (A real ``PR_SET_PDEATHSIG`` cannot be given to a restored
+SIGKILLs every branch still alive. A restore that finishes after that is killed by the network
+namespace the launcher made for it (every process in it is the branch's): its pidfile may be
+gone, removed with the backend's directory by the crash janitor. (A real ``PR_SET_PDEATHSIG`` cannot be given to a restored
 tree: only a process can set its own, and criu's ``restore -d`` parent exits at once.) The
 launcher runs in a session of its own, so a signal to the controller's process group does not
 stop it first.
@@ -154,6 +156,19 @@ def _watch_branch(pidfile: str) -> int | None:
     return None
 
 
+def _kill_network(inode: int) -> None:
+    """SIGKILL every process in the network namespace ``inode`` (a branch's: criu restored
+    its whole tree into it); nothing for 0."""
+    if not inode:
+        return
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if os.stat(f"/proc/{entry}/ns/net").st_ino == inode:
+                os.kill(int(entry), signal.SIGKILL)
+
+
 def _kill_branch(pidfd: int) -> None:
     """SIGKILL the branch root behind ``pidfd`` (its pid namespace ends with it); close it."""
     with contextlib.suppress(OSError):
@@ -171,6 +186,9 @@ class _Running:
     """The branch's mount namespace (to take the cache at /run away once criu is done)."""
     unmount_cache: bool
     pidfile: str
+    net_inode: int = 0
+    """The branch's network namespace (0: criu makes its own): every process in it is the
+    branch's, which finds the branch when its pidfile is gone (the janitor removed it)."""
 
 
 class _Launcher:
@@ -187,7 +205,7 @@ class _Launcher:
 
     def start(self, req: Request, reply: socket.socket) -> None:
         try:
-            pid, branch_mnt = self._spawn(req)
+            pid, branch_mnt, net_inode = self._spawn(req)
         except Exception as exc:  # noqa: BLE001 - reported to the controller
             _say(reply, f"error {type(exc).__name__}: {exc}")
             reply.close()
@@ -195,13 +213,15 @@ class _Launcher:
         finally:
             self._return_home()
         self.running[pid] = _Running(
-            reply, os.pidfd_open(pid), branch_mnt, bool(req.kdat_dir), req.pidfile
+            reply, os.pidfd_open(pid), branch_mnt, bool(req.kdat_dir), req.pidfile, net_inode
         )
         _say(reply, f"pid {pid}")
 
-    def _spawn(self, req: Request) -> tuple[int, int]:
-        """criu started in the branch's new namespaces, and the branch's mount namespace."""
+    def _spawn(self, req: Request) -> tuple[int, int, int]:
+        """criu started in the branch's new namespaces, the branch's mount namespace and its
+        network namespace's inode (0 when criu makes it)."""
         netns = self._enter_branch_namespaces(req)
+        net_inode = os.fstat(netns).st_ino if netns is not None else 0
         out = branch_mnt = -1
         try:
             branch_mnt = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
@@ -230,7 +250,7 @@ class _Launcher:
             for fd in (out, -1 if netns is None else netns):
                 if fd >= 0:
                     os.close(fd)
-        return pid, branch_mnt
+        return pid, branch_mnt, net_inode
 
     def finish(self, pid: int) -> None:
         run = self.running.pop(pid)
@@ -240,9 +260,11 @@ class _Launcher:
         branch = _watch_branch(run.pidfile) if code == 0 and run.pidfile else None
         if branch is not None:
             self.branches.add(branch)
-        if not _say(run.reply, f"exit {code}") and branch is not None:
-            self.branches.discard(branch)  # no controller takes it
-            _kill_branch(branch)
+        if not _say(run.reply, f"exit {code}"):  # no controller takes it
+            if branch is not None:
+                self.branches.discard(branch)
+                _kill_branch(branch)
+            _kill_network(run.net_inode)  # the pidfile may be gone with its directory
         run.reply.close()
         if run.unmount_cache:  # the branch keeps running in that namespace (after the reply:
             # an unmount waits for an RCU grace period, the branch need not)
