@@ -44,8 +44,12 @@ def _default(value: Any) -> Any:
 
 
 def describe(target: Any) -> dict[str, dict[str, Any]]:
-    """``{option: {"type", "default", "doc"}}`` of a factory or class taking options."""
+    """``{option: {"type", "default", "doc"}}`` of a factory or class taking options. Docs come
+    from the attribute docstrings of the config dataclass behind a ``config`` parameter, else
+    of the dataclass the target names as its ``options_config`` (one field per option)."""
     init = target.__init__ if inspect.isclass(target) else type(target).__call__
+    named = getattr(target, "options_config", None)
+    option_docs = field_docs(named) if isinstance(named, type) else {}
     try:
         hints = typing.get_type_hints(init)
     except Exception:  # noqa: BLE001 - unresolvable annotations: show them as written
@@ -71,8 +75,11 @@ def describe(target: Any) -> dict[str, dict[str, Any]]:
                     "doc": docs.get(f.name, ""),
                 }
             continue
+        if p.name in out:  # also a field of the config (e.g. the web env's browser)
+            continue
         annotation = p.annotation if p.annotation is not p.empty else "Any"
-        out[p.name] = {"type": str(annotation), "default": _default(p.default), "doc": ""}
+        doc = option_docs.get(p.name, "")
+        out[p.name] = {"type": str(annotation), "default": _default(p.default), "doc": doc}
     return out
 
 
