@@ -118,13 +118,7 @@ class EnvCheck:
 
 def heldout_templates(suite: TaskSuite) -> set[str]:
     """The suite's held-out templates (those of its ``heldout-templates`` split)."""
-    listed = getattr(suite, "heldout_templates", None)
-    if callable(listed):
-        return set(listed())
-    try:
-        return {t.template for t in suite.split("heldout-templates")}
-    except (KeyError, ValueError):
-        return set()
+    return set(suite.heldout_templates())
 
 
 def check_env(
