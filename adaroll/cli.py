@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from adaroll.cli_common import ConfigOpt, SetOpt, load_or_exit
 from adaroll.cli_envs import envs_app
 from adaroll.config import ConfigError, RunConfig, dump_config, load_config
 
@@ -31,21 +32,8 @@ app.add_typer(train_app, name="train")
 app.add_typer(pivots_app, name="pivots")
 app.add_typer(config_app, name="config")
 
-ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="YAML run config.")]
-SetOpt = Annotated[
-    list[str] | None, typer.Option("--set", "-s", help="Override: key.path=value (repeatable).")
-]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Run directory.")]
-
-
-def _config(config: Path | None, overrides: list[str] | None, quick: bool = False) -> RunConfig:
-    from adaroll.training.presets import QUICK_OVERRIDES
-
-    try:
-        return load_config(config, (QUICK_OVERRIDES if quick else []) + list(overrides or []))
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+_config = load_or_exit
 
 
 @app.command()
@@ -58,6 +46,15 @@ def run(
         bool, typer.Option(help="Ignore what the run directory holds; start over.")
     ] = False,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    go_on: Annotated[
+        bool,
+        typer.Option(
+            "--go-on",
+            help="Train even when the checks before training find that the run cannot mean "
+            "anything (experts that never verify, no checkpoints, seeds that change nothing); "
+            "the findings become warnings (checks.stop=false).",
+        ),
+    ] = False,
     workers: Annotated[
         int | None,
         typer.Option(
@@ -81,7 +78,8 @@ def run(
     from adaroll.report import write_report
     from adaroll.training.pipeline import Pipeline
 
-    cfg = _config(config, (set_ or []) + _rollout_overrides(workers, ray_address), quick)
+    extra = _rollout_overrides(workers, ray_address) + (["checks.stop=false"] if go_on else [])
+    cfg = _config(config, (set_ or []) + extra, quick)
     if fresh and out.exists():
         shutil.rmtree(out)
     summary = Pipeline(cfg, out, progress=progress, say=lambda m: typer.echo(m)).run()
@@ -547,7 +545,6 @@ def jitter(
     first crosses the target, and their spread (env steps). Reports only: nothing is billed."""
     from functools import partial
 
-    from adaroll.config import load_config
     from adaroll.envs import make_env
     from adaroll.experiments.jitter import measure
     from adaroll.policies import load_policy
@@ -628,14 +625,68 @@ def config_schema() -> None:
     typer.echo(json.dumps(schema, indent=1, default=str))
 
 
+@app.callback()
+def _options(
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            help="Show the Python traceback of an error (also accepted after the command).",
+        ),
+    ] = False,
+) -> None:
+    """AdaRoll: adaptive rollouts for training GUI agents."""
+    global DEBUG
+    DEBUG = DEBUG or debug
+
+
+DEBUG = False
+"""``--debug``: errors come with their traceback (otherwise one line each)."""
+
+
+def interrupted_hint(argv: list[str]) -> str:
+    """What a Ctrl-C of ``adaroll ARGV`` leaves and how to go on (``--fresh`` dropped: it would
+    start over)."""
+    import shlex
+
+    words = [w for w in argv if w not in ("--fresh", "--debug")]
+    command = next((w for w in words if not w.startswith("-")), "")
+    again = "adaroll " + shlex.join(words)
+    if command in ("run", "experiment"):
+        return (
+            "interrupted: every finished step and RL iteration is saved (files are written "
+            f"whole); to resume, run the same command again:\n  {again}"
+        )
+    if command == "train":
+        resume = "" if "--resume" in words else " --resume"
+        return (
+            "interrupted: the phase's last finished iteration is saved; to resume it:\n"
+            f"  {again}{resume}"
+        )
+    return "interrupted"
+
+
 def main() -> None:
+    from adaroll.envs.base import EnvFault
+    from adaroll.io import defer_interrupts, interrupt_received
     from adaroll.policies.small import PolicyFileError
     from adaroll.registry import UnknownNameError
+    from adaroll.rollout.jobs import RolloutFailed
     from adaroll.snapshots.base import SnapshotError
 
+    global DEBUG
+    argv = sys.argv[1:]
+    if "--debug" in argv:  # `adaroll run ... --debug` as well as `adaroll --debug run ...`
+        DEBUG = True
+        sys.argv[1:] = [a for a in argv if a != "--debug"]
+    defer_interrupts()  # a Ctrl-C lets the file being written finish (adaroll.io.critical)
     try:
         app()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as exc:
+        # typer turns a KeyboardInterrupt into a silent exit 130: say what it left
+        if isinstance(exc, SystemExit) and not interrupt_received():
+            raise
+        typer.echo(f"\n{interrupted_hint(argv)}", err=True)
         sys.exit(130)
     except (
         ConfigError,
@@ -643,9 +694,24 @@ def main() -> None:
         FileNotFoundError,
         SnapshotError,
         PolicyFileError,
+        EnvFault,
+        RolloutFailed,
     ) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        if DEBUG:
+            raise
+        hint = "" if isinstance(exc, ConfigError) else " (--debug shows the traceback)"
+        typer.echo(f"error: {_one_line(exc)}{hint}", err=True)
         sys.exit(2)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error's message: an env's or adapter's fault (or a group that kept failing on one)
+    as its first line, any other whole (a config error lists every bad field)."""
+    from adaroll.envs.base import EnvFault
+    from adaroll.rollout.jobs import RolloutFailed
+
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0] if isinstance(exc, (EnvFault, RolloutFailed)) else text
 
 
 if __name__ == "__main__":

@@ -72,6 +72,22 @@ class PolicyConfig(Frozen):
     """Number of previous actions shown to the policy."""
 
 
+class ChecksConfig(Frozen):
+    """What `adaroll run` checks before it trains (:mod:`adaroll.training.preflight`): a run whose
+    experts never verify, whose pivot phases have no checkpoint, or whose task seeds all give one
+    start state trains on nothing and says nothing, unless stopped here."""
+
+    stop: bool = True
+    """Stop before training when a check fails (the error says what to do); false (``adaroll
+    run --go-on``) prints the findings as warnings and trains anyway."""
+    min_verified_rate: float = Field(0.0, ge=0, le=1)
+    """A split (pretrain, train) whose experts verify less than this share of its tasks fails;
+    a split with tasks where no expert run verifies always fails."""
+    start_states: bool = True
+    """Check that task seeds change the start state: resets up to two train tasks of each
+    template until two start states differ (the instruction and the element tree)."""
+
+
 class SFTConfig(Frozen):
     epochs: int = Field(8, ge=1)
     """Passes over the expert steps."""
@@ -298,11 +314,18 @@ class BudgetConfig(Frozen):
     policy_samples: int | None = Field(None, ge=1)
     """Stop once the phase drew this many policy samples for training and routing (one-step
     groups spend samples but no env steps, so an env-step budget alone never ends them)."""
+    min_optimizer_steps: int = Field(0, ge=0)
+    """The env-step and policy-sample limits do not end the phase before it has made this many
+    optimizer steps (``iterations`` still does, and must be set with it). 0 (the protocol's
+    equal budgets): off. ``adaroll run --quick`` sets 1, so that a routing pass longer than its
+    small budget (long episodes, e.g. a Gymnasium env) cannot leave a phase without an update."""
 
     @model_validator(mode="after")
     def _some_limit(self) -> BudgetConfig:
         if self.iterations is None and self.env_steps is None and self.policy_samples is None:
             raise ValueError("a budget needs at least one of iterations, env_steps, policy_samples")
+        if self.min_optimizer_steps and self.iterations is None:
+            raise ValueError("min_optimizer_steps needs iterations (a phase that never updates)")
         return self
 
 
@@ -500,6 +523,9 @@ class RunConfig(Frozen):
     """Where rollouts run (this process or Ray workers) and how samples are batched."""
     sft: SFTConfig = SFTConfig()
     """Behaviour cloning for Base (pretrain pool) and the SFT baseline (train experts)."""
+    checks: ChecksConfig = ChecksConfig()
+    """Checks before training that the run can mean something (never part of the experiment:
+    a run may resume with other settings here)."""
     stage1: TrainConfig = TrainConfig(
         algorithm="stage1",
         budget=BudgetConfig(iterations=12),

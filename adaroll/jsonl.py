@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from adaroll.io import critical
+
 
 class JsonlError(ValueError):
     """A JSONL file corrupted before its last line (a record that is not a JSON object, or not
@@ -54,7 +56,7 @@ class JsonlLog:
 
     def append(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, sort_keys=True) + "\n"
-        with open(self.path, "a", encoding="utf-8") as handle:
+        with critical(), open(self.path, "a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())

@@ -43,9 +43,13 @@ def _default(value: Any) -> Any:
     return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
 
 
-def describe(target: Any) -> dict[str, dict[str, Any]]:
-    """``{option: {"type", "default", "doc"}}`` of a factory or class taking options."""
+def describe(target: Any, options_config: type | None = None) -> dict[str, dict[str, Any]]:
+    """``{option: {"type", "default", "doc"}}`` of a factory or class taking options. Docs come
+    from the attribute docstrings of the config dataclass behind a ``config`` parameter, else
+    of ``options_config`` (an env kind's declared :attr:`~adaroll.envs.base.EnvKind.options_config`:
+    one field per option)."""
     init = target.__init__ if inspect.isclass(target) else type(target).__call__
+    option_docs = field_docs(options_config) if options_config is not None else {}
     try:
         hints = typing.get_type_hints(init)
     except Exception:  # noqa: BLE001 - unresolvable annotations: show them as written
@@ -71,8 +75,11 @@ def describe(target: Any) -> dict[str, dict[str, Any]]:
                     "doc": docs.get(f.name, ""),
                 }
             continue
+        if p.name in out:  # also a field of the config (e.g. the web env's browser)
+            continue
         annotation = p.annotation if p.annotation is not p.empty else "Any"
-        out[p.name] = {"type": str(annotation), "default": _default(p.default), "doc": ""}
+        doc = option_docs.get(p.name, "")
+        out[p.name] = {"type": str(annotation), "default": _default(p.default), "doc": doc}
     return out
 
 
@@ -89,7 +96,8 @@ def options_schemas() -> dict[str, dict[str, Any]]:
     for name in env_names():
         try:
             _ensure(name)
-            envs[name] = describe(ENVS.get(name))
+            entry = ENVS.get(name)
+            envs[name] = describe(entry, entry.options_config)
         except Exception as exc:  # noqa: BLE001 - the schema reports an env it cannot load
             envs[name] = {"unavailable": f"{type(exc).__name__}: {exc}"}
     policies: dict[str, Any] = {}

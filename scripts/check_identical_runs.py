@@ -94,7 +94,7 @@ RUNS: dict[str, tuple[str, ...]] = {
 TRL_EXAMPLES = ("adaroll.examples.trl_phone", "adaroll.integrations.examples.trl_phone")
 """Where a tree may keep the TRL example (its module), newest layout first."""
 TRL_ARGS = ("--steps", "2", "--num-generations", "2", "--tasks", "2", "--seed", "0")
-"""tests/integrations/test_trl_example.py's run: two steps, groups of two, two tasks."""
+"""The TRL example's run of the identical-runs check: two steps, groups of two, two tasks."""
 NAMES = (*RUNS, "trl")
 """Every run this script knows."""
 

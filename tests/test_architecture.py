@@ -224,6 +224,8 @@ CAPABILITIES = (
     "all_templates",
     "template_info",
     "expert_lengths",
+    "heldout_templates",
+    "options_config",
     "replays_prefix",
     "max_restores",
     "max_branches",

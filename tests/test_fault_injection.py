@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -301,3 +303,226 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
     )
     assert len(hits) >= MIN_KILLS, f"only {len(hits)} kills landed: {hits}"
     assert len(set(hits)) >= 3, f"kills did not spread over the phases: {hits}"
+
+
+def _leftovers(run: Path) -> list[str]:
+    """What an interrupted write would leave: temporary files, a half-swapped trainer state,
+    a JSONL file whose last line is cut."""
+    found = [str(p) for p in run.rglob("*.tmp")]
+    found += [str(p) for p in run.rglob("state-tmp")] + [str(p) for p in run.rglob("state-old")]
+    for path in run.rglob("*.jsonl"):
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            found.append(f"{path} (torn last line)")
+    return found
+
+
+def test_ctrl_c_says_how_to_resume_writes_whole_files_and_resumes_to_the_same_run(
+    micro_config: Path, reference: tuple[Path, dict[str, tuple[float, float]]], tmp_path: Path
+) -> None:
+    """A real SIGINT to the run's process group (as a terminal's Ctrl-C), once during the
+    experts and SFT and once inside each RL phase: the run exits 130 saying how to resume, no
+    file is left half written, and the resumed run equals the uninterrupted one."""
+    ref, windows = reference
+    out, rng = tmp_path / "interrupted", random.Random(SEED)
+    interrupted = 0
+    for stratum in STRATA:
+        before = (
+            (out / "config.yaml").stat().st_mtime_ns if (out / "config.yaml").exists() else None
+        )
+        proc = _spawn(micro_config, out)
+        _wait_for_work_start(proc, out, before)
+        if stratum == "sft":
+            deadline = time.monotonic() + rng.uniform(0.0, windows["sft"][1])
+            while proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.003)
+        else:
+            ledger, target = out / stratum / "ledger.jsonl", rng.randrange(1, 6)
+            while proc.poll() is None and _lines(ledger) < target:
+                time.sleep(0.003)
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            assert proc.returncode == 0, err.decode()[-3000:]
+            break
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        text = err.decode()
+        assert proc.returncode == 130, text[-3000:]
+        assert "Traceback" not in text, text[-3000:]
+        assert "interrupted: every finished step and RL iteration is saved" in text
+        assert (
+            f"to resume, run the same command again:\n  adaroll run --no-progress --config {micro_config} --out {out}"
+            in text
+        )
+        assert _leftovers(out) == [], stratum
+        interrupted += 1
+    final = subprocess.run(
+        _cmd(micro_config, out), capture_output=True, text=True, env=ENV, timeout=600
+    )
+    assert final.returncode == 0, final.stderr[-3000:]
+    assert interrupted >= 3
+    _assert_same_run(out, ref)
+
+
+# -- branches die with their trainer ----------------------------------------------------------
+
+RESTORING_TRAINERS = {
+    # a FrozenLake env in the fork server: restores are forks of a zygote
+    "forkserver": """
+from adaroll.envs import make_env_factory
+from adaroll.envs.base import TaskSpec
+from adaroll.snapshots.forkserver import ForkServerSnapshots
+from adaroll.actions import Action
+make = make_env_factory("gymnasium", id="FrozenLake-v1", adapter="frozen_lake")
+backend = ForkServerSnapshots(make_env=make)
+env = make()
+env.reset(options={"task": TaskSpec("gymnasium", "lake-5x5", 0)})
+env.step(Action.press("right"))
+ref = backend.save(env, (Action.press("right"),))
+def restore():
+    branch = backend.restore(ref)
+    branch.step(Action.press("down"))
+    return branch
+""",
+    # a MiniWoB++ page in Chromium: restores are criu restores through the launcher
+    "criu": """
+import adaroll.envs.web
+from adaroll.envs.base import TaskSpec
+from adaroll.envs.web import WebEnv
+from adaroll.snapshots.criu import CriuSnapshots
+backend = CriuSnapshots(max_branches=4)
+env = WebEnv()
+env.reset(options={"task": TaskSpec("web", "click-button", 0)})
+ref = backend.save(env, ())
+def restore():
+    return backend.restore(ref)
+""",
+}
+RESTORE_LOOP = """
+import threading, time
+lock, count = threading.Lock(), [0]
+def loop():
+    live = []
+    while True:
+        live.append(restore())
+        with lock:
+            count[0] += 1
+            print(f"restored {count[0]}", flush=True)
+        if len(live) >= 2:
+            live.pop(0).close()
+for _ in range(2):
+    threading.Thread(target=loop, daemon=True).start()
+time.sleep(600)
+"""
+
+
+def _ours(marker: str, root: Path, before: frozenset[int] = frozenset()) -> list[str]:
+    """Live processes of the killed trainer's tree: its environment variable (forked and
+    spawned processes), a path under its temporary directory on the command line (browsers and
+    their CRIU branches, which have the environment their browser had), or an orphan of the
+    browsers' account (re-parented to init, and not there before the trainer started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            environ = (entry / "environ").read_bytes()
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            account = (
+                entry.stat().st_uid == _browser_uid()
+                and int(entry.name) not in before
+                and ppid == 1
+            )
+        except (OSError, IndexError):
+            continue
+        if state in ("Z", "X"):
+            continue
+        if marker.encode() in environ or str(root) in cmdline or account:
+            found.append(f"{entry.name}: {cmdline[:160]}")
+    return found
+
+
+def _browser_uid() -> int:
+    import pwd
+
+    try:
+        return pwd.getpwnam("adaroll-browser").pw_uid
+    except KeyError:
+        return -1
+
+
+def _account_pids() -> frozenset[int]:
+    uid = _browser_uid()
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                pids.add(int(entry.name))
+        except OSError:
+            continue
+    return frozenset(pids)
+
+
+@pytest.mark.parametrize("backend", ["forkserver", "criu"])
+def test_sigkill_of_the_trainer_while_it_restores_branches_leaves_nothing_behind(
+    backend: str, tmp_path: Path
+) -> None:
+    """The trainer restores branches from two threads without pause; its whole process group
+    is SIGKILLed after its fifth restore: CRIU's, the moment a criu restore runs; the fork
+    server's, at a random moment (a fork is then in flight or just done). Every branch dies with it, with everything else of its tree (fork server, zygotes;
+    browsers, criu, the restore launcher and the janitor once done), and no mount or file of
+    it stays behind."""
+    if backend == "criu":
+        from tests.components import require_criu_stack
+
+        require_criu_stack()
+    # the browsers' account must pass through it to its state dirs (pytest's tmp_path is 0700)
+    root = Path(tempfile.mkdtemp(prefix="adaroll-test-trainer-", dir="/tmp"))
+    root.chmod(0o755)
+    try:
+        _kill_while_restoring(backend, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _kill_while_restoring(backend: str, root: Path) -> None:
+    before = _account_pids()
+    marker = f"ADAROLL_TEST_TRAINER={os.getpid()}-{backend}"
+    name, _, value = marker.partition("=")
+    env = {**ENV, "TMPDIR": str(root), "ADAROLL_CRIU_DIR": str(root / "criu"), name: value}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RESTORING_TRAINERS[backend] + RESTORE_LOOP],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert proc.stdout is not None
+    for _ in range(5):
+        line = proc.stdout.readline()
+        if not line.startswith(b"restored"):
+            proc.kill()
+            _, err = proc.communicate()
+            pytest.fail(f"the trainer did not restore: {err.decode()[-3000:]}")
+    if backend == "criu":  # the kill lands while criu restores a branch
+        while not any(" restore -D " in p for p in _ours(marker, root, before)):
+            pass
+    else:
+        time.sleep(random.Random(SEED).uniform(0.0, 0.2))
+    assert _ours(marker, root, before), "the trainer's tree is not visible to the check"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _ours(marker, root, before):
+        time.sleep(0.1)
+    assert _ours(marker, root, before) == [], "processes outlived their trainer"
+    mounts = Path("/proc/self/mounts").read_text()
+    assert str(root) not in mounts
+    left = [p for p in root.rglob("*") if p != root / "criu"]  # the configured root stays
+    while time.monotonic() < deadline and left:
+        time.sleep(0.1)
+        left = [p for p in root.rglob("*") if p != root / "criu"]
+    assert left == []

@@ -25,6 +25,15 @@ def test_schema_lists_every_env_and_policy_option_with_docs() -> None:
     assert policies["small"]["dim"] == {"type": "int", "default": 64,
                                         "doc": "Width of every embedding and hidden layer."}  # fmt: skip
     assert {"small", "hf", "remote"} <= set(policies)
+    undocumented = [
+        f"{kind}.{name}.{option}"
+        for kind, table in (("env.options", envs), ("policy.options", policies))
+        for name, options in table.items()
+        for option, spec in options.items()
+        if isinstance(spec, dict) and not spec.get("doc")
+    ]
+    assert undocumented == []
+    assert "file" in envs["gymnasium"]["adapter"]["doc"]
 
 
 def test_describe_reads_the_config_dataclass_behind_a_config_parameter() -> None:

@@ -83,3 +83,58 @@ def test_hybrid_suffix_starts_are_restored_from_memory_snapshots(lake_run: Path)
     suffix = [r for r in records if r["mode"] == "suffix" and r["purpose"] == "train"]
     assert len(suffix) == 2 and all(r["iteration"] == 2 and r["restores"] == GROUP for r in suffix)
     assert all(r.get("restore_fallbacks", 0) == 0 and r.get("faults", 0) == 0 for r in records)
+
+
+RL_LABELS = {
+    "base_vanilla": "Base->Vanilla",
+    "base_hybrid": "Base->Hybrid",
+    "base_onestep": "Base->OneStep",
+    "action_vanilla": "Action->Vanilla",
+    "action_hybrid": "Action->Hybrid",
+    "sft_vanilla": "SFT->Vanilla",
+    "sft_hybrid": "SFT->Hybrid",
+}
+
+
+@pytest.mark.parametrize(
+    ("options", "configurations"),
+    [
+        ("{id: FrozenLake-v1, adapter: frozen_lake}", None),
+        # Taxi's routing pass (16 tasks x 4 probes of up to 30 steps) outgrows the quick budget
+        ("{id: Taxi-v4, adapter: taxi}", "[base, base_vanilla, base_hybrid]"),
+    ],
+    ids=["frozen_lake", "taxi"],
+)
+def test_the_quick_run_shows_every_rl_configuration_updating(
+    tmp_path: Path, options: str, configurations: str | None
+) -> None:
+    """`adaroll run --quick` as a newcomer runs it on an adapter: every RL configuration makes
+    optimizer steps, and the printout says how many."""
+    sets = ["--set", "env.name=gymnasium", "--set", f"env.options={options}"]
+    if configurations:
+        sets += ["--set", f"configurations={configurations}"]
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "adaroll.cli",
+            "run",
+            "--quick",
+            "--no-progress",
+            "--out",
+            str(out),
+            *sets,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads((out / "summary.json").read_text())["configurations"]
+    trained = [name for name in RL_LABELS if name in rows]
+    assert trained and (configurations or len(trained) == len(RL_LABELS))
+    for name in trained:
+        steps = rows[name]["optimizer_steps"]
+        assert steps > 0, (name, done.stdout[-3000:])
+        assert f"{RL_LABELS[name]}: {steps} optimizer steps in" in done.stdout, name

@@ -138,6 +138,10 @@ class EnvKind:
     instance plays in turn (more than 1 pays where a reset to the same task is cheaper than
     a fresh one, as a web page reused by the next episode)."""
 
+    options_config: type | None = None
+    """The dataclass whose attribute docstrings document ``env.options`` (one field per option;
+    ``adaroll config schema``), or None: only a ``config`` parameter's dataclass documents them."""
+
     @classmethod
     def validate_options(cls, **options: Any) -> None:
         """Check option *values* before any env is built (ValueError or TypeError naming the bad
@@ -155,6 +159,7 @@ class RegisteredEnv(Protocol):
     """An entry of :data:`ENVS` as the env layer uses it: an :class:`EnvKind` that makes envs."""
 
     episodes_per_env: int
+    options_config: type | None
 
     def __call__(self, **options: Any) -> GUIEnv: ...
 
@@ -323,6 +328,14 @@ class TaskSuite(ABC):
         """Every template the suite can instantiate, beyond those its splits use (the web's
         uncurated MiniWoB++ pages); by default its :meth:`templates`."""
         return self.templates()
+
+    def heldout_templates(self) -> list[str]:
+        """The templates held out of training (the ``heldout-templates`` split's); by default
+        those of that split's tasks (none when the suite has no such split)."""
+        try:
+            return sorted({t.template for t in self.split("heldout-templates")})
+        except (KeyError, ValueError):
+            return []
 
     def template_info(self, template: str) -> dict[str, Any] | None:
         """What ``adaroll envs list --templates`` shows of a template (``difficulty``, ``tags``,

@@ -63,6 +63,8 @@ def record_expert(
         observations.append(obs)
         if frames:
             shots.append(_frame(env))
+    if any(shot is None for shot in shots):  # an env that draws no screen (env.render())
+        shots = []
     return Trajectory(
         task, info.get("instruction", env.instruction), actions, observations, success, shots
     )
@@ -167,7 +169,8 @@ def screen_notes(env: GUIEnv, traj: Trajectory) -> dict[Any, str]:
 
 
 def play_task(env: GUIEnv, suite: TaskSuite, task: TaskSpec, out: Path) -> Trajectory:
-    """Record the expert on ``task`` and write a GIF (``.gif``) or contact sheet (``.png``)."""
+    """Record the expert on ``task`` and write a GIF (``.gif``) or contact sheet (``.png``)
+    when the env draws its screen (nothing is written otherwise: ``traj.frames`` is empty)."""
     traj = record_expert(env, suite, task, frames=True)
     images = annotated_frames(traj)
     if images:

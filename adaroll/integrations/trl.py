@@ -35,6 +35,7 @@ what takes time in a restore runs ahead, in the prefetch threads.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -119,6 +120,8 @@ class AdaRollTRL:
         """Sessions opened so far, by start kind (and idle rows)."""
         self.env_steps = 0
         """Env steps taken by every session so far (the ledger bills each of them)."""
+        self._batch_started: float | None = None
+        """When the generation batch being scored opened its first session (wall clock)."""
 
     # -- what GRPOTrainer takes ------------------------------------------------------------------
     def dataset(self, prompt: str = "") -> Any:
@@ -179,6 +182,8 @@ class AdaRollTRL:
                 row.get("checkpoint_id") or None,
                 group_size=self.num_generations,
             )
+        if self._batch_started is None:
+            self._batch_started = time.perf_counter()
         session = (
             RowSession(job, self.starts.open(job), self.starts.history_window)
             if job is not None
@@ -206,13 +211,19 @@ class AdaRollTRL:
             bounds.append(env._bound)
         rewards = [s.reward() for s in sessions]
         given: list[float | None] = list(rewards)
+        # wall seconds: from the batch's first reset to its scoring (generation, tool calls,
+        # env steps), shared equally by its groups
+        started, self._batch_started = self._batch_started, None
+        groups = max(1, -(-len(sessions) // self.num_generations))
+        wall = (time.perf_counter() - started) / groups if started is not None else 0.0
         for lo in range(0, len(sessions), self.num_generations):
             hi = lo + self.num_generations
             group, bound = sessions[lo:hi], bounds[lo]
             faulted = any(s.fault is not None for s in group)
             cost = sum((s.cost for s in group), Cost())  # an idle sample costs its generation
             self.env_steps += cost.env_steps
-            cost = replace(cost, faults=int(faulted))  # one failed attempt, as AdaRoll counts it
+            # one failed attempt, as AdaRoll counts it; the batch's wall seconds, shared out
+            cost = replace(cost, faults=int(faulted), wall_seconds=wall)
             trains = not faulted and max(rewards[lo:hi]) != min(rewards[lo:hi])
             if bound is not None:
                 assert self.feed is not None

@@ -58,7 +58,9 @@ Fork safety (read before using it with your env):
 Cleanup and crash safety: the server is a child subreaper, so branches orphaned by a released
 zygote (or dead worker) are re-parented to it and reaped. The tree lives in its own process
 group (also: terminal Ctrl-C does not reach it). If the main process dies, the server gets
-SIGTERM (``PR_SET_PDEATHSIG``) and SIGKILLs the whole group; and every other process exits on
+SIGTERM (``PR_SET_PDEATHSIG``, checked against a main process that died before it was set) and
+SIGKILLs the whole group, every branch with it (tests/test_fault_injection.py kills a trainer
+while it restores branches); and every other process exits on
 EOF of its control pipe (the watchdog for a branch busy in ``step``: it exits at its next read).
 A branch that dies (crash, OOM kill) turns every later call on its proxy into a
 :class:`SnapshotError` naming the pid.
@@ -208,9 +210,9 @@ def _serve_worker(factory: Callable[[], GUIEnv], conn: Connection) -> None:
     _serve_env(env, conn)
 
 
-def _serve_server(factory: Callable[[], GUIEnv], conn: Connection) -> None:
+def _serve_server(factory: Callable[[], GUIEnv], conn: Connection, parent: int) -> None:
     """The fork server: spawns workers, reaps every orphan of the tree, dies with the main
-    process (PDEATHSIG) taking the whole process group with it."""
+    process ``parent`` (PDEATHSIG) taking the whole process group with it."""
     for other in list(_MAIN_SIDE):
         other.close()
     os.setpgid(0, 0)
@@ -219,6 +221,8 @@ def _serve_server(factory: Callable[[], GUIEnv], conn: Connection) -> None:
     signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # the main process died before the signal was armed
+        os.killpg(0, signal.SIGKILL)
     conn.send(("ok", os.getpid(), {}))
     while True:
         try:
@@ -437,11 +441,11 @@ class ForkServerSnapshots(SnapshotBackend):
     def _server_process(self) -> _Process:
         if self._server is None or self._server.dead:
             ours, theirs = socket.socketpair()
-            factory = self._factory
+            factory, parent = self._factory, os.getpid()
 
             def body(conn: Connection) -> None:
                 ours.close()
-                _serve_server(factory, conn)
+                _serve_server(factory, conn, parent)
 
             pid = _fork_child(None, theirs.detach(), body)
             self._server = _Process(Connection(ours.detach()), pid, "server", self._timeout)

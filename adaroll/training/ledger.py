@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from adaroll.costs import COUNTERS, FLOAT_COUNTERS, INT_COUNTERS, Counters
+from adaroll.io import critical
 from adaroll.routes import VANILLA, StartKind
 
 __all__ = [
@@ -286,15 +287,16 @@ class Ledger:
             raise LedgerError("ledger opened read-only")
         if not isinstance(record, CostRecord):
             raise LedgerError(f"expected a CostRecord, got {type(record).__name__}")
-        if self._fh is not None:
-            line = json.dumps(record.to_dict(), separators=(",", ":"), allow_nan=False) + "\n"
-            data = line.encode("utf-8")
-            self._fh.write(data)
-            self._fh.flush()
-            if self.fsync:
-                os.fsync(self._fh.fileno())
-            self._offsets.append((self._offsets[-1] if self._offsets else 0) + len(data))
-        self._records.append(record)
+        with critical():  # a Ctrl-C waits for the whole line (and the bookkeeping)
+            if self._fh is not None:
+                line = json.dumps(record.to_dict(), separators=(",", ":"), allow_nan=False) + "\n"
+                data = line.encode("utf-8")
+                self._fh.write(data)
+                self._fh.flush()
+                if self.fsync:
+                    os.fsync(self._fh.fileno())
+                self._offsets.append((self._offsets[-1] if self._offsets else 0) + len(data))
+            self._records.append(record)
         return record
 
     def add(self, mode: str, purpose: str, **fields_: Any) -> CostRecord:

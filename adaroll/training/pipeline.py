@@ -45,6 +45,13 @@ from adaroll.seeding import derive_seed, seed_everything
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SupportsStateCopy
 from adaroll.training.bill import Bill
 from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
+from adaroll.training.preflight import (
+    Finding,
+    checkpoint_finding,
+    expert_findings,
+    start_state_finding,
+    verdict,
+)
 from adaroll.training.run_identity import experiment_changes, settings_changes
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.scheduler_base import interleave_templates
@@ -416,9 +423,11 @@ class Pipeline:
         atomic_write_text(saved, dump_config(self.cfg))
         atomic_write_text(self.out / "format.json", json.dumps({"format": RUN_FORMAT}))
         wanted = set(self.cfg.configurations)
+        started = self.preflight_start_states()
         self.experts("pretrain")
         self.experts("train")
         self.store("train")  # replays clean demonstrations on the training device if configured
+        self.preflight(started)
         expert_steps = {
             split: self.expert_env_steps(split) for split in ("pretrain", "train", REPLAYED)
         }
@@ -474,6 +483,26 @@ class Pipeline:
         summary["cost_model"] = cost_model(self.out, self.cfg.rl, summary, len(self.split("train")))
         atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=2))
         return summary
+
+    def preflight_start_states(self) -> list[Finding]:
+        """The start-state check (``checks.start_states``), made before the experts run."""
+        if not self.cfg.checks.start_states:
+            return []
+        found = start_state_finding(self.make_env, self.split("train"))
+        return [found] if found is not None else []
+
+    def preflight(self, found: list[Finding]) -> None:
+        """Stop before training when the run cannot mean anything (:mod:`.preflight`): the
+        experts of a split verify nothing (or less than ``checks.min_verified_rate``), phases on
+        pivots have no checkpoint, or the seeds do not change the start state (``found``)."""
+        summaries = {
+            split: json.loads((self.out / "experts" / split / "experts.json").read_text())
+            for split in ("pretrain", "train")
+        }
+        findings = [*found, *expert_findings(summaries, self.cfg.checks.min_verified_rate)]
+        pivots = checkpoint_finding(len(self.store("train")), self.cfg.configurations)
+        findings += [pivots] if pivots is not None else []
+        verdict(findings, stop=self.cfg.checks.stop, say=self.say)
 
     def _record_env_settings(self, *, started: bool) -> None:
         """``env.json``: the env's settings with every default resolved (:func:`env_settings`)

@@ -7,7 +7,8 @@ QUICK_OVERRIDES = [
     "stage1.budget={iterations: 4}",
     "stage1.eval.every=2",
     "stage1.scheduler.pivots_per_iteration=32",
-    "rl.budget={env_steps: 1500, policy_samples: 1500}",
+    # every RL configuration updates, even where the routing pass is longer than 1,500 steps
+    "rl.budget={env_steps: 1500, policy_samples: 1500, iterations: 40, min_optimizer_steps: 1}",
     "rl.eval.every_env_steps=500",
     "rl.eval.every_policy_samples=500",
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from adaroll.config import (
+    ChecksConfig,
     ConfigError,
     RolloutConfig,
     RunConfig,
@@ -81,7 +82,9 @@ def _identity(cfg: RunConfig) -> RunConfig:
     keep = {key: getattr(default, key) for key in _EXECUTION_ONLY}
     rollout = cfg.rollout.model_copy(update=keep)
     phases = {name: _read_settings_only(getattr(cfg, name)) for name in ("stage1", "rl")}
-    return cfg.model_copy(update={"rollout": rollout, "configurations": (), **phases})
+    return cfg.model_copy(
+        update={"rollout": rollout, "configurations": (), "checks": ChecksConfig(), **phases}
+    )
 
 
 def _read_settings_only(phase: TrainConfig) -> TrainConfig:

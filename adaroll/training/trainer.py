@@ -31,7 +31,7 @@ import torch
 from adaroll.config import TrainConfig
 from adaroll.envs.base import GUIEnv, TaskSpec
 from adaroll.evaluation import evaluate_split
-from adaroll.io import atomic_write_bytes, atomic_write_text, make_private_dir
+from adaroll.io import atomic_write_bytes, atomic_write_text, critical, make_private_dir
 from adaroll.jsonl import JsonlLog
 from adaroll.policies.base import Policy
 from adaroll.rollout.collector import RolloutCollector
@@ -308,6 +308,8 @@ class Trainer:
         b, totals = self.cfg.budget, self._totals()
         if b.iterations is not None and self.iteration >= b.iterations:
             return "iterations"
+        if self.optimizer_steps < b.min_optimizer_steps:
+            return None  # not before the phase has updated (the quick run: every method does)
         if b.env_steps is not None and totals["phase_env_steps"] >= b.env_steps:
             return "env_steps"
         if b.policy_samples is not None and totals["policy_samples"] >= b.policy_samples:
@@ -358,6 +360,10 @@ class Trainer:
         self.metrics.truncate_to(0)
 
     def _save_state(self) -> None:
+        with critical():  # a Ctrl-C waits until the new state is in (no state-tmp left)
+            self._write_state()
+
+    def _write_state(self) -> None:
         tmp, state, old = self.dir / "state-tmp", self.dir / "state", self.dir / "state-old"
         if tmp.exists():
             shutil.rmtree(tmp)

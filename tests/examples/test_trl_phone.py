@@ -1,7 +1,13 @@
-"""The TRL example (adaroll/examples/trl_phone.py) for two steps: TRL's real
-``GRPOTrainer``, the tiny Qwen2 model, the real phone env. Checks that the second step's Suffix
-rows were restored from checkpoints (ahead of TRL's resets, by the prefetch threads) and billed,
-and that docs/integrations.md shows exactly the example's code."""
+"""The TRL examples, for real: TRL's ``GRPOTrainer``, a tiny Qwen2 model, AdaRoll's envs.
+
+* adaroll/examples/trl_phone.py as shipped: the tiny model taught the action
+  format by SFT, then AdaRoll's routing under the paper's thresholds; its samples are valid,
+  its loss is not zero, its reward rises and every group's wall seconds are measured;
+* the same example routed to Suffix (thresholds 0 and 1): the second step's rows are restored
+  from checkpoints ahead of TRL's resets and billed;
+* adaroll/examples/trl_pretrained.py on a saved tiny model and FrozenLake: pivots
+  scored with the model (``score_checkpoints``), one TRL step;
+* docs/integrations.md shows exactly the examples' code."""
 
 from __future__ import annotations
 
@@ -10,22 +16,60 @@ from pathlib import Path
 
 import pytest
 
-from adaroll.examples import trl_phone
+from adaroll.examples import trl_phone, trl_pretrained
 
 pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
 
 ROOT = Path(__file__).resolve().parents[2]
-MARKERS = re.compile(r"# --- docs:trl begin ---\n(.*?)# --- docs:trl end ---", re.S)
+
+
+def _block(text: str, name: str) -> str:
+    found = re.search(rf"# --- docs:{name} begin ---\n(.*?)# --- docs:{name} end ---", text, re.S)
+    assert found is not None, name
+    return found.group(1)
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory):
-    return trl_phone.main(tmp_path_factory.mktemp("trl-phone"), steps=2, num_generations=2, tasks=2)
+def learning(tmp_path_factory: pytest.TempPathFactory):
+    return trl_phone.main(tmp_path_factory.mktemp("trl-learn"))
 
 
-def test_suffix_rows_are_restored_from_checkpoints_and_billed(run):
-    hub, summary = run["hub"], run["summary"]
-    assert run["trainer"].state.global_step == 2
+def test_the_example_learns_valid_actions_and_its_reward_rises(learning) -> None:
+    summary, hub = learning["summary"], learning["hub"]
+    steps = summary["steps"]
+    assert len(steps) == 96 and learning["trainer"].state.global_step == 96
+    assert sum(s["valid"] for s in steps) > 0.75 * sum(s["samples"] for s in steps)
+    assert any(s.get("loss") for s in steps)  # some update is not zero
+
+    def mean_reward(part: list[dict]) -> float:  # of the rows that train
+        return sum(s["reward"] * s["trained"] for s in part) / sum(s["trained"] for s in part)
+
+    quarter = len(steps) // 4
+    first, last = mean_reward(steps[:quarter]), mean_reward(steps[-quarter:])
+    assert last > first, (first, last)
+    match = summary["greedy_expert_match"]
+    assert match["after_rl"] > match["before_rl"] > 0
+    assert summary["routes"]["local"] == 2  # the paper's thresholds: p < 0.25 -> Local
+    records = list(hub.ledger)
+    assert {r.purpose for r in records} >= {"train", "routing"}
+    assert all(r.wall_seconds > 0 for r in records if r.policy_samples)  # measured, not 0.0
+
+
+@pytest.fixture(scope="module")
+def routed_to_suffix(tmp_path_factory: pytest.TempPathFactory):
+    return trl_phone.main(
+        tmp_path_factory.mktemp("trl-phone"),
+        steps=2,
+        num_generations=2,
+        tasks=2,
+        sft_steps=0,
+        thresholds=(0.0, 1.0),
+    )
+
+
+def test_suffix_rows_are_restored_from_checkpoints_and_billed(routed_to_suffix) -> None:
+    hub, summary = routed_to_suffix["hub"], routed_to_suffix["summary"]
+    assert routed_to_suffix["trainer"].state.global_step == 2
     records = list(hub.ledger)
     routing = [r for r in records if r.purpose == "routing"]
     suffix = [r for r in records if r.mode == "suffix" and r.purpose == "train"]
@@ -42,8 +86,30 @@ def test_suffix_rows_are_restored_from_checkpoints_and_billed(run):
     assert summary["routes"]["suffix"] == 2
 
 
-def test_docs_show_the_example_code():
-    example = MARKERS.search(Path(trl_phone.__file__).read_text())
-    docs = MARKERS.search((ROOT / "docs" / "integrations.md").read_text())
-    assert example is not None and docs is not None
-    assert docs.group(1) == example.group(1)
+def test_a_pretrained_model_scores_pivots_on_your_env_and_trains(tmp_path: Path) -> None:
+    """A saved tiny model stands in for a downloaded one; FrozenLake for your env."""
+    from adaroll.policies.hf_tiny import build_tiny_model, build_tiny_tokenizer
+
+    folder = tmp_path / "model"
+    tokenizer = build_tiny_tokenizer()
+    tokenizer.chat_template = trl_phone.CHAT_TEMPLATE.read_text()
+    build_tiny_model(tokenizer).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    lake = {"id": "FrozenLake-v1", "adapter": "frozen_lake"}
+    hub, model, tok = trl_pretrained.setup(
+        str(folder), tmp_path / "run", env_options=lake, tasks=2, num_generations=2
+    )
+    assert hub.feed is not None
+    routes = hub.feed.scheduler.routes  # type: ignore[attr-defined]
+    checkpoints = {c.id for c in hub.starts.checkpoints}
+    pivots = [p for r in routes.values() for p in r.pivots]
+    assert len(routes) == 2 and all(t.startswith("gymnasium:lake-") for t in routes)
+    assert pivots and set(pivots) <= checkpoints  # scored by the model's disagreement
+    trainer = trl_pretrained.train(hub, model, tok, tmp_path / "run", steps=1)
+    assert trainer.state.global_step == 1 and list(hub.ledger)
+
+
+def test_docs_show_the_examples_code() -> None:
+    docs = (ROOT / "docs" / "integrations.md").read_text()
+    for module, name in ((trl_phone, "trl"), (trl_pretrained, "trl-pretrained")):
+        assert _block(docs, name) == _block(Path(module.__file__).read_text(), name), name

@@ -1,12 +1,12 @@
 """Any Gymnasium env inside AdaRoll (``env.name: gymnasium``), through a small adapter.
 
 Importing this package registers ``ENVS["gymnasium"]``, ``SUITES["gymnasium"]`` and the
-shipped adapters (``frozen_lake``). docs/envs.md is the guide; :mod:`.adapter` the contract.
+shipped adapters (``frozen_lake``, ``taxi``). docs/envs.md is the guide; :mod:`.adapter` the contract.
 """
 
 from adaroll.envs.gymnasium.adapter import ADAPTERS, AdapterError, GymAdapter, resolve_adapter
 from adaroll.envs.gymnasium.env import GymnasiumEnv, GymnasiumEnvConfig, StatefulGymnasiumEnv
-from adaroll.envs.gymnasium.examples import FrozenLakeAdapter
+from adaroll.envs.gymnasium.examples import FrozenLakeAdapter, TaxiAdapter
 from adaroll.envs.gymnasium.suite import GymnasiumSuite
 
 __all__ = [
@@ -18,5 +18,6 @@ __all__ = [
     "GymnasiumEnvConfig",
     "GymnasiumSuite",
     "StatefulGymnasiumEnv",
+    "TaxiAdapter",
     "resolve_adapter",
 ]

@@ -73,13 +73,17 @@ class GymnasiumEnvConfig:
     """Options of the ``gymnasium`` env (``env.options``; see the module docstring)."""
 
     id: str
-    """Gymnasium id passed to ``gymnasium.make``."""
+    """Gymnasium id passed to ``gymnasium.make`` (``FrozenLake-v1``); ``"package.module:Id"``
+    imports the package that registers it first."""
     adapter: str
-    """Registered adapter name or ``"package.module:Class"``."""
+    """The adapter (docs/envs.md): a registered name (``frozen_lake``, ``taxi``), an import
+    path ``"package.module:Class"`` (importable where adaroll runs) or a file
+    ``"path/to/file.py:Class"``."""
     adapter_options: dict[str, Any] = field(default_factory=dict)
     """Keyword arguments of the adapter's constructor."""
     make_options: dict[str, Any] = field(default_factory=dict)
-    """Keyword arguments of every ``gymnasium.make`` call."""
+    """Keyword arguments of every ``gymnasium.make`` call (the adapter's per-task
+    ``make_kwargs`` win)."""
 
     def build_adapter(self) -> GymAdapter:
         return resolve_adapter(self.adapter, self.adapter_options)
@@ -336,6 +340,8 @@ def _sync_time_limits(env: Any, steps: int) -> None:
 
 class GymnasiumEnvFactory(EnvKind):
     """``ENVS["gymnasium"]``: builds the env from ``env.options`` and checks them up front."""
+
+    options_config = GymnasiumEnvConfig  # what documents env.options (adaroll config schema)
 
     def __call__(
         self,

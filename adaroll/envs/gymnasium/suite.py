@@ -46,11 +46,13 @@ class GymnasiumSuite(TaskSuite):
         n_val: int | None = None,
     ) -> None:
         """``n_val`` defaults to ``n_heldout``."""
+        from adaroll.config import ConfigError
+
         if "adapter" not in env_options or "id" not in env_options:
-            raise ValueError(
+            raise ConfigError(
                 "the gymnasium env needs env.options.id and env.options.adapter "
-                "(a registered adapter such as frozen_lake, or 'package.module:Class'; "
-                "see docs/envs.md)"
+                "(a registered adapter such as frozen_lake, 'package.module:Class' or "
+                "'path/to/file.py:Class'; see docs/envs.md)"
             )
         n_val = n_heldout if n_val is None else n_val
         self.sizes = {
@@ -63,12 +65,17 @@ class GymnasiumSuite(TaskSuite):
         for name, n in self.sizes.items():
             if isinstance(n, bool) or not isinstance(n, int) or n < 0:
                 raise ValueError(f"the size of split {name} must be a non-negative int, got {n!r}")
-        self.adapter = GymnasiumEnvConfig(**env_options).build_adapter()
+        try:  # errors about env.options name that field, not the suite's options
+            self.adapter = GymnasiumEnvConfig(**env_options).build_adapter()
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"gymnasium environment (env.options): {exc}") from None
         held = self.adapter.heldout_templates()
         unknown = sorted(set(held) - set(self.adapter.templates()))
         if unknown:
-            raise ValueError(
-                f"adapter {env_options['adapter']}: held-out templates {unknown} are not templates"
+            raise ConfigError(
+                f"gymnasium environment (env.options): adapter {env_options['adapter']}: "
+                f"held-out templates {unknown} are not among its templates() (a held-out "
+                "template must also be a template)"
             )
         self._heldout = sorted(held)
         trainable = sorted(set(self.adapter.templates()) - set(held))

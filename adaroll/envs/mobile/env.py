@@ -85,6 +85,7 @@ class MobileEnv(GUIEnv):
     """
 
     name = "mobile"
+    options_config = MobileEnvConfig  # what documents env.options (adaroll config schema)
 
     def __init__(
         self,

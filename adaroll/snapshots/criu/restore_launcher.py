@@ -25,6 +25,17 @@ status cannot be delivered, kills the restored tree named by the request's pidfi
 control socket closes it first waits for the restores in flight (killing them after
 :data:`DRAIN_S`).
 
+Branches die with their controller: the launcher is their parent-death signal. Before it reports
+a restore's success it opens a pidfd on the restored tree's root (the branch's pid-namespace
+init, whose death ends the namespace, its mounts and its tmpfs) and keeps it until that process
+exits; when the control socket closes - the controller exited, crashed or was SIGKILLed - it
+SIGKILLs every branch still alive. A restore that finishes after that is killed by the network
+namespace the launcher made for it (every process in it is the branch's): its pidfile may be
+gone, removed with the backend's directory by the crash janitor. (A real ``PR_SET_PDEATHSIG`` cannot be given to a restored
+tree: only a process can set its own, and criu's ``restore -d`` parent exits at once.) The
+launcher runs in a session of its own, so a signal to the controller's process group does not
+stop it first.
+
 The restored tree is re-parented to the controller, not to the launcher: the controller is a
 child subreaper while it starts the launcher and while any restore runs, so the launcher and
 criu carry the kernel's "has a subreaper ancestor" mark and an orphan walks up to it.
@@ -138,12 +149,33 @@ def _say(reply: socket.socket, text: str) -> bool:
     return True
 
 
-def _kill_orphan(pidfile: str) -> None:
-    """Kill the restored tree that no controller took (its root is a pid namespace's init:
-    killing it ends the namespace)."""
+def _watch_branch(pidfile: str) -> int | None:
+    """A pidfd on the restored tree's root named by ``pidfile`` (None when it is already gone).
+    Opened before the controller hears of the branch, so the pid cannot have been reused."""
     with contextlib.suppress(OSError, ValueError, IndexError):
         with open(pidfile) as f:
-            os.kill(int(f.read().split()[0]), signal.SIGKILL)
+            return os.pidfd_open(int(f.read().split()[0]))
+    return None
+
+
+def _kill_network(inode: int) -> None:
+    """SIGKILL every process in the network namespace ``inode`` (a branch's: criu restored
+    its whole tree into it); nothing for 0."""
+    if not inode:
+        return
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if os.stat(f"/proc/{entry}/ns/net").st_ino == inode:
+                os.kill(int(entry), signal.SIGKILL)
+
+
+def _kill_branch(pidfd: int) -> None:
+    """SIGKILL the branch root behind ``pidfd`` (its pid namespace ends with it); close it."""
+    with contextlib.suppress(OSError):
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    os.close(pidfd)
 
 
 @dataclass
@@ -156,6 +188,9 @@ class _Running:
     """The branch's mount namespace (to take the cache at /run away once criu is done)."""
     unmount_cache: bool
     pidfile: str
+    net_inode: int = 0
+    """The branch's network namespace (0: criu makes its own): every process in it is the
+    branch's, which finds the branch when its pidfile is gone (the janitor removed it)."""
 
 
 class _Launcher:
@@ -167,10 +202,12 @@ class _Launcher:
         self.own_net = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         self.devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         self.running: dict[int, _Running] = {}
+        self.branches: set[int] = set()
+        """pidfds of the restored trees still alive: killed when the controller is gone."""
 
     def start(self, req: Request, reply: socket.socket) -> None:
         try:
-            pid, branch_mnt = self._spawn(req)
+            pid, branch_mnt, net_inode = self._spawn(req)
         except Exception as exc:  # noqa: BLE001 - reported to the controller
             _say(reply, f"error {type(exc).__name__}: {exc}")
             reply.close()
@@ -178,13 +215,15 @@ class _Launcher:
         finally:
             self._return_home()
         self.running[pid] = _Running(
-            reply, os.pidfd_open(pid), branch_mnt, bool(req.kdat_dir), req.pidfile
+            reply, os.pidfd_open(pid), branch_mnt, bool(req.kdat_dir), req.pidfile, net_inode
         )
         _say(reply, f"pid {pid}")
 
-    def _spawn(self, req: Request) -> tuple[int, int]:
-        """criu started in the branch's new namespaces, and the branch's mount namespace."""
+    def _spawn(self, req: Request) -> tuple[int, int, int]:
+        """criu started in the branch's new namespaces, the branch's mount namespace and its
+        network namespace's inode (0 when criu makes it)."""
         netns = self._enter_branch_namespaces(req)
+        net_inode = os.fstat(netns).st_ino if netns is not None else 0
         out = branch_mnt = -1
         try:
             branch_mnt = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
@@ -213,15 +252,21 @@ class _Launcher:
             for fd in (out, -1 if netns is None else netns):
                 if fd >= 0:
                     os.close(fd)
-        return pid, branch_mnt
+        return pid, branch_mnt, net_inode
 
     def finish(self, pid: int) -> None:
         run = self.running.pop(pid)
         _, status = os.waitpid(pid, 0)
         os.close(run.pidfd)
         code = os.waitstatus_to_exitcode(status)
-        if not _say(run.reply, f"exit {code}") and code == 0 and run.pidfile:
-            _kill_orphan(run.pidfile)
+        branch = _watch_branch(run.pidfile) if code == 0 and run.pidfile else None
+        if branch is not None:
+            self.branches.add(branch)
+        if not _say(run.reply, f"exit {code}"):  # no controller takes it
+            if branch is not None:
+                self.branches.discard(branch)
+                _kill_branch(branch)
+            _kill_network(run.net_inode)  # the pidfile may be gone with its directory
         run.reply.close()
         if run.unmount_cache:  # the branch keeps running in that namespace (after the reply:
             # an unmount waits for an RCU grace period, the branch need not)
@@ -244,6 +289,17 @@ class _Launcher:
             ready, _, _ = select.select(list(by_pidfd), [], [], max(left, 0.0) + 1.0)
             for fd in ready:
                 self.finish(by_pidfd[fd])
+
+    def forget(self, pidfd: int) -> None:
+        """The branch behind ``pidfd`` exited (closed by its controller, or crashed)."""
+        self.branches.discard(pidfd)
+        os.close(pidfd)
+
+    def kill_branches(self) -> None:
+        """The controller is gone: SIGKILL every branch it restored that is still alive."""
+        for pidfd in sorted(self.branches):
+            _kill_branch(pidfd)
+        self.branches.clear()
 
     def _enter_branch_namespaces(self, req: Request) -> int | None:
         """Move this process into the branch's new namespaces and set them up; the network
@@ -291,19 +347,22 @@ def serve(control_fd: int) -> int:
     control.send(b"ready")
     while True:
         by_pidfd = {run.pidfd: pid for pid, run in launcher.running.items()}
-        ready, _, _ = select.select([control.fileno(), *by_pidfd], [], [])
+        branches = list(launcher.branches)
+        ready, _, _ = select.select([control.fileno(), *by_pidfd, *branches], [], [])
         for fd in ready:
             if fd in by_pidfd:
                 launcher.finish(by_pidfd[fd])
+            elif fd in branches:
+                launcher.forget(fd)
         if control.fileno() not in ready:
             continue
         try:
             message, fds, _, _ = socket.recv_fds(control, _MAX_MESSAGE, 1)
         except OSError:
+            message, fds = b"", []
+        if not message:  # the controller closed the socket, or died: its branches die too
             launcher.drain()
-            return 1
-        if not message:  # the controller closed the socket
-            launcher.drain()
+            launcher.kill_branches()
             return 0
         if len(fds) != 1:
             for fd in fds:
@@ -408,6 +467,7 @@ class RestoreLauncher:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=err,
+                start_new_session=True,  # outlives a kill of the controller's process group
             )
         ours.settimeout(30)
         try:

@@ -180,17 +180,22 @@ def test_a_launcher_that_died_is_started_again(
     assert launcher._proc is not None and launcher._proc.pid != first.pid
 
 
+@pytest.mark.parametrize("pidfile_gone", [False, True], ids=["pidfile", "pidfile-removed"])
 def test_a_branch_restored_after_its_controller_died_is_killed(
-    dirs: dict[str, Path], tmp_path: Path
+    dirs: dict[str, Path], tmp_path: Path, pidfile_gone: bool
 ) -> None:
     """The controller (a process of its own) starts a restore and is killed with its whole
     process group by SIGTERM while the stand-in for criu is still running; the stand-in then
     "restores" a long-lived process and exits 0. No controller takes that branch, so the
-    launcher must kill it."""
+    launcher must kill it - also when the pidfile is gone by then (the crash janitor removes
+    the backend's directory as soon as the controller dies): by the branch's network
+    namespace."""
     require(os.geteuid() == 0, "the restore launcher mounts and unshares: it needs root")
     marker = f"adaroll-orphan-test-{os.getpid()}"
     pidfile = tmp_path / "pid"
-    criu = f"sleep 1; (exec -a {marker} sleep 60) & echo $! > {pidfile}"
+    done = tmp_path / "done"
+    gone = f"; rm {pidfile}" if pidfile_gone else ""
+    criu = f"sleep 1; (exec -a {marker} sleep 60) & echo $! > {pidfile}{gone}; touch {done}"
     req = request(dirs, ("/bin/bash", "-c", criu), tmp_path, pidfile=str(pidfile))
     controller = textwrap.dedent(
         f"""
@@ -215,9 +220,9 @@ def test_a_branch_restored_after_its_controller_died_is_killed(
     os.killpg(proc.pid, signal.SIGTERM)
     proc.wait(timeout=10)
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and not pidfile.exists():
+    while time.monotonic() < deadline and not done.exists():
         time.sleep(0.05)
-    assert pidfile.exists(), "the restore did not finish after its controller died"
+    assert done.exists(), "the restore did not finish after its controller died"
     while time.monotonic() < deadline and _running(marker):
         time.sleep(0.05)
     assert not _running(marker), "the branch of a dead controller is still running"
@@ -232,3 +237,53 @@ def _running(marker: str) -> bool:
             except OSError:
                 continue
     return False
+
+
+def test_branches_die_with_their_controller_even_after_a_finished_restore(
+    dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """The launcher is the branches' parent-death signal: the controller restores two branches
+    (each restore finished and reported), then is SIGKILLed alone - not its process group - with
+    the branches not yet taken by anyone (no janitor knows them). The launcher kills both."""
+    require(os.geteuid() == 0, "the restore launcher mounts and unshares: it needs root")
+    marker = f"adaroll-pdeath-test-{os.getpid()}"
+    reqs = []
+    for i in range(2):
+        pidfile = tmp_path / f"pid{i}"
+        criu = f"(exec -a {marker} sleep 60) & echo $! > {pidfile}"
+        argv, out = ("/bin/bash", "-c", criu), str(tmp_path / f"out{i}")
+        reqs.append(asdict(request(dirs, argv, tmp_path, pidfile=str(pidfile), output=out)))
+    controller = textwrap.dedent(
+        f"""
+        import json, sys, time
+        from adaroll.snapshots.criu.processes import subreaper
+        from adaroll.snapshots.criu.restore_launcher import Request, RestoreLauncher
+        launcher = RestoreLauncher({str(tmp_path / "launcher.err")!r})
+        with subreaper():
+            for data in json.loads(sys.argv[1]):
+                req = Request(**{{**data, "argv": tuple(data["argv"])}})
+                assert launcher.run(req, timeout=30) == 0
+        print("restored", flush=True)
+        time.sleep(60)
+        """
+    )
+    with open(tmp_path / "controller.err", "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", controller, json.dumps(reqs)],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            start_new_session=True,
+            cwd=Path(__file__).resolve().parents[4],
+        )
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == b"restored\n", (tmp_path / "controller.err").read_text()
+    deadline = time.monotonic() + 10  # the stand-ins' sleeps take their names as they exec
+    while time.monotonic() < deadline and not _running(marker):
+        time.sleep(0.02)
+    assert _running(marker)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and _running(marker):
+        time.sleep(0.05)
+    assert not _running(marker), "a branch outlived its controller"
