@@ -105,8 +105,12 @@ def _rollout_overrides(workers: int | None, ray_address: str | None) -> list[str
 def _print_headline(summary: dict) -> None:  # type: ignore[type-arg]
     from adaroll.report import LABELS, table3
     from adaroll.training.cost_report import cost_lines
+    from adaroll.training.purposes import purpose_table
 
     typer.echo("\n" + table3(summary))
+    purposes = purpose_table(summary.get("purposes", {}), LABELS)
+    if purposes:
+        typer.echo(f"\nwhere the env steps go and where the gradient comes from:\n{purposes}")
     if summary.get("cost_model", {}).get("phases"):
         typer.echo("\n" + "\n".join(cost_lines(summary, LABELS)))
     rows = summary["configurations"]

@@ -124,6 +124,7 @@ def start_rows(setup: VerlSetup) -> list[dict[str, Any]]:
     for task_id in sorted(setup.starts.tasks):
         add("root", task_id, None, "train")
         add("root", task_id, None, "routing")
+        add("root", task_id, None, "reeval")
         for checkpoint in setup.starts.checkpoints.for_task(task_id):
             add("suffix", task_id, checkpoint.id, "train")
             add("onestep", task_id, checkpoint.id, "train")

@@ -51,7 +51,11 @@ _ROUTE_STARTS = {
     Route.ROOT: StartKind.ROOT,
 }
 
-Purpose = Literal["train", "routing"]
+Purpose = Literal["train", "routing", "reeval"]
+"""Why a group is collected: ``train`` (it may enter an update), ``routing`` (a task's first
+probes, which route it) or ``reeval`` (later probes that re-estimate a routed task's success:
+Local re-evaluations, the forgetting monitor's, the bandit's). Probes of either kind are billed
+alike; they only train with ``scheduler.train_probes``."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,8 @@ class Job:
     """One GRPO group to collect: ``group_size`` samples from one start of one task.
 
     ``mode`` is the ledger tag (onestep/suffix/root/vanilla); ``purpose`` says whether the
-    group may train (``train``) or only measures success for routing (``routing``).
+    group may train (``train``) or only measures success for routing (``routing`` at a task's
+    first visit, ``reeval`` later; :data:`Purpose`).
     """
 
     kind: StartKind

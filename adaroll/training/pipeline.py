@@ -45,6 +45,7 @@ from adaroll.seeding import derive_seed, seed_everything
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SupportsStateCopy
 from adaroll.training.bill import Bill
 from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
+from adaroll.training.purposes import run_purposes
 from adaroll.training.run_identity import experiment_changes, settings_changes
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.scheduler_base import interleave_templates
@@ -431,6 +432,7 @@ class Pipeline:
         summary = summarise(results, curves)
         summary["expert_env_steps"] = expert_steps
         summary["cost_model"] = cost_model(self.out, self.cfg.rl, summary, len(self.split("train")))
+        summary["purposes"] = run_purposes(self.out, list(summary["configurations"]))
         atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=2))
         return summary
 

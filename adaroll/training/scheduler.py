@@ -12,7 +12,8 @@ Decisions on the points the paper leaves open (tested in tests/training/test_sch
 * a task without any verified expert trajectory has no checkpoints: it is routed to Root;
 * with several expert trajectories, the deepest pivot is the one with the largest step index;
 * Local re-evaluation probes (``routing_probes`` root rollouts every ``local_reeval_every``
-  visits) are ledgered with purpose ``routing``: they cost env steps but never train;
+  visits) are ledgered with purpose ``reeval`` (a task's first probes: ``routing``): they cost
+  env steps but never train;
 * pivot sets are scored once, with the policy that starts the phase.
 
 Options beyond the paper (off by default; tests/training/test_pivot_options.py):
@@ -52,7 +53,14 @@ from adaroll.envs.base import TaskSpec
 from adaroll.rollout.jobs import Group, Job, Route, StartKind
 from adaroll.seeding import derive_seed
 from adaroll.training import bandit_scheduler  # noqa: F401 - registers the bandit router
-from adaroll.training.scheduler_base import MODES, ROUTERS, SCHEDULERS, RoundRobin, Scheduler
+from adaroll.training.scheduler_base import (
+    MODES,
+    PROBES,
+    ROUTERS,
+    SCHEDULERS,
+    RoundRobin,
+    Scheduler,
+)
 
 __all__ = [
     "MODES",
@@ -221,9 +229,9 @@ class HybridScheduler(Scheduler):
     def _jobs_for(self, task_id: str) -> list[Job]:
         route, task = self.routes[task_id], self.tasks[task_id]
         route.visits += 1
-        routing = Job(StartKind.ROOT, task, self.sched.routing_probes, purpose="routing")
         if route.mode == Route.UNROUTED:
-            return [routing]
+            return [Job(StartKind.ROOT, task, self.sched.routing_probes, purpose="routing")]
+        routing = Job(StartKind.ROOT, task, self.sched.routing_probes, purpose="reeval")
         if route.mode == Route.LOCAL:
             jobs = [
                 Job(StartKind.ONESTEP, task, self.grpo.group_size, checkpoint_id=c)
@@ -245,7 +253,7 @@ class HybridScheduler(Scheduler):
         for group in groups:
             route = self.routes[group.job.task.id]
             mode_before = route.mode
-            if group.job.purpose == "routing":
+            if group.job.purpose in PROBES:
                 route.p = group.success_rate
                 self._promote(
                     route, route_for(route.p, self.sched.tau_low, self.sched.tau_high), iteration

@@ -16,6 +16,10 @@ from adaroll.rollout.jobs import Group, Job, Route
 
 MODES = tuple(route.value for route in Route)
 """A task's route names, in promotion order: unrouted, local, suffix, root."""
+PROBES = ("routing", "reeval")
+"""The purposes of probe groups (root rollouts that measure a task's success p(x)): a task's
+first probes (``routing``) and its later ones (``reeval``); both are billed, neither trains
+unless ``scheduler.train_probes``."""
 
 
 class Scheduler(ABC):

@@ -38,7 +38,9 @@ from adaroll.rollout.collector import RolloutCollector
 from adaroll.rollout.jobs import Group
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.training.ledger import Ledger
+from adaroll.training.purposes import EPISODE_STATS
 from adaroll.training.scheduler import Scheduler
+from adaroll.training.scheduler_base import PROBES
 from adaroll.training.self_pool import SelfPivotPool
 from adaroll.training.update import grpo_update
 
@@ -81,7 +83,7 @@ class Trainer:
         # The KL penalty's reference: the phase's start policy, frozen (the trainer is built
         # with the start policy; a resumed phase loads its own weights into `policy` later).
         self.reference = copy.deepcopy(policy) if cfg.grpo.kl_coef > 0 else None
-        self.train_purposes = ("train", "routing") if cfg.scheduler.train_probes else ("train",)
+        self.train_purposes = ("train", *PROBES) if cfg.scheduler.train_probes else ("train",)
         self.optimizer_steps = 0
         self.ledger = Ledger(self.dir / "ledger.jsonl")
         self.metrics = JsonlLog(self.dir / "metrics.jsonl")
@@ -133,7 +135,7 @@ class Trainer:
                     "optimizer_steps": self.optimizer_steps,
                     **update.stats,
                     **self._totals(),
-                    "episodes": self._episode_stats(groups),
+                    "episodes": self._episode_stats(groups, update.training_samples),
                     "routes": self.scheduler.route_counts(),
                 }
             )
@@ -207,34 +209,27 @@ class Trainer:
             every is not None and after[key] // every > before[key] // every for key, every in marks
         )
 
-    def _episode_stats(self, groups: Sequence[Group]) -> dict[str, dict[str, int]]:
-        """What the cost model (:mod:`adaroll.algos.cost_model`) reads of an iteration, per
+    def _episode_stats(
+        self, groups: Sequence[Group], used: Mapping[int, int]
+    ) -> dict[str, dict[str, int]]:
+        """What the cost model (:mod:`adaroll.algos.cost_model`) and the purpose table
+        (:func:`adaroll.training.purposes.purpose_table`) read of an iteration, per
         ``mode/purpose`` of its groups: groups, samples, successes, the env steps of the groups,
         the decisions of successful and of failed samples (an episode's length in decisions:
-        one per env step, plus a last unparseable or rejected sample if it ended that way) and
-        the summed prefix length of the checkpoints the samples started from."""
+        one per env step, plus a last unparseable or rejected sample if it ended that way), the
+        summed prefix length of the checkpoints the samples started from, the groups the update
+        skipped for equal rewards and the decisions that carried a gradient (``used``: the
+        update's decisions per group index)."""
         out: dict[str, dict[str, int]] = {}
-        for group in groups:
+        for g, group in enumerate(groups):
             key = f"{group.job.ledger_mode}/{group.job.purpose}"
-            row = out.setdefault(
-                key,
-                dict.fromkeys(
-                    (
-                        "groups",
-                        "samples",
-                        "successes",
-                        "env_steps",
-                        "success_decisions",
-                        "failure_decisions",
-                        "start_depth",
-                    ),
-                    0,
-                ),
-            )
+            row = out.setdefault(key, dict.fromkeys(EPISODE_STATS, 0))
             checkpoint = group.job.checkpoint_id
             depth = self.collector.prefix_length(checkpoint) if checkpoint is not None else 0
             row["groups"] += 1
             row["env_steps"] += group.cost.env_steps
+            row["groups_skipped"] += int(g in used and used[g] == 0)
+            row["gradient_decisions"] += used.get(g, 0)
             for decisions, reward in zip(group.decisions, group.rewards, strict=True):
                 row["samples"] += 1
                 row["start_depth"] += depth

@@ -219,3 +219,60 @@ def test_the_sweep_runs_on_the_horizon_profiles_only(tmp_path: Path) -> None:
     ):
         run_experiments(["horizon"], profile="mobile", seeds=[0], quick=True, root=tmp_path)
     assert not any(tmp_path.iterdir())  # refused before anything was trained
+
+
+def test_the_train_target_stands_beside_the_val_target_in_every_cell(tmp_path: Path) -> None:
+    """The paper's yardstick: each cell's Train target is the mean of Vanilla's last three Train
+    Avg@4 inside the cut, with both sides' costs to it, the paired saving and its verdict; runs
+    without Train at the marks show "-" there instead of failing."""
+    short = horizon_budget("h6", 10)
+    mark = short // 4
+
+    def curve(vals: list[float], train: list[float] | None, before: int) -> list[dict[str, Any]]:
+        points = [_point(i * mark, v, before=before) for i, v in enumerate(vals)]
+        for i, p in enumerate(points):
+            p["train_avg"] = None if train is None else train[i]
+        return points
+
+    val = [0.2] + [0.3] * 12
+    summaries = {
+        "default": {
+            s: _summary("base_vanilla", curve(val, [0.2, 0.3, 0.4, 0.5, 0.5] + [0.5] * 8, 500))
+            for s in (0, 1, 2)
+        },
+        HYBRID_RUN: {
+            s: _summary("base_hybrid", curve(val, [0.2, 0.6] + [0.6] * 11, 900)) for s in (0, 1, 2)
+        },
+    }
+    x = Inputs(
+        EXPERIMENTS.get("horizon"), tmp_path, PROFILES["mobile-h6"], summaries, (0, 1, 2), tmp_path
+    )
+    cell = budget_cell(x, 10, short)
+    seed = cell["seeds"][0]["train"]
+    # within the cut (marks 0-4) the Train target is (0.4 + 0.5 + 0.5) / 3; Vanilla reaches it
+    # at mark 3, Hybrid at mark 1
+    assert seed["target"] == pytest.approx(1.4 / 3)
+    assert seed["vanilla"]["value"] == 500 + 3 * mark and seed["hybrid"]["value"] == 900 + mark
+    assert seed["saved"] == 2 * mark - 400
+    assert cell["train"]["saved"][0] == seed["saved"] and cell["train"]["verdict"] == "held"
+    assert cell["verdict"] in ("held", "contradicted", "inconclusive")
+    row = next(line for line in horizon(x).markdown.splitlines() if line.startswith("| 10 ("))
+    assert f"| {500 + 3 * mark:,} | {900 + mark:,} |" in row and "| held |" in row
+    # Val-only runs (before the horizon profiles evaluated train at the marks)
+    for variant in summaries:
+        for s in summaries[variant].values():
+            for p in next(iter(s["curves"].values())):
+                p["train_avg"] = None
+    assert budget_cell(x, 10, short)["train"] is None
+    row = next(line for line in horizon(x).markdown.splitlines() if line.startswith("| 10 ("))
+    assert "| - | - | - | - | - |" in row
+
+
+def test_horizon_profiles_evaluate_train_at_the_marks_and_the_others_do_not() -> None:
+    """The paper's yardstick is on the horizon profiles only (report only: training and Val
+    unchanged); the mobile and web profiles keep their overrides (runs of them are under way)."""
+    for name, profile in PROFILES.items():
+        cfg = load_config(None, list(profile.overrides))
+        horizon_profile = name.startswith("mobile-h")
+        assert ("train" in cfg.rl.eval.splits) == horizon_profile, name
+        assert cfg.rl.eval.select_on == "val", name
