@@ -106,6 +106,15 @@ class GRPOConfig(Frozen):
     """Gradient clipping norm."""
     micro_batch: int = Field(512, ge=1)
     """Decisions per forward/backward pass; gradients accumulate to the same update."""
+    decision_quota: int | None = Field(None, ge=1)
+    """Updates sized by the decisions they carry (an option, issue 40; None: off, the recipe's
+    ``ppo_epochs x mini_batches`` steps whatever the batch holds). Set: each pass makes
+    ``min(mini_batches, max(1, D // decision_quota))`` optimizer steps, D the batch's decisions
+    with a gradient (those of its groups whose rewards differ), so that every step carries at
+    least this many decisions where the batch has them: a small Hybrid batch (mostly one-step
+    groups) is stepped on less often than a large Vanilla one, and a Vanilla batch of at least
+    ``mini_batches x decision_quota`` decisions keeps its steps. A quota no batch of the phase
+    can meet (more decisions than its largest batch could hold) is refused at load."""
 
 
 class PivotConfig(Frozen):
@@ -379,6 +388,38 @@ class TrainConfig(Frozen):
                 f"{where} plans {groups} groups per iteration, so a mini-batch would "
                 "hold less than one group"
             )
+        return self
+
+    def most_decisions(self, step_limit: int | None = None) -> int | None:
+        """The most decisions one iteration's batch of this phase can carry: one-step phases
+        exactly ``pivots_per_iteration x group_size`` (one decision per sample); the others, with
+        episodes of at most ``step_limit`` env steps (plus a last rejected sample), every
+        visited task's groups - Root, Suffix, or one-step groups on at most ``step_limit``
+        pivots, training probes and replayed pivots - at full length (None without the limit)."""
+        sched, g = self.scheduler, self.grpo.group_size
+        if self.algorithm in ("stage1", "onestep"):
+            return sched.pivots_per_iteration * g
+        if step_limit is None:
+            return None
+        probes = sched.routing_probes if sched.train_probes else 0
+        replayed = max(1, round(sched.replay_share * sched.tasks_per_iteration))
+        tasks = sched.tasks_per_iteration + (replayed if sched.replay_share > 0 else 0)
+        return tasks * (g + probes) * (step_limit + 1)
+
+    def check_decision_quota(self, step_limit: int | None = None) -> None:
+        """Refuse a ``grpo.decision_quota`` that no batch of this phase can meet."""
+        quota, most = self.grpo.decision_quota, self.most_decisions(step_limit)
+        if quota is not None and most is not None and quota > most:
+            raise ValueError(
+                f"grpo.decision_quota ({quota}) is more decisions than any batch of this "
+                f"{self.algorithm} phase can carry (at most {most:,}"
+                + (f" with episodes of at most {step_limit} steps" if step_limit else "")
+                + "): every optimizer step would fall short of it"
+            )
+
+    @model_validator(mode="after")
+    def _decision_quota_can_be_met(self) -> TrainConfig:
+        self.check_decision_quota()
         return self
 
     @model_validator(mode="after")

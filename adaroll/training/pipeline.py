@@ -350,6 +350,32 @@ class Pipeline:
         self._check_state_copies()
         for phase in (self.cfg.stage1, self.cfg.rl):
             PIVOT_SCORERS.get(phase.pivots.scorer)
+        self._check_decision_quotas()
+
+    def _check_decision_quotas(self) -> None:
+        """A ``grpo.decision_quota`` that no batch of a phase the run trains can meet is a config
+        error before any work: the largest batch follows from the train tasks' step limit."""
+        phases = [("stage1", self.cfg.stage1)] if self.cfg.stage1.grpo.decision_quota else []
+        if self.cfg.rl.grpo.decision_quota:
+            algorithms = {a for n, (_, a) in RL_CONFIGS.items() if n in self.cfg.configurations}
+            phases += [
+                ("rl", self.cfg.rl.model_copy(update={"algorithm": a})) for a in sorted(algorithms)
+            ]
+        if not phases:
+            return
+        env = self.make_env()
+        try:
+            limit = 0
+            for task in self.split("train"):
+                env.reset(options={"task": task})
+                limit = max(limit, env.max_steps)
+        finally:
+            env.close()
+        for name, phase in phases:
+            try:
+                phase.check_decision_quota(limit)
+            except ValueError as exc:
+                raise ConfigError(f"{name}.{exc}") from None
 
     def _check_state_copies(self) -> None:
         """The ``memory`` backend needs envs that copy their state. Say so before experts and
