@@ -46,6 +46,12 @@ from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SupportsStateCopy
 from adaroll.training.bill import Bill
 from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
 from adaroll.training.purposes import run_purposes
+from adaroll.training.route_estimate import (
+    RouteEstimator,
+    expert_checkpoints,
+    likelihood_factors,
+    match_factors,
+)
 from adaroll.training.run_identity import experiment_changes, settings_changes
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.scheduler_base import interleave_templates
@@ -296,14 +302,6 @@ class Pipeline:
     ) -> PhaseResult:
         pivot_set = self.pivots(f"{name}", start, phase) if phase.algorithm != "vanilla" else None
         tasks = interleave_templates(self.split("train"))
-        scheduler = SCHEDULERS.get(phase.algorithm)(
-            tasks=tasks,
-            sched=phase.scheduler,
-            grpo=phase.grpo,
-            pivots=pivot_set.pivots if pivot_set else {},
-            pivot_weights=pivot_set.weights if pivot_set else {},
-            seed=derive_seed(self.cfg.seed, "scheduler", name),
-        )
         store, matcher = self.store("train"), phase.match.build()
         self_pool = None
         if pivot_set is not None and phase.pivots.self_pool and phase.algorithm == "hybrid":
@@ -315,6 +313,19 @@ class Pipeline:
                 matcher,
             )
         collector = self.collector(start, matcher, store)
+        try:
+            scheduler = SCHEDULERS.get(phase.algorithm)(
+                tasks=tasks,
+                sched=phase.scheduler,
+                grpo=phase.grpo,
+                pivots=pivot_set.pivots if pivot_set else {},
+                pivot_weights=pivot_set.weights if pivot_set else {},
+                seed=derive_seed(self.cfg.seed, "scheduler", name),
+                estimator=self._estimator(phase, start, collector, pivot_set),
+            )
+        except BaseException:
+            collector.close()
+            raise
         evals = {s: self.split(s) for s in {*phase.eval.splits, *phase.eval.final_splits}}
         trainer = Trainer(
             name,
@@ -338,6 +349,27 @@ class Pipeline:
             result.final["pivot_scoring_samples"] = pivot_set.policy_samples
         return result
 
+    def _estimator(
+        self,
+        phase: TrainConfig,
+        start: Policy,
+        collector: RolloutCollector,
+        pivot_set: PivotSet | None,
+    ) -> RouteEstimator | None:
+        """A Hybrid phase's routing estimate (:mod:`adaroll.training.route_estimate`): factors
+        from pivot scoring's match shares, or with ``routing_estimate=likelihood`` from the
+        start policy's likelihood of each expert action; None for other phases, or for a pivot
+        file written before the match shares were kept (the options that need it then say so)."""
+        if phase.algorithm != "hybrid" or pivot_set is None:
+            return None
+        store = self.store("train")
+        chains = expert_checkpoints(store, start, collector)
+        if phase.scheduler.routing_estimate == "likelihood":
+            return RouteEstimator(likelihood_factors(chains, start, collector, store))
+        if not pivot_set.matches:
+            return None
+        return RouteEstimator(match_factors(chains, pivot_set.matches, phase.pivots.n_samples))
+
     # -- the whole run ------------------------------------------------------------------------------
     def check_names(self) -> None:
         """Fail before any work when a configured name is unknown (the error lists valid ones)."""
@@ -351,6 +383,12 @@ class Pipeline:
         for phase in (self.cfg.stage1, self.cfg.rl):
             PIVOT_SCORERS.get(phase.pivots.scorer)
         self._check_decision_quotas()
+        calibration = self.cfg.rl.scheduler.routing_calibration
+        if calibration > len(self.split("train")):
+            raise ConfigError(
+                f"rl.scheduler.routing_calibration ({calibration}) is larger than the train "
+                f"split ({len(self.split('train'))} tasks)"
+            )
 
     def _check_decision_quotas(self) -> None:
         """A ``grpo.decision_quota`` that no batch of a phase the run trains can meet is a config

@@ -11,7 +11,7 @@ the schedulers sample OneStep starts from; the hard set still defines Suffix fro
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NotRequired
 
@@ -45,6 +45,10 @@ class PivotSet:
     """The gate each task's scores were compared with (tau_dis or the task's quantile)."""
     weights: dict[str, dict[str, float]] = field(default_factory=dict)
     """temperature > 0 only: per task, every checkpoint's OneStep draw probability."""
+    matches: dict[str, float] = field(default_factory=dict)
+    """Per checkpoint, the share of its N samples that matched the expert's action (the
+    routing estimate's factors, :mod:`adaroll.training.route_estimate`; empty in files written
+    before it was kept)."""
 
     @property
     def count(self) -> int:
@@ -60,6 +64,7 @@ class PivotSet:
                     "policy_samples": self.policy_samples,
                     "thresholds": self.thresholds,
                     "weights": self.weights,
+                    "matches": self.matches,
                 },
                 indent=1,
             ),
@@ -84,6 +89,7 @@ class PivotSet:
             d["policy_samples"],
             d.get("thresholds", {}),
             d.get("weights", {}),
+            d.get("matches", {}),
         )
 
 
@@ -98,6 +104,7 @@ class _PivotFile(TypedDict):
     policy_samples: NonNegativeInt
     thresholds: NotRequired[dict[str, float]]
     weights: NotRequired[dict[str, dict[str, float]]]
+    matches: NotRequired[dict[str, float]]
 
 
 _PIVOT_FILE = TypeAdapter(_PivotFile)
@@ -118,6 +125,7 @@ def score_checkpoints(
     seed_everything("pivots", seed, policy=policy)
     checkpoints = list(store)
     scores: dict[str, float] = {}
+    matches: dict[str, float] = {}
     for start in range(0, len(checkpoints), batch):
         chunk = checkpoints[start : start + batch]
         drawn = policy.sample([collector.context_at(c) for c in chunk], cfg.n_samples)
@@ -133,7 +141,9 @@ def score_checkpoints(
                 key=ckpt.id,
             )
             scores[ckpt.id] = scorer(evidence)
-    return select(store, scores, cfg, policy_samples=len(checkpoints) * cfg.n_samples)
+            matches[ckpt.id] = sum(rewards) / len(rewards)
+    chosen = select(store, scores, cfg, policy_samples=len(checkpoints) * cfg.n_samples)
+    return replace(chosen, matches=matches)
 
 
 def select(

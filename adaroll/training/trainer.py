@@ -22,7 +22,7 @@ import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from adaroll.io import atomic_write_bytes, atomic_write_text, make_private_dir
 from adaroll.jsonl import JsonlLog
 from adaroll.policies.base import Policy
 from adaroll.rollout.collector import RolloutCollector
-from adaroll.rollout.jobs import Group
+from adaroll.rollout.jobs import Group, merge_groups
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.training.ledger import Ledger
 from adaroll.training.purposes import EPISODE_STATS
@@ -111,7 +111,7 @@ class Trainer:
             with self._timed("schedule"):
                 jobs = self.scheduler.plan(self.iteration)
             with self._timed("collect"):
-                groups = self.collector.collect(jobs, seed=seed)
+                groups = self._expanded(self.collector.collect(jobs, seed=seed), seed)
             with self._timed("update"):
                 update = grpo_update(
                     self.policy,
@@ -151,6 +151,21 @@ class Trainer:
         return self._finish()
 
     # -- pieces ---------------------------------------------------------------------------------
+    def _expanded(self, groups: list[Group], seed: int) -> list[Group]:
+        """The groups with the rollouts the scheduler adds to some of them after seeing them
+        (:meth:`Scheduler.expand`: Root probe-then-expand), collected from a seed of their own
+        and merged in, so that their cost is on the merged group's bill."""
+        extra = self.scheduler.expand(groups)
+        if not extra:
+            return groups
+        order = sorted(extra)
+        more = self.collector.collect([extra[g] for g in order], seed=derive_seed(seed, "expand"))
+        out = list(groups)
+        for g, added in zip(order, more, strict=True):
+            whole = replace(groups[g].job, group_size=len(groups[g].rewards) + len(added.rewards))
+            out[g] = merge_groups(whole, [groups[g], added])
+        return out
+
     def _evaluate(self, splits: Sequence[str]) -> dict[str, Any]:
         row: dict[str, Any] = {
             "kind": "eval",
