@@ -384,11 +384,20 @@ def pilot(
     profiles: Annotated[list[str], typer.Argument(help="Experiment profiles, e.g. mobile-h24.")],
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0",
     root: Annotated[Path, typer.Option(help="Where pilots go.")] = Path("runs/pilots"),
+    routing: Annotated[
+        bool,
+        typer.Option(
+            help="Also measure the zero-env-cost routing estimate against 16 root probes per "
+            "train task (rank correlation, mode agreement with the 4-probe pass beside it) and "
+            "predict each option of issue 40 (ROOT/PROFILE/seedK/route_pilot.json)."
+        ),
+    ] = False,
 ) -> None:
     """Predict before the runs: measure Base on the TRAIN split only (routing probes, pivots,
     one Suffix group per Suffix task) and print the cost model's Vanilla and Hybrid env steps
     per iteration and the saving S(N) at 10, 30 and 100 updates (ROOT/PROFILE/seedK/pilot.json)."""
     from adaroll.experiments.pilot import pilot_table, run_pilot
+    from adaroll.experiments.route_pilot import route_pilot_table, run_route_pilot
     from adaroll.experiments.specs import PROFILES
 
     unknown = [p for p in profiles if p not in PROFILES]
@@ -398,12 +407,13 @@ def pilot(
             err=True,
         )
         raise typer.Exit(2)
-    results = [
-        run_pilot(p, int(s), root, say=lambda m: typer.echo(m, err=True))
-        for p in profiles
-        for s in seeds.split(",")
-    ]
+    say = lambda m: typer.echo(m, err=True)  # noqa: E731
+    pairs = [(p, int(s)) for p in profiles for s in seeds.split(",")]
+    routed = [run_route_pilot(p, s, root, say=say) for p, s in pairs] if routing else []
+    results = [run_pilot(p, s, root, say=say) for p, s in pairs]  # resumes: nothing rerun
     typer.echo(pilot_table(results))
+    if routed:
+        typer.echo("\n" + route_pilot_table(routed))
 
 
 @app.command()

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 
 from adaroll.algos.targets import at_every_mark, vanilla_target
 from adaroll.config import load_config
+from adaroll.experiments.horizon_options import options_section
 from adaroll.experiments.inputs import Inputs, Section, analysis, markdown_table, save_figure
 from adaroll.experiments.specs import (
     HORIZON_BUCKETS,
@@ -302,6 +303,7 @@ def horizon(x: Inputs) -> Section:
         )
     imitation = _imitation_table(cells)
     teaching = _teaching_table(cells)
+    options, option_data = options_section(x, cells, cut_at_budget, to_target, bucket)
     plot = save_figure(_figure(bucket, cells), x.out / "saving.png")
     by_bucket = {**_sibling_cells(x), bucket: cells}
     by_horizon = save_figure(_horizon_figure(by_bucket), x.out / "saving_by_horizon.png")
@@ -312,11 +314,11 @@ def horizon(x: Inputs) -> Section:
         "end of the runs only, so only the largest budget has it."
     )
     return Section(
-        f"{note}\n\n{table}\n\n{teaching}{imitation}![saving by budget]({plot})\n\n"
+        f"{note}\n\n{table}\n\n{options}{teaching}{imitation}![saving by budget]({plot})\n\n"
         f"The buckets whose sweep is under the same root "
         f"({', '.join(b for b in HORIZON_BUCKETS if b in by_bucket)}):\n\n"
         f"![saving by horizon]({by_horizon})\n",
-        {"bucket": bucket, "cells": cells},
+        {"bucket": bucket, "cells": cells, **option_data},
     )
 
 

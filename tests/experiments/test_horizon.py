@@ -276,3 +276,58 @@ def test_horizon_profiles_evaluate_train_at_the_marks_and_the_others_do_not() ->
         horizon_profile = name.startswith("mobile-h")
         assert ("train" in cfg.rl.eval.splits) == horizon_profile, name
         assert cfg.rl.eval.select_on == "val", name
+
+
+def test_each_option_is_paired_with_the_same_vanilla_and_default_hybrid(tmp_path: Path) -> None:
+    """Issue 40: an option's Base->Hybrid is cut at each budget and costed against the cell's
+    targets; its saving against Vanilla and against the default Hybrid are paired by seed, the
+    promotion rule needs ten seeds, and the probes' share comes from its runs' purposes."""
+    from adaroll.experiments.horizon_options import option_cell, options_section
+
+    short = horizon_budget("h6", 10)
+    mark = short // 4
+
+    def curve(vals: list[float], before: int) -> list[dict[str, Any]]:
+        return [_point(i * mark, v, before=before) for i, v in enumerate(vals)]
+
+    seeds = tuple(range(10))
+    vanilla = [0.2, 0.2, 0.3, 0.4, 0.4] + [0.4] * 8
+    default = [0.2, 0.2, 0.2, 0.2, 0.4] + [0.4] * 8
+    faster = [0.2, 0.4] + [0.4] * 11
+    purposes = {
+        "base_hybrid": {"root/routing": {"env_steps": 30}, "suffix/train": {"env_steps": 70}}
+    }
+    summaries = {
+        "default": {s: _summary("base_vanilla", curve(vanilla, 500)) for s in seeds},
+        HYBRID_RUN: {s: _summary("base_hybrid", curve(default, 900)) for s in seeds},
+        "learn": {
+            s: {**_summary("base_hybrid", curve(faster, 900)), "purposes": purposes} for s in seeds
+        },
+    }
+    x = Inputs(
+        EXPERIMENTS.get("horizon"), tmp_path, PROFILES["mobile-h6"], summaries, seeds, tmp_path
+    )
+    cell = budget_cell(x, 10, short)
+    from adaroll.experiments.horizon import to_target
+
+    option = option_cell(x, cell, "learn", cut_at_budget, to_target)
+    # target (0.3 + 0.4 + 0.4) / 3: Vanilla at mark 3, the default Hybrid at mark 4, the option at 1
+    assert option["val"]["costs"][0] == {"value": 900 + mark, "budget": 900 + 4 * mark}
+    assert option["val"]["saved"][0] == (500 + 3 * mark) - (900 + mark)
+    assert (
+        option["val"]["vs_default"][0] == 3 * mark and option["val"]["vs_default_verdict"] == "held"
+    )
+    assert option["promotion"] == "promote" and option["train"] is None
+    text, data = options_section(x, [cell], cut_at_budget, to_target, "h6")
+    assert len(data["options"]["learn"]) == 1
+    row = next(line for line in text.splitlines() if "| all four options |" in line)
+    assert "| promote |" in row and row.endswith("| 30% |")
+    # fewer than ten seeds: never promoted, whatever the saving
+    few = Inputs(x.exp, tmp_path, x.profile, summaries, seeds[:3], tmp_path)
+    assert (
+        option_cell(few, budget_cell(few, 10, short), "learn", cut_at_budget, to_target)[
+            "promotion"
+        ]
+        == "keep the default: too few seeds"
+    )
+    assert "| all four options |" in horizon(x).markdown
