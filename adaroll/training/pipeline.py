@@ -46,12 +46,7 @@ from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SupportsStateCopy
 from adaroll.training.bill import Bill
 from adaroll.training.pivot_scoring import PivotFileError, PivotSet, score_checkpoints
 from adaroll.training.purposes import run_purposes
-from adaroll.training.route_estimate import (
-    RouteEstimator,
-    expert_checkpoints,
-    likelihood_factors,
-    match_factors,
-)
+from adaroll.training.route_estimate import phase_estimator
 from adaroll.training.run_identity import experiment_changes, settings_changes
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.scheduler_base import interleave_templates
@@ -321,7 +316,7 @@ class Pipeline:
                 pivots=pivot_set.pivots if pivot_set else {},
                 pivot_weights=pivot_set.weights if pivot_set else {},
                 seed=derive_seed(self.cfg.seed, "scheduler", name),
-                estimator=self._estimator(phase, start, collector, pivot_set),
+                estimator=phase_estimator(phase, start, collector, self.store("train"), pivot_set),
             )
         except BaseException:
             collector.close()
@@ -348,27 +343,6 @@ class Pipeline:
             result.final["pivots"] = pivot_set.count
             result.final["pivot_scoring_samples"] = pivot_set.policy_samples
         return result
-
-    def _estimator(
-        self,
-        phase: TrainConfig,
-        start: Policy,
-        collector: RolloutCollector,
-        pivot_set: PivotSet | None,
-    ) -> RouteEstimator | None:
-        """A Hybrid phase's routing estimate (:mod:`adaroll.training.route_estimate`): factors
-        from pivot scoring's match shares, or with ``routing_estimate=likelihood`` from the
-        start policy's likelihood of each expert action; None for other phases, or for a pivot
-        file written before the match shares were kept (the options that need it then say so)."""
-        if phase.algorithm != "hybrid" or pivot_set is None:
-            return None
-        store = self.store("train")
-        chains = expert_checkpoints(store, start, collector)
-        if phase.scheduler.routing_estimate == "likelihood":
-            return RouteEstimator(likelihood_factors(chains, start, collector, store))
-        if not pivot_set.matches:
-            return None
-        return RouteEstimator(match_factors(chains, pivot_set.matches, phase.pivots.n_samples))
 
     # -- the whole run ------------------------------------------------------------------------------
     def check_names(self) -> None:

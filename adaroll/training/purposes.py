@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from adaroll.jsonl import read_jsonl
+
 EPISODE_STATS = (
     "groups",
     "samples",
@@ -71,13 +73,12 @@ def phase_series(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[int]]:
 def run_purposes(run: Path, configurations: Sequence[str]) -> dict[str, dict[str, dict[str, int]]]:
     """Per configuration of ``configurations`` that has an RL phase under ``run`` (a run
     directory), its :func:`phase_purposes`."""
-    from adaroll.training.summary import read_metrics
-
     out = {}
     for phase in sorted(p.name for p in Path(run).iterdir() if (p / "metrics.jsonl").exists()):
         name = PHASES.get(phase, phase)
         if name in configurations:
-            out[name] = phase_purposes(read_metrics(run / phase))
+            records, _ = read_jsonl(Path(run) / phase / "metrics.jsonl")
+            out[name] = phase_purposes(records)
     return out
 
 

@@ -22,8 +22,10 @@ import torch
 
 from adaroll.algos.route_estimate import calibrated, fit_gamma, product_estimate, smoothed_share
 from adaroll.checkpoints import CheckpointStore
+from adaroll.config import TrainConfig
 from adaroll.policies.base import Policy
 from adaroll.rollout.collector import RolloutCollector
+from adaroll.training.pivot_scoring import PivotSet
 
 
 def expert_checkpoints(
@@ -122,3 +124,24 @@ class RouteEstimator:
         self.factors = {t: dict(f) for t, f in state["factors"].items()}
         self.observations = [(float(r), int(s), int(t)) for r, s, t in state["observations"]]
         self.gamma = float(state["gamma"])
+
+
+def phase_estimator(
+    phase: TrainConfig,
+    start: Policy,
+    collector: RolloutCollector,
+    store: CheckpointStore,
+    pivot_set: PivotSet | None,
+) -> RouteEstimator | None:
+    """A Hybrid phase's routing estimate: factors from pivot scoring's match shares, or with
+    ``routing_estimate=likelihood`` from the start policy's likelihood of each expert action;
+    None for other phases, or for a pivot file written before the match shares were kept (the
+    options that need it then say so)."""
+    if phase.algorithm != "hybrid" or pivot_set is None:
+        return None
+    chains = expert_checkpoints(store, start, collector)
+    if phase.scheduler.routing_estimate == "likelihood":
+        return RouteEstimator(likelihood_factors(chains, start, collector, store))
+    if not pivot_set.matches:
+        return None
+    return RouteEstimator(match_factors(chains, pivot_set.matches, phase.pivots.n_samples))
