@@ -410,7 +410,11 @@ def pilot(
     say = lambda m: typer.echo(m, err=True)  # noqa: E731
     pairs = [(p, int(s)) for p in profiles for s in seeds.split(",")]
     routed = [run_route_pilot(p, s, root, say=say) for p, s in pairs] if routing else []
-    results = [run_pilot(p, s, root, say=say) for p, s in pairs]  # resumes: nothing rerun
+    results = (
+        [r["cost_pilot"] for r in routed]
+        if routing
+        else [run_pilot(p, s, root, say=say) for p, s in pairs]
+    )
     typer.echo(pilot_table(results))
     if routed:
         typer.echo("\n" + route_pilot_table(routed))

@@ -31,6 +31,7 @@ from typing import Any
 from adaroll.algos import cost_model as cm
 from adaroll.algos.route_estimate import calibrated, fit_gamma, spearman
 from adaroll.experiments.pilot import pilot_base, run_pilot
+from adaroll.experiments.specs import LEARNING_CALIBRATION, LEARNING_ESTIMATE
 from adaroll.io import atomic_write_text
 from adaroll.rollout.jobs import Job, StartKind
 from adaroll.seeding import derive_seed
@@ -82,7 +83,7 @@ def run_route_pilot(
 ) -> dict[str, Any]:
     """Measure the estimates against the reference and predict every option; writes and
     returns ``ROOT/PROFILE/seedK/route_pilot.json``."""
-    cost = run_pilot(profile, seed, root, say=say)
+    cost = _cost_pilot(profile, seed, root, say)
     cfg, out, pipe, base = pilot_base(profile, seed, root, say=say)
     sched = cfg.rl.scheduler
     tasks = interleave_templates(pipe.split("train"))  # the scheduler's round robin order
@@ -134,9 +135,23 @@ def run_route_pilot(
                 "gamma": gamma,
                 "modes": _counts(modes.values()),
             }
-    result["predictions"] = predict_options(cost, result, raw["match"], order, pivot_set.pivots)
+    result["estimate"] = LEARNING_ESTIMATE
+    result["predictions"] = predict_options(cost, result, raw, order, pivot_set.pivots)
+    # the cost pilot the predictions start from (its Base is this pilot's)
+    result["cost_pilot"] = {k: v for k, v in cost.items() if k != "probe_successes"}
     atomic_write_text(out / "route_pilot.json", json.dumps(result, indent=2))
     return result
+
+
+def _cost_pilot(profile: str, seed: int, root: Path, say: Callable[[str], None]) -> dict[str, Any]:
+    """The cost pilot this routing pilot starts from: its ``pilot.json`` when it already holds
+    what the predictions read, else run (:func:`~adaroll.experiments.pilot.run_pilot`)."""
+    path = Path(root) / profile / f"seed{seed}" / "pilot.json"
+    if path.exists():
+        saved: dict[str, Any] = json.loads(path.read_text())
+        if "hybrid_inputs" in saved and "probe_successes" in saved:
+            return saved
+    return run_pilot(profile, seed, root, say=say)
 
 
 def _measure(
@@ -176,14 +191,10 @@ def _measure(
     }
 
 
-OPTION_CALIBRATION = 8
-"""The calibration size of the option variants (``learn``, ``learn-estimate``)."""
-
-
 def predict_options(
     cost: Mapping[str, Any],
     pilot: Mapping[str, Any],
-    raw: Mapping[str, float],
+    raws: Mapping[str, Mapping[str, float]],
     order: Sequence[str],
     pivots: Mapping[str, Sequence[str]],
     updates: int = N_PREDICTED,
@@ -192,12 +203,14 @@ def predict_options(
     fixed cost (routing pass and demonstrations) and S(``updates``), from the cost pilot
     (``cost``, the default's inputs) and the routing pilot (estimates, reference success).
 
-    * estimate routing: the shares are the estimate's routes (calibration
-      :data:`OPTION_CALIBRATION`, tasks without pivots to Root), the routing pass the calibration
-      tasks' probes; the episode lengths by mode stay the probe-routed ones;
+    * estimate routing: the shares are the routes of the variants' estimate (``raws``: each
+      kind's raw estimates; ``specs.LEARNING_ESTIMATE``), calibrated on the first
+      ``specs.LEARNING_CALIBRATION`` tasks, tasks without pivots to Root; the routing pass is
+      the calibration tasks' probes; the episode lengths by mode stay the probe-routed ones;
     * reeval=near: the Local term times the share of Local tasks whose calibrated estimate is
-      within :data:`REEVAL_MARGIN` of tau_low (calibrated on every routing-pass probe when the
-      probes route, on the calibration tasks when the estimate does);
+      within :data:`REEVAL_MARGIN` of tau_low - the estimate the phase would hold: the routing
+      estimate's, calibrated on the calibration tasks, when it routes; otherwise ``match``
+      (what a phase routed by probes builds), calibrated on every routing-pass probe;
     * root_expand: the Root term grows by ``(G - P) x`` the mean chance that a Root task's two
       probes differ, at its reference success;
     * decision_quota and tau_suffix change no env cost in the model: the default's value."""
@@ -214,22 +227,29 @@ def predict_options(
         }
 
     probe_p = {t: tasks[t]["probes"] / probes for t in order}
-    gamma_all = fit_gamma([(raw[t], tasks[t]["probes"], probes) for t in order])
-    calibration = order[:OPTION_CALIBRATION]
-    gamma_c = fit_gamma([(raw[t], tasks[t]["probes"], probes) for t in calibration])
-    estimated = {t: probe_p[t] if t in calibration else calibrated(raw[t], gamma_c) for t in order}
 
-    def inputs(modes: Mapping[str, str], gamma: float, near: bool, expand: bool) -> cm.HybridInputs:
+    def fitted(raw: Mapping[str, float], on: Sequence[str]) -> dict[str, float]:
+        gamma = fit_gamma([(raw[t], tasks[t]["probes"], probes) for t in on])
+        return {t: calibrated(raw[t], gamma) for t in order}
+
+    calibration = order[:LEARNING_CALIBRATION]
+    routing = fitted(raws[LEARNING_ESTIMATE], calibration)
+    by_probes = fitted(raws["match"], order)  # a probe-routed phase's estimate for reeval=near
+    estimated = {t: probe_p[t] if t in calibration else routing[t] for t in order}
+
+    def inputs(
+        modes: Mapping[str, str], near: Mapping[str, float] | None, expand: bool
+    ) -> cm.HybridInputs:
         shares = {m: sum(v == m for v in modes.values()) / n for m in ("local", "suffix", "root")}
         local = [t for t in order if modes[t] == "local"]
         root = [t for t in order if modes[t] == "root"]
-        close = [t for t in local if calibrated(raw[t], gamma) >= tau_low - REEVAL_MARGIN]
+        close = [t for t in local if near is not None and near[t] >= tau_low - REEVAL_MARGIN]
         return replace(
             base,
             share_local=shares["local"],
             share_suffix=shares["suffix"],
             share_root=shares["root"],
-            reeval_share=len(close) / len(local) if near and local else 1.0,
+            reeval_share=len(close) / len(local) if near is not None and local else 1.0,
             expand_share=(
                 sum(cm.differ_chance(tasks[t]["reference"]) for t in root) / len(root)
                 if expand and root
@@ -238,18 +258,18 @@ def predict_options(
         )
 
     probe_modes, estimate_modes = modes_of(probe_p), modes_of(estimated)
-    options = {
-        "default": (probe_modes, gamma_all, False, False, n),
-        "tau_suffix-0.5": (probe_modes, gamma_all, False, False, n),
-        "learn-quota": (probe_modes, gamma_all, False, False, n),
-        "learn-estimate": (estimate_modes, gamma_c, False, False, OPTION_CALIBRATION),
-        "learn-reeval": (probe_modes, gamma_all, True, False, n),
-        "learn-expand": (probe_modes, gamma_all, False, True, n),
-        "learn": (estimate_modes, gamma_c, True, True, OPTION_CALIBRATION),
+    options: dict[str, tuple[dict[str, str], dict[str, float] | None, bool, int]] = {
+        "default": (probe_modes, None, False, n),
+        "tau_suffix-0.5": (probe_modes, None, False, n),
+        "learn-quota": (probe_modes, None, False, n),
+        "learn-estimate": (estimate_modes, None, False, LEARNING_CALIBRATION),
+        "learn-reeval": (probe_modes, by_probes, False, n),
+        "learn-expand": (probe_modes, None, True, n),
+        "learn": (estimate_modes, routing, True, LEARNING_CALIBRATION),
     }
     out = {}
-    for name, (modes, gamma, near, expand, probed) in options.items():
-        x = inputs(modes, gamma, near, expand)
+    for name, (modes, near, expand, probed) in options.items():
+        x = inputs(modes, near, expand)
         c_h = cm.hybrid_cost(x)
         fixed = cm.routing_pass_cost(probed, probes, e_root) + extra
         out[name] = {

@@ -29,10 +29,17 @@ class Variant:
     overrides: tuple[str, ...] = ()
 
 
+LEARNING_ESTIMATE, LEARNING_CALIBRATION = "likelihood", 8
+"""The routing estimate of the option variants and the tasks probed to calibrate it, chosen from
+the routing pilot on the train split before any run of them (docs/RESULTS.md, "Issue 40:
+predictions before the runs")."""
 _LEARNING = {
     "learn-estimate": Variant(
-        "routing from the match estimate (8 tasks calibrate)",
-        ("rl.scheduler.routing_estimate=match", "rl.scheduler.routing_calibration=8"),
+        f"routing from the {LEARNING_ESTIMATE} estimate ({LEARNING_CALIBRATION} tasks calibrate)",
+        (
+            f"rl.scheduler.routing_estimate={LEARNING_ESTIMATE}",
+            f"rl.scheduler.routing_calibration={LEARNING_CALIBRATION}",
+        ),
     ),
     "learn-reeval": Variant("re-evaluation only near tau_low", ("rl.scheduler.reeval=near",)),
     # 256 decisions per step: a Vanilla batch of the horizon buckets carries >= 512 per pass in
@@ -352,10 +359,31 @@ HORIZON_PILOT: dict[str, tuple[int, dict[int, float]]] = {
 (docs/results/pilots/mobile-<bucket>-seed0.json, ``adaroll pilot``): the env steps of one
 Base->Vanilla iteration, and the cost model's predicted saving S(N) of Base->Hybrid after N
 Vanilla iterations; tests/experiments/test_horizon_profiles.py checks them against the files."""
-OPTION_PILOT: dict[str, dict[str, float]] = {}
+OPTION_PILOT: dict[str, dict[str, float]] = {
+    "h12": {
+        "default": 0.459,
+        "tau_suffix-0.5": 0.459,
+        "learn-quota": 0.459,
+        "learn-estimate": 0.595,
+        "learn-reeval": 0.459,
+        "learn-expand": 0.447,
+        "learn": 0.59,
+    },
+    "h40": {
+        "default": 0.601,
+        "tau_suffix-0.5": 0.601,
+        "learn-quota": 0.601,
+        "learn-estimate": 0.773,
+        "learn-reeval": 0.743,
+        "learn-expand": 0.601,
+        "learn": 0.925,
+    },
+}
 """Per bucket, per option variant of the horizon experiment (and ``default``): the routing
 pilot's predicted S(30) (docs/results/pilots/mobile-<bucket>-seed0-routing.json, ``adaroll pilot
---routing``, train split only, committed before any run of the options)."""
+--routing``, train split only, committed before any run of the options). The model prices env
+steps only and assumes a Hybrid update teaches as much as a Vanilla one, which the horizon sweep
+found false: read these as what each option saves in env steps per update, an upper bound."""
 HORIZON_SWEEP = (10, 30)
 """The budgets of the sweep in Vanilla iterations at the pilot's cost; all are read from one run
 per configuration at the largest (a phase's first b env steps do not depend on its budget)."""
