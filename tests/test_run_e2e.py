@@ -125,6 +125,9 @@ def test_quick_run_prints_the_cost_model_and_optimizer_steps(straight_run: Path)
     assert purposes["base_hybrid"]["root/routing"]["env_steps"] > 0
     assert set(purposes["base_vanilla"]) == {"vanilla/train"}
     assert "| Base->Hybrid | routing pass |" in printed
+    report = (straight_run / "report" / "report.md").read_text()  # adaroll report's view of it
+    assert "| Base->Hybrid | routing pass |" in report
+    assert (straight_run / "report" / "purposes.png").exists()
     for name, by_key in purposes.items():
         if name != "action":  # Stage I's selection evaluations are on the bill, not in the table
             env_steps = sum(v["env_steps"] for v in by_key.values())

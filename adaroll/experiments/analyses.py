@@ -288,9 +288,8 @@ def efficiency(x: Inputs) -> Section:
         "Train (the paper's yardstick: the same on Train Avg@4, the tasks being trained; `-` "
         "where the runs did not evaluate train at the marks)."
     )
-    data = {n: [{"value": c.value, "budget": c.budget} for c in costs[n]] for n in names} | {
-        f"{n}/train": [{"value": c.value, "budget": c.budget} for c in train[n]] for n in names
-    }
+    data = {n: [{"value": c.value, "budget": c.budget} for c in costs[n]] for n in names}
+    to_train = {n: [{"value": c.value, "budget": c.budget} for c in train[n]] for n in names}
     table += paired
     savings = saving_rows([x.summaries["default"][s] for s in x.seeds], LABELS)
     model = (
@@ -300,7 +299,10 @@ def efficiency(x: Inputs) -> Section:
         if savings
         else ""
     )
-    return Section(f"{note}\n\n{table}\n{model}\n![{x.exp.title}]({plot})\n", {"to_target": data})
+    return Section(
+        f"{note}\n\n{table}\n{model}\n![{x.exp.title}]({plot})\n",
+        {"to_target": data, "to_train_target": to_train},
+    )
 
 
 def _paired_rows(x: Inputs, names: Sequence[str]) -> str:
