@@ -103,8 +103,12 @@ def _rollout_overrides(workers: int | None, ray_address: str | None) -> list[str
 def _print_headline(summary: dict) -> None:  # type: ignore[type-arg]
     from adaroll.report import LABELS, table3
     from adaroll.training.cost_report import cost_lines
+    from adaroll.training.purposes import purpose_table
 
     typer.echo("\n" + table3(summary))
+    purposes = purpose_table(summary.get("purposes", {}), LABELS)
+    if purposes:
+        typer.echo(f"\nwhere the env steps go and where the gradient comes from:\n{purposes}")
     if summary.get("cost_model", {}).get("phases"):
         typer.echo("\n" + "\n".join(cost_lines(summary, LABELS)))
     rows = summary["configurations"]
@@ -431,11 +435,20 @@ def pilot(
     profiles: Annotated[list[str], typer.Argument(help="Experiment profiles, e.g. mobile-h24.")],
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0",
     root: Annotated[Path, typer.Option(help="Where pilots go.")] = Path("runs/pilots"),
+    routing: Annotated[
+        bool,
+        typer.Option(
+            help="Also measure the zero-env-cost routing estimate against 16 root probes per "
+            "train task (rank correlation, mode agreement with the 4-probe pass beside it) and "
+            "predict each option of issue 40 (ROOT/PROFILE/seedK/route_pilot.json)."
+        ),
+    ] = False,
 ) -> None:
     """Predict before the runs: measure Base on the TRAIN split only (routing probes, pivots,
     one Suffix group per Suffix task) and print the cost model's Vanilla and Hybrid env steps
     per iteration and the saving S(N) at 10, 30 and 100 updates (ROOT/PROFILE/seedK/pilot.json)."""
     from adaroll.experiments.pilot import pilot_table, run_pilot
+    from adaroll.experiments.route_pilot import route_pilot_table, run_route_pilot
     from adaroll.experiments.specs import PROFILES
 
     unknown = [p for p in profiles if p not in PROFILES]
@@ -445,12 +458,17 @@ def pilot(
             err=True,
         )
         raise typer.Exit(2)
-    results = [
-        run_pilot(p, int(s), root, say=lambda m: typer.echo(m, err=True))
-        for p in profiles
-        for s in seeds.split(",")
-    ]
+    say = lambda m: typer.echo(m, err=True)  # noqa: E731
+    pairs = [(p, int(s)) for p in profiles for s in seeds.split(",")]
+    routed = [run_route_pilot(p, s, root, say=say) for p, s in pairs] if routing else []
+    results = (
+        [r["cost_pilot"] for r in routed]
+        if routing
+        else [run_pilot(p, s, root, say=say) for p, s in pairs]
+    )
     typer.echo(pilot_table(results))
+    if routed:
+        typer.echo("\n" + route_pilot_table(routed))
 
 
 @app.command()

@@ -122,6 +122,15 @@ class GRPOConfig(Frozen):
     """Gradient clipping norm."""
     micro_batch: int = Field(512, ge=1)
     """Decisions per forward/backward pass; gradients accumulate to the same update."""
+    decision_quota: int | None = Field(None, ge=1)
+    """Updates sized by the decisions they carry (an option, issue 40; None: off, the recipe's
+    ``ppo_epochs x mini_batches`` steps whatever the batch holds). Set: each pass makes
+    ``min(mini_batches, max(1, D // decision_quota))`` optimizer steps, D the batch's decisions
+    with a gradient (those of its groups whose rewards differ), so that every step carries at
+    least this many decisions where the batch has them: a small Hybrid batch (mostly one-step
+    groups) is stepped on less often than a large Vanilla one, and a Vanilla batch of at least
+    ``mini_batches x decision_quota`` decisions keeps its steps. A quota no batch of the phase
+    can meet (more decisions than its largest batch could hold) is refused at load."""
 
 
 class PivotConfig(Frozen):
@@ -200,6 +209,12 @@ _THRESHOLD_ROUTING_ONLY = (
     "demotion",
     "replay_share",
     "frontier",
+    "routing_estimate",
+    "routing_calibration",
+    "reeval",
+    "reeval_margin",
+    "root_expand",
+    "root_expand_below",
 )
 """SchedulerConfig fields that only the paper's threshold router reads."""
 
@@ -263,6 +278,43 @@ class SchedulerConfig(Frozen):
     """frontier=progress: groups at one frontier whose success-rate slope is tested."""
     lp_min_slope: float = Field(0.05, ge=0)
     """frontier=progress: a slope (success per group) this small or smaller is a plateau."""
+    # A Hybrid that spends its budget learning (issue 40), each off by default: routing from a
+    # zero-env-cost estimate, re-evaluation only near a route's threshold, Root visits that grow
+    # to a whole group when they can train.
+    routing_estimate: Literal["probes", "match", "likelihood"] = "probes"
+    """How a task's first visit routes it. probes (the paper): `routing_probes` root rollouts
+    measure p(x). match: the estimate prod_t f_t over the task's expert checkpoints, f_t the
+    (smoothed) share of pivot scoring's N samples at c_t that match the expert's action - no env
+    step; likelihood: the same with f_t = pi(a^E_t | c_t), one forward pass per checkpoint.
+    Either is calibrated (p = estimate^gamma, gamma fitted on the probes of the first
+    `routing_calibration` tasks, which are probed as the paper does, and on every later probe)
+    and kept current by the task's one-step groups (a group at c_t replaces f_t by its match
+    share). Every probe that runs is billed as routing/reeval. A task without expert checkpoints
+    has nothing to estimate from: asking for an estimate on such a split is a config error."""
+    routing_calibration: int = Field(0, ge=0)
+    """routing_estimate=match|likelihood: how many tasks (the first of the round robin, so
+    spread over the templates) are probed with `routing_probes` root rollouts at their first
+    visit to calibrate the estimate; tasks visited before those probes are back are probed too.
+    0: the raw estimate routes from the start. More than the train split is a config error."""
+    reeval: Literal["periodic", "near"] = "periodic"
+    """When a Local task is re-probed. periodic (the paper): `routing_probes` root rollouts every
+    `local_reeval_every` visits. near: only when its running estimate (see routing_estimate:
+    its pivots' match rates as its one-step groups update them, calibrated on the probes)
+    reaches tau_low - `reeval_margin`, at most every `local_reeval_every` visits, the wait
+    doubling after each re-evaluation that did not promote it (backoff); the probes then run one
+    per visit and stop at the first success that already promotes it (at least
+    ceil(tau_low x routing_probes) successes of routing_probes) or once that is out of reach."""
+    reeval_margin: float = Field(0.1, ge=0, le=1)
+    """reeval=near: how far below tau_low a Local task's estimate may be and still be re-probed."""
+    root_expand: bool = False
+    """Root probe-then-expand: when a Root task's `root_probes` probes differ, or its estimate
+    lies below `root_expand_below`, the visit's group grows to `grpo.group_size` rollouts (the
+    extra ones billed as Root training) so that the update has a whole group. False: the paper's
+    two probes, an update only when they differ. Acts in AdaRoll's trainer loop (the TRL and
+    verl adapters collect each planned group once)."""
+    root_expand_below: float | None = Field(None, ge=0, le=1)
+    """root_expand: also grow a Root visit whose task's estimate is below this, even when its
+    probes agree (None: only when they differ)."""
     routing: Literal["thresholds", "bandit"] = "thresholds"
     """How Stage II chooses start and horizon per task. thresholds (paper, the default): routing
     by p(x) with tau_low/tau_high and the Suffix frontier; the four thresholds and `demotion`,
@@ -288,6 +340,13 @@ class SchedulerConfig(Frozen):
     def _ordered(self) -> SchedulerConfig:
         if self.tau_low > self.tau_high:
             raise ValueError(f"tau_low ({self.tau_low}) must not exceed tau_high ({self.tau_high})")
+        if self.routing_calibration and self.routing_estimate == "probes":
+            raise ValueError(
+                "routing_calibration calibrates an estimate: set routing_estimate to match or "
+                "likelihood (probes route every task by its own probes)"
+            )
+        if self.root_expand_below is not None and not self.root_expand:
+            raise ValueError("root_expand_below acts with root_expand=true only")
         if self.routing == "bandit":  # a setting the bandit never reads must not pass silently
             fields = type(self).model_fields
             moved = [k for k in _THRESHOLD_ROUTING_ONLY if getattr(self, k) != fields[k].default]
@@ -415,6 +474,38 @@ class TrainConfig(Frozen):
                 f"{where} plans {groups} groups per iteration, so a mini-batch would "
                 "hold less than one group"
             )
+        return self
+
+    def most_decisions(self, step_limit: int | None = None) -> int | None:
+        """The most decisions one iteration's batch of this phase can carry: one-step phases
+        exactly ``pivots_per_iteration x group_size`` (one decision per sample); the others, with
+        episodes of at most ``step_limit`` env steps (plus a last rejected sample), every
+        visited task's groups - Root, Suffix, or one-step groups on at most ``step_limit``
+        pivots, training probes and replayed pivots - at full length (None without the limit)."""
+        sched, g = self.scheduler, self.grpo.group_size
+        if self.algorithm in ("stage1", "onestep"):
+            return sched.pivots_per_iteration * g
+        if step_limit is None:
+            return None
+        probes = sched.routing_probes if sched.train_probes else 0
+        replayed = max(1, round(sched.replay_share * sched.tasks_per_iteration))
+        tasks = sched.tasks_per_iteration + (replayed if sched.replay_share > 0 else 0)
+        return tasks * (g + probes) * (step_limit + 1)
+
+    def check_decision_quota(self, step_limit: int | None = None) -> None:
+        """Refuse a ``grpo.decision_quota`` that no batch of this phase can meet."""
+        quota, most = self.grpo.decision_quota, self.most_decisions(step_limit)
+        if quota is not None and most is not None and quota > most:
+            raise ValueError(
+                f"grpo.decision_quota ({quota}) is more decisions than any batch of this "
+                f"{self.algorithm} phase can carry (at most {most:,}"
+                + (f" with episodes of at most {step_limit} steps" if step_limit else "")
+                + "): every optimizer step would fall short of it"
+            )
+
+    @model_validator(mode="after")
+    def _decision_quota_can_be_met(self) -> TrainConfig:
+        self.check_decision_quota()
         return self
 
     @model_validator(mode="after")

@@ -3,7 +3,11 @@
 * Table 3: every configuration with Train, Val and Held-Out Avg@4/Pass@4 and its whole bill
   (env steps by kind, their total, policy and training samples) and cost to the target;
 * Figure 4: Val Avg@4 against total env steps and against policy samples, at the cost marks;
-* Figure 5: share of tasks in Local/Suffix/Root over hybrid training.
+* Figure 5: share of tasks in Local/Suffix/Root over hybrid training;
+* where the env steps go and the gradient comes from: per configuration, mode and purpose
+  (routing pass, re-evaluation, Local, Suffix, Root) a table of env steps, groups, groups
+  skipped for equal rewards and decisions with a gradient, and a figure of each configuration's
+  env steps by purpose over its iterations (:mod:`adaroll.training.purposes`).
 
 Everything is redrawn from ``summary.json`` and the phases' ``metrics.jsonl``. Table 2 and the
 views over several seeds are in :mod:`adaroll.experiments`.
@@ -12,6 +16,7 @@ views over several seeds are in :mod:`adaroll.experiments`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +29,8 @@ from adaroll.io import atomic_write_text  # noqa: E402
 from adaroll.jsonl import read_jsonl  # noqa: E402
 from adaroll.routes import Route  # noqa: E402
 from adaroll.training.pipeline import RUN_FORMAT  # noqa: E402
+from adaroll.training.purposes import LABELS as PURPOSE_LABELS  # noqa: E402
+from adaroll.training.purposes import PHASES, phase_series, purpose_table  # noqa: E402
 
 LABELS = {
     "base": "Base",
@@ -79,6 +86,14 @@ def table3(summary: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+PURPOSES_NOTE = (
+    "Each configuration's own RL phase (Action's: Stage I), per mode and purpose: routing pass "
+    "(every task's first probes), re-evaluation (later probes), Local (one-step groups, no env "
+    "step), Suffix, Root. Skipped: groups whose rewards were all equal (no gradient); "
+    "decisions with a gradient: the decisions of the groups that entered an update."
+)
+
+
 def _evals(run: Path, name: str) -> list[dict[str, Any]]:
     records, _ = read_jsonl(run / name / "metrics.jsonl")
     return [r for r in records if r.get("kind") == "eval"]
@@ -114,30 +129,69 @@ def figure4(summary: dict[str, Any], out: Path) -> Path | None:
     return path
 
 
-def figure5(run: Path, out: Path) -> Path | None:
-    present = [n for n in HYBRID_RUNS if (run / n / "metrics.jsonl").exists()]
-    if not present:
+def _panels(
+    out: Path,
+    filename: str,
+    title: str,
+    phases: dict[str, Path],
+    draw: Callable[[Any, list[dict[str, Any]]], None],
+    ylabel: str,
+) -> Path | None:
+    """One panel per configuration of ``phases`` (name -> phase directory), each drawn by
+    ``draw(ax, metrics records)`` over the iterations; None when there is none."""
+    if not phases:
         return None
-    fig, axes = plt.subplots(1, len(present), figsize=(5 * len(present), 4), squeeze=False)
-    for ax, name in zip(axes[0], present, strict=True):
-        records, _ = read_jsonl(run / name / "metrics.jsonl")
+    fig, axes = plt.subplots(1, len(phases), figsize=(5 * len(phases), 4), squeeze=False)
+    for ax, (name, phase) in zip(axes[0], phases.items(), strict=True):
+        records, _ = read_jsonl(phase / "metrics.jsonl")
+        draw(ax, records)
+        ax.set_title(LABELS.get(name, name), fontsize=9)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    path = out / filename
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def figure5(run: Path, out: Path) -> Path | None:
+    def draw(ax: Any, records: list[dict[str, Any]]) -> None:
         rows = [r for r in records if r.get("kind") == "iteration"]
         its = [r["iteration"] for r in rows]
         for route in Route:
             shares = [r["routes"].get(route, 0) / max(1, sum(r["routes"].values())) for r in rows]
             if any(shares):
                 ax.plot(its, [100 * s for s in shares], label=route.value)
-        ax.set_title(LABELS[name])
-        ax.set_xlabel("iteration")
-        ax.set_ylabel("share of tasks (%)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle("Routing dynamics (Figure 5 analogue)")
-    fig.tight_layout()
-    path = out / "figure5_routing.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+
+    phases = {n: run / n for n in HYBRID_RUNS if (run / n / "metrics.jsonl").exists()}
+    return _panels(
+        out,
+        "figure5_routing.png",
+        "Routing dynamics (Figure 5 analogue)",
+        phases,
+        draw,
+        "share of tasks (%)",
+    )
+
+
+def purposes_figure(run: Path, summary: dict[str, Any], out: Path) -> Path | None:
+    """Each configuration's env steps by mode and purpose, cumulated over its iterations."""
+
+    def draw(ax: Any, records: list[dict[str, Any]]) -> None:
+        for key, steps in phase_series(records).items():
+            if any(steps):
+                cumulative = [sum(steps[: i + 1]) for i in range(len(steps))]
+                ax.plot(range(1, len(steps) + 1), cumulative, label=PURPOSE_LABELS.get(key, key))
+
+    dirs = {PHASES.get(p.name, p.name): p for p in run.iterdir() if (p / "metrics.jsonl").exists()}
+    phases = {n: dirs[n] for n in summary.get("purposes", {}) if n in dirs}
+    return _panels(
+        out, "purposes.png", "Env steps by mode and purpose", phases, draw, "env steps so far"
+    )
 
 
 def write_report(run: Path, out: Path | None = None) -> Path:
@@ -173,6 +227,13 @@ def write_report(run: Path, out: Path | None = None) -> Path:
     ):
         if path is not None:
             parts += [f"## {title}", "", f"![{title}]({path.name})", ""]
+    table = purpose_table(summary.get("purposes", {}), LABELS)
+    if table:
+        title = "Where the env steps go and where the gradient comes from"
+        parts += [f"## {title}", "", PURPOSES_NOTE, "", table, ""]
+        figure = purposes_figure(run, summary, out)
+        if figure is not None:
+            parts += [f"![{title}]({figure.name})", ""]
     report = out / "report.md"
     atomic_write_text(report, "\n".join(parts))
     return report

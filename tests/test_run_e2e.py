@@ -119,6 +119,24 @@ def test_quick_run_prints_the_cost_model_and_optimizer_steps(straight_run: Path)
         expected = f"S({saving['updates']})" if saving["updates"] else "none ("
         assert f"predicted saving {expected}" in printed, name
     assert rows["action"]["optimizer_steps"] > 0
+    # where the env steps went and the gradient came from, per mode and purpose (issue 40)
+    purposes = summary["purposes"]
+    assert "where the env steps go and where the gradient comes from" in printed
+    assert purposes["base_hybrid"]["root/routing"]["env_steps"] > 0
+    assert set(purposes["base_vanilla"]) == {"vanilla/train"}
+    assert "| Base->Hybrid | routing pass |" in printed
+    report = (straight_run / "report" / "report.md").read_text()  # adaroll report's view of it
+    assert "| Base->Hybrid | routing pass |" in report
+    assert (straight_run / "report" / "purposes.png").exists()
+    for name, by_key in purposes.items():
+        if name != "action":  # Stage I's selection evaluations are on the bill, not in the table
+            env_steps = sum(v["env_steps"] for v in by_key.values())
+            last = [
+                json.loads(line)
+                for line in (straight_run / name / "metrics.jsonl").read_text().splitlines()
+                if '"iteration"' in line
+            ]
+            assert env_steps == [m for m in last if m["kind"] == "iteration"][-1]["env_steps"]
 
 
 def _weights(path: Path) -> dict[str, torch.Tensor]:

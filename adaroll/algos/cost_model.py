@@ -28,6 +28,21 @@ where ``extra`` is any other fixed cost Hybrid carries and Vanilla does not (e.g
 demonstrations behind its checkpoints). With ``E_root(p_0) = E_root(p_V)`` and no extra this is
 ``1 - C_H / C_V - (n / B) (R / G) / N``: the routing pass is amortised only over many updates,
 which is why the saving cannot show after ten.
+
+The options of issue 40 enter as three terms (each at its paper value by default):
+
+* routing from an estimate probes only the ``c`` calibration tasks: the routing pass is
+  ``c * R * E_root(p_0)`` (:func:`routing_pass_cost` with ``n = c``), and the shares ``q`` are the
+  estimate's routes;
+* re-evaluation near tau_low re-probes only the Local tasks whose estimate is near it: the Local
+  term is multiplied by that share ``r`` (``reeval_share``; an upper bound, as backoff and the
+  early stop at a promoting success spend less);
+* Root probe-then-expand grows a Root visit to ``G`` when its ``P`` probes differ, with chance
+  ``e = 2 p (1 - p)`` at P = 2 (``expand_share``), adding ``q_R * e * (G - P) * E_rootmode``.
+
+Updates sized by their decisions (``grpo.decision_quota``) and the Suffix threshold change no env
+step of an iteration: the model, which assumes a Hybrid update teaches as much as a Vanilla one,
+predicts them at the default's cost (what they change is how many updates a target needs).
 """
 
 from __future__ import annotations
@@ -79,6 +94,10 @@ class HybridInputs:
     """E_suffix: mean env steps of a rollout from the Suffix frontier to the end."""
     root_episode: float
     """E_rootmode: mean env steps of a Root task's probe."""
+    reeval_share: float = 1.0
+    """r: the share of Local visits whose re-evaluation is paid (1: the paper's periodic one)."""
+    expand_share: float = 0.0
+    """e: the share of Root visits that grow to G rollouts (0: the paper's two probes)."""
 
     def __post_init__(self) -> None:
         shares = (self.share_local, self.share_suffix, self.share_root)
@@ -86,6 +105,9 @@ class HybridInputs:
             raise ValueError(f"mode shares must be non-negative and sum to 1, got {shares}")
         if self.reeval_every < 1:
             raise ValueError(f"reeval_every must be >= 1, got {self.reeval_every}")
+        for name in ("reeval_share", "expand_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} lies in [0, 1], got {getattr(self, name)}")
 
 
 def vanilla_cost(x: VanillaInputs) -> float:
@@ -95,12 +117,20 @@ def vanilla_cost(x: VanillaInputs) -> float:
 
 def hybrid_cost(x: HybridInputs) -> float:
     """C_H: env steps of one Hybrid iteration after the routing pass."""
+    grown = max(0, x.group_size - x.root_probes) * x.expand_share
     per_visit = (
-        x.share_local * x.routing_probes * x.local_probe_episode / x.reeval_every
+        x.share_local * x.reeval_share * x.routing_probes * x.local_probe_episode / x.reeval_every
         + x.share_suffix * x.group_size * x.suffix_episode
-        + x.share_root * x.root_probes * x.root_episode
+        + x.share_root * (x.root_probes + grown) * x.root_episode
     )
     return x.tasks_per_iteration * per_visit
+
+
+def differ_chance(p: float, probes: int = 2) -> float:
+    """The chance that ``probes`` rollouts of success rate ``p`` do not all agree."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"a success rate lies in [0, 1], got {p}")
+    return 1.0 - p**probes - (1.0 - p) ** probes
 
 
 def routing_pass_cost(n_tasks: int, routing_probes: int, root_episode: float) -> float:

@@ -16,6 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from adaroll.algos.targets import SPLITS  # noqa: E402
+
 # register the analyses of the horizon sweep, Table 2 and the thresholds' sensitivity
 from adaroll.experiments import horizon, pivot_table  # noqa: E402, F401
 from adaroll.experiments.claims import (  # noqa: E402
@@ -45,10 +47,15 @@ from adaroll.experiments.stats import (  # noqa: E402
     fmt_interval,
     fmt_pct,
     mean_std,
+    paired_saving,
+    verdict,
 )
 from adaroll.jsonl import read_jsonl  # noqa: E402
 from adaroll.report import LABELS, RL_RUNS  # noqa: E402
 from adaroll.training.bill import BILL_KEYS  # noqa: E402
+from adaroll.training.cost_report import HYBRID_PAIRS  # noqa: E402
+from adaroll.training.purposes import HEADER as PURPOSE_HEADER  # noqa: E402
+from adaroll.training.purposes import mean_purposes, purpose_rows  # noqa: E402
 
 
 def analyse(
@@ -61,6 +68,10 @@ def analyse(
     quick: bool,
 ) -> Section:
     section = ANALYSES[exp.name](Inputs(exp, home, profile, summaries, seeds, out, quick))
+    if exp.name != "restore-cost":
+        purposes = purposes_section(exp, profile, summaries, seeds)
+        section.markdown += purposes.markdown
+        section.data |= purposes.data
     units = "" if exp.name == "restore-cost" else " Avg@4 and Pass@4 in percent."
     name = next((k for k, v in PROFILES.items() if v is profile), profile.env)
     header = (
@@ -69,6 +80,40 @@ def analyse(
     )
     section.markdown = header + section.markdown + (f"\n{exp.note}\n" if exp.note else "")
     return section
+
+
+def purposes_section(
+    exp: Experiment, profile: Profile, summaries: Summaries, seeds: Sequence[int]
+) -> Section:
+    """Where each variant's configurations spent their env steps and got their gradient, per
+    mode and purpose (:mod:`adaroll.training.purposes`): per seed in the data, the mean over
+    seeds in a table. Runs from before the breakdown was recorded are left out."""
+    data: dict[str, dict[int, Any]] = {}
+    rows: list[list[str]] = []
+    for variant in exp.variants_for(profile):
+        wanted = exp.configurations_of(variant, profile)
+        per_seed = {
+            s: {k: v for k, v in summaries[variant][s].get("purposes", {}).items() if k in wanted}
+            for s in seeds
+            if s in summaries.get(variant, {})
+        }
+        if not any(per_seed.values()):
+            continue
+        data[variant] = per_seed
+        labels = {
+            n: LABELS[n] if variant == "default" else f"{LABELS[n]}, {variant}" for n in ORDER
+        }
+        rows += purpose_rows(mean_purposes(list(per_seed.values())), labels)
+    if not rows:
+        return Section("")
+    note = (
+        "\n#### Where the env steps go and where the gradient comes from\n\n"
+        "Each configuration's own RL phase (Action's: Stage I), mean over seeds, per mode and "
+        "purpose: routing pass (every task's first probes), re-evaluation (later probes), Local "
+        "(one-step groups, no env step), Suffix, Root. Skipped: groups whose rewards were all "
+        "equal; decisions with a gradient: those of the groups that entered an update.\n\n"
+    )
+    return Section(note + markdown_table(PURPOSE_HEADER, rows) + "\n", {"purposes": data})
 
 
 # -- Table 3 ------------------------------------------------------------------------------------
@@ -187,24 +232,32 @@ def _experts_table(experts: Sequence[dict[str, Any]]) -> str:
 def efficiency(x: Inputs) -> Section:
     names = [n for n in RL_RUNS if any(x.curve("default", s, n) for s in x.seeds)]
     costs = {n: x.to_target("default", n) for n in names}
+    train = {n: x.to_target("default", n, "train") for n in names}
     rows = [
         [
             LABELS[n],
             fmt_censored(costs[n]),
             str(sum(not c.censored for c in costs[n])),
+            fmt_censored(train[n]) if train[n] else "-",
+            str(sum(not c.censored for c in train[n])) if train[n] else "-",
             fmt_pct(x.values("default", n, "val_avg4")),
+            fmt_pct(x.values("default", n, "train_avg4")),
         ]
         for n in names
     ]
     table = markdown_table(
         [
             "configuration",
-            "total env steps to target (median)",
+            "total env steps to Val target (median)",
+            "seeds reaching it",
+            "to Train target (median)",
             "seeds reaching it",
             "final Val Avg@4",
+            "final Train Avg@4",
         ],
         rows,
     )
+    paired = _paired_rows(x, names)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     colours = dict(zip(names, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
     for name in names:
@@ -233,9 +286,14 @@ def efficiency(x: Inputs) -> Section:
     plot = save_figure(fig, x.out / "figure4.png")
     note = (
         "Every configuration is evaluated on `val` at iteration 0, at the first iteration past "
-        "each cost mark and at the end; x is the configuration's whole bill at that evaluation."
+        "each cost mark and at the end; x is the configuration's whole bill at that evaluation. "
+        "Two targets per seed: Val (ours, the mean of Base->Vanilla's last three Val Avg@4) and "
+        "Train (the paper's yardstick: the same on Train Avg@4, the tasks being trained; `-` "
+        "where the runs did not evaluate train at the marks)."
     )
     data = {n: [{"value": c.value, "budget": c.budget} for c in costs[n]] for n in names}
+    to_train = {n: [{"value": c.value, "budget": c.budget} for c in train[n]] for n in names}
+    table += paired
     savings = saving_rows([x.summaries["default"][s] for s in x.seeds], LABELS)
     model = (
         "\nPredicted and measured saving (mean over seeds [95% bootstrap interval]; the "
@@ -244,7 +302,35 @@ def efficiency(x: Inputs) -> Section:
         if savings
         else ""
     )
-    return Section(f"{note}\n\n{table}\n{model}\n![{x.exp.title}]({plot})\n", {"to_target": data})
+    return Section(
+        f"{note}\n\n{table}\n{model}\n![{x.exp.title}]({plot})\n",
+        {"to_target": data, "to_train_target": to_train},
+    )
+
+
+def _paired_rows(x: Inputs, names: Sequence[str]) -> str:
+    """Each Hybrid configuration against its Vanilla pair, to the Val and to the Train target:
+    the paired saving (Vanilla - Hybrid total env steps, 95% interval) and its verdict."""
+    rows = []
+    for hybrid, vanilla in HYBRID_PAIRS.items():
+        if hybrid not in names or vanilla not in names:
+            continue
+        row = [f"{LABELS[hybrid]} vs {LABELS[vanilla]}"]
+        for split in SPLITS:
+            pairs = [(x.row("default", s, vanilla), x.row("default", s, hybrid)) for s in x.seeds]
+            saved = paired_saving(pairs, split)
+            row += [fmt_interval(saved), verdict(saved, +1) if saved else "-"]
+        rows.append(row)
+    if not rows:
+        return ""
+    header = [
+        "pair",
+        "saved to Val target: Vanilla - Hybrid [95% CI]",
+        "verdict",
+        "saved to Train target [95% CI]",
+        "verdict",
+    ]
+    return "\n\n" + markdown_table(header, rows)
 
 
 # -- Figure 5 -----------------------------------------------------------------------------------

@@ -17,8 +17,9 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from adaroll.algos.targets import vanilla_target
+from adaroll.algos.targets import at_every_mark, vanilla_target
 from adaroll.config import load_config
+from adaroll.experiments.horizon_options import options_section
 from adaroll.experiments.inputs import Inputs, Section, analysis, markdown_table, save_figure
 from adaroll.experiments.specs import (
     HORIZON_BUCKETS,
@@ -36,6 +37,7 @@ from adaroll.experiments.stats import (
     fmt_interval,
     fmt_pct,
     paired_cost_difference,
+    verdict,
 )
 from adaroll.jsonl import read_jsonl
 
@@ -62,10 +64,49 @@ def cut_at_budget(curve: list[dict[str, Any]], budget: int) -> list[dict[str, An
     )
 
 
-def to_target(curve: list[dict[str, Any]], target: float | None) -> Censored:
-    """Total env steps at the first evaluation reaching ``target``, censored at the bill of the
-    curve's last evaluation when none does."""
-    return Censored(cost_to_reach(curve, target)[0], curve[-1]["total_env_steps"])
+def to_target(curve: list[dict[str, Any]], target: float | None, split: str = "val") -> Censored:
+    """Total env steps at the first evaluation whose ``split`` Avg@4 reaches ``target``,
+    censored at the bill of the curve's last evaluation when none does."""
+    return Censored(cost_to_reach(curve, target, split)[0], curve[-1]["total_env_steps"])
+
+
+def _paired(v: Censored, h: Censored) -> tuple[float, float]:
+    """Vanilla - Hybrid (a censored side at the larger budget of the pair) and Vanilla's cost in
+    the same convention (the denominator of the saved fraction)."""
+    return paired_cost_difference(v, h), max(v.budget, h.budget) if v.censored else v.observed
+
+
+def train_yardstick(
+    vanilla: list[dict[str, Any]], hybrid: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The paper's yardstick on one seed's cut curves: the Train target (mean of Vanilla's last
+    three Train Avg@4 within the cut), each side's cost to it and the paired saving; None when
+    either run did not evaluate train at its marks."""
+    target = vanilla_target(vanilla, "train")
+    if target is None or not at_every_mark(hybrid, "train"):
+        return None
+    v, h = to_target(vanilla, target, "train"), to_target(hybrid, target, "train")
+    saved, vanilla_cost = _paired(v, h)
+    return {
+        "target": target,
+        "vanilla": {"value": v.value, "budget": v.budget},
+        "hybrid": {"value": h.value, "budget": h.budget},
+        "saved": saved,
+        "vanilla_cost": vanilla_cost,
+    }
+
+
+def yardstick_summary(seeds: list[dict[str, Any]]) -> dict[str, Any]:
+    """The paired saving over seeds (mean, 95% interval), its share of Vanilla's mean cost and
+    the verdict on the paper's direction (Hybrid cheaper: held)."""
+    saved = bootstrap_ci([s["saved"] for s in seeds])
+    return {
+        "saved": saved,
+        "saved_fraction": bootstrap_ratio_ci(
+            [s["saved"] for s in seeds], [s["vanilla_cost"] for s in seeds]
+        ),
+        "verdict": verdict(saved, +1),
+    }
 
 
 def bucket_of(x: Inputs) -> str:
@@ -112,8 +153,7 @@ def budget_cell(x: Inputs, iterations: int, budget: int) -> dict[str, Any]:
         hybrid = cut_at_budget(x.curve(HYBRID_RUN, seed, "base_hybrid"), budget)
         target = vanilla_target(vanilla)
         v, h = to_target(vanilla, target), to_target(hybrid, target)
-        saved = paired_cost_difference(v, h)
-        vanilla_cost = max(v.budget, h.budget) if v.censored else v.observed
+        saved, vanilla_cost = _paired(v, h)
         seeds.append(
             {
                 "seed": seed,
@@ -122,6 +162,7 @@ def budget_cell(x: Inputs, iterations: int, budget: int) -> dict[str, Any]:
                 "hybrid": {"value": h.value, "budget": h.budget},
                 "saved": saved,
                 "vanilla_cost": vanilla_cost,
+                "train": train_yardstick(vanilla, hybrid),
                 "vanilla_iterations": vanilla[-1]["iteration"],
                 "optimizer_steps": {
                     "vanilla": optimizer_steps_at(
@@ -139,16 +180,15 @@ def budget_cell(x: Inputs, iterations: int, budget: int) -> dict[str, Any]:
                 },
             }
         )
+    trained = [s["train"] for s in seeds if s["train"] is not None]
     return {
         "iterations": iterations,
         "budget": budget,
         "imitation": _imitation_cell(x, budget, seeds),
         "predicted_saving": HORIZON_PILOT[bucket_of(x)][1].get(iterations),
-        "saved": bootstrap_ci([s["saved"] for s in seeds]),
+        **yardstick_summary(seeds),
         "target_margin": target_margin(seeds),
-        "saved_fraction": bootstrap_ratio_ci(
-            [s["saved"] for s in seeds], [s["vanilla_cost"] for s in seeds]
-        ),
+        "train": yardstick_summary(trained) if len(trained) == len(seeds) else None,
         "seeds": seeds,
     }
 
@@ -223,6 +263,8 @@ def horizon(x: Inputs) -> Section:
                 fmt_censored(costs["hybrid"]),
                 fmt_interval(cell["saved"]),
                 fmt_interval(cell["saved_fraction"], scale=100, unit="%"),
+                cell["verdict"],
+                *_train_columns(cell),
                 "-" if predicted is None else f"{100 * predicted:+.1f}%",
                 *(fmt_pct([s["val"][side] for s in seeds]) for side in SIDES),
                 *(fmt_pct([s["heldout"][side] for s in seeds]) for side in SIDES),
@@ -239,6 +281,12 @@ def horizon(x: Inputs) -> Section:
             "Base->Hybrid (median)",
             "saved: Vanilla - Hybrid [95% CI]",
             "saved, fraction of Vanilla's mean [95% CI]",
+            "verdict",
+            "Train target (paper's yardstick): Vanilla (median)",
+            "Hybrid (median)",
+            "saved to Train target [95% CI]",
+            "fraction [95% CI]",
+            "verdict",
             "predicted S(N)",
             "Val Avg@4 Vanilla",
             "Val Avg@4 Hybrid",
@@ -255,6 +303,7 @@ def horizon(x: Inputs) -> Section:
         )
     imitation = _imitation_table(cells)
     teaching = _teaching_table(cells)
+    options, option_data = options_section(x, cells, cut_at_budget, to_target, bucket)
     plot = save_figure(_figure(bucket, cells), x.out / "saving.png")
     by_bucket = {**_sibling_cells(x), bucket: cells}
     by_horizon = save_figure(_horizon_figure(by_bucket), x.out / "saving_by_horizon.png")
@@ -265,12 +314,26 @@ def horizon(x: Inputs) -> Section:
         "end of the runs only, so only the largest budget has it."
     )
     return Section(
-        f"{note}\n\n{table}\n\n{teaching}{imitation}![saving by budget]({plot})\n\n"
+        f"{note}\n\n{table}\n\n{options}{teaching}{imitation}![saving by budget]({plot})\n\n"
         f"The buckets whose sweep is under the same root "
         f"({', '.join(b for b in HORIZON_BUCKETS if b in by_bucket)}):\n\n"
         f"![saving by horizon]({by_horizon})\n",
-        {"bucket": bucket, "cells": cells},
+        {"bucket": bucket, "cells": cells, **option_data},
     )
+
+
+def _train_columns(cell: dict[str, Any]) -> list[str]:
+    """The Train-target columns of a cell's row; "-" when its runs have no Train evaluations at
+    the marks."""
+    if cell.get("train") is None:
+        return ["-"] * 5
+    seeds = [s["train"] for s in cell["seeds"]]
+    return [
+        *(fmt_censored([Censored(s[k]["value"], s[k]["budget"]) for s in seeds]) for k in SIDES),
+        fmt_interval(cell["train"]["saved"]),
+        fmt_interval(cell["train"]["saved_fraction"], scale=100, unit="%"),
+        cell["train"]["verdict"],
+    ]
 
 
 def _teaching_table(cells: list[dict[str, Any]]) -> str:

@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from adaroll.algos.targets import target_costs  # noqa: E402
+from adaroll.algos.targets import SPLITS, target_costs, target_keys  # noqa: E402
 from adaroll.config import ConfigurationName  # noqa: E402
 from adaroll.experiments.specs import Experiment, Profile  # noqa: E402
 from adaroll.experiments.stats import Censored  # noqa: E402
@@ -43,14 +43,16 @@ class Inputs:
 
     def row(self, variant: str, seed: int, configuration: str) -> dict[str, Any]:
         """The configuration's summary row; a variant run that trained no Base->Vanilla of its
-        own is scored against the seed's target from the default run (they share Base and
-        Base->Vanilla's config), not left censored for want of one."""
+        own is scored against the seed's targets (Val and Train) from the default run (they
+        share Base and Base->Vanilla's config), not left censored for want of one."""
         summary = self.summaries[variant][seed]
         row = summary["configurations"].get(configuration, {})
         default = self.summaries.get("default", {}).get(seed)
         if row and summary.get("target_val_avg4") is None and default is not None:
             curve = list(summary["curves"].get(configuration, []))
-            row = {**row, **target_costs(row, curve, default.get("target_val_avg4"))}
+            for split in SPLITS:
+                target = default.get(f"target_{split}_avg4")
+                row = {**row, **target_costs(row, curve, target, split)}
         return row
 
     def values(self, variant: str, configuration: str, key: str) -> list[Any]:
@@ -59,16 +61,16 @@ class Inputs:
     def curve(self, variant: str, seed: int, configuration: str) -> list[dict[str, Any]]:
         return list(self.summaries[variant][seed]["curves"].get(configuration, []))
 
-    def to_target(self, variant: str, configuration: str) -> list[Censored]:
+    def to_target(self, variant: str, configuration: str, split: str = "val") -> list[Censored]:
         """Per seed, the total env steps at which the configuration first reached its run's
-        target, censored at its whole bill when it never did."""
+        ``split`` target, censored at its whole bill when it never did; empty when the runs
+        have no such target (no Train evaluations at the marks)."""
+        keys = target_keys(split)
         rows = [self.row(variant, s, configuration) for s in self.seeds]
         return [
-            Censored(
-                r["steps_to_target"] if r.get("reached_target") else None, r["total_env_steps"]
-            )
+            Censored(r[keys["steps"]] if r.get(keys["reached"]) else None, r["total_env_steps"])
             for r in rows
-            if r
+            if r and (split == "val" or r.get(keys["reached"]) is not None)
         ]
 
     def run_dir(self, variant: str, seed: int) -> Path:

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from adaroll.algos import cost_model as cm
-from adaroll.config import dump_config, load_config
+from adaroll.config import RunConfig, dump_config, load_config
 from adaroll.experiments.specs import PROFILES
 from adaroll.io import atomic_write_text, make_private_dir
+from adaroll.policies.base import Policy
 from adaroll.rollout.jobs import Group, Job, StartKind
 from adaroll.seeding import derive_seed
 from adaroll.training.cost_report import modelled_episode
@@ -55,16 +57,12 @@ def _stats(groups: Sequence[Group]) -> dict[str, int]:
     return out
 
 
-def run_pilot(
-    profile: str,
-    seed: int,
-    root: Path,
-    *,
-    updates: Sequence[int] = UPDATES,
-    say: Callable[[str], None] = print,
-) -> dict[str, Any]:
-    """Measure and predict for one profile and seed; writes ``ROOT/PROFILE/seedK/pilot.json``
-    (returned as well). Resumes: experts, Base and pivots already there are reused."""
+def pilot_base(
+    profile: str, seed: int, root: Path, *, say: Callable[[str], None] = print
+) -> tuple[RunConfig, Path, Any, Policy]:
+    """A pilot's config, directory, pipeline and Base: experts on the pretrain and train
+    splits and behaviour cloning on the pretrain pool, as `adaroll run` makes them (reused
+    when ``ROOT/PROFILE/seedK`` already holds them)."""
     from adaroll.training.pipeline import Pipeline
 
     if profile not in PROFILES:
@@ -77,7 +75,20 @@ def run_pilot(
     pipe = Pipeline(cfg, out, progress=False, say=say)
     pipe.experts("pretrain")
     pipe.experts("train")
-    base = pipe.sft_policy("base", None, "pretrain")
+    return cfg, out, pipe, pipe.sft_policy("base", None, "pretrain")
+
+
+def run_pilot(
+    profile: str,
+    seed: int,
+    root: Path,
+    *,
+    updates: Sequence[int] = UPDATES,
+    say: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Measure and predict for one profile and seed; writes ``ROOT/PROFILE/seedK/pilot.json``
+    (returned as well). Resumes: experts, Base and pivots already there are reused."""
+    cfg, out, pipe, base = pilot_base(profile, seed, root, say=say)
     tasks = pipe.split("train")
     sched, grpo = cfg.rl.scheduler, cfg.rl.grpo
     collector = pipe.collector(base)
@@ -151,6 +162,9 @@ def run_pilot(
         "predicted_saving": {str(u): cm.saving(c_v, c_h, u, fixed) for u in updates},
         "break_even_updates": cm.break_even_updates(c_v, c_h, fixed),
         "pilot_env_steps": root_all["env_steps"] + sum(g.cost.env_steps for g in suffix),
+        # what the options' predictions (adaroll/experiments/route_pilot.py) start from
+        "hybrid_inputs": asdict(hybrid),
+        "probe_successes": {g.job.task.id: sum(r > 0 for r in g.rewards) for g in probes},
     }
     atomic_write_text(out / "pilot.json", json.dumps(result, indent=2))
     return result

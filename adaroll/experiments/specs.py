@@ -29,6 +29,30 @@ class Variant:
     overrides: tuple[str, ...] = ()
 
 
+LEARNING_ESTIMATE, LEARNING_CALIBRATION = "likelihood", 8
+"""The routing estimate of the option variants and the tasks probed to calibrate it, chosen from
+the routing pilot on the train split before any run of them (docs/RESULTS.md, "Issue 40:
+predictions before the runs")."""
+_LEARNING = {
+    "learn-estimate": Variant(
+        f"routing from the {LEARNING_ESTIMATE} estimate ({LEARNING_CALIBRATION} tasks calibrate)",
+        (
+            f"rl.scheduler.routing_estimate={LEARNING_ESTIMATE}",
+            f"rl.scheduler.routing_calibration={LEARNING_CALIBRATION}",
+        ),
+    ),
+    "learn-reeval": Variant("re-evaluation only near tau_low", ("rl.scheduler.reeval=near",)),
+    # 256 decisions per step: a Vanilla batch of the horizon buckets carries >= 512 per pass in
+    # most iterations (h12 ~750, h40 ~2,700 with equal-reward groups skipped), so Vanilla's
+    # recipe keeps its 2 x 2 steps; a Hybrid pass of ~240 (h40) makes one step instead of two
+    "learn-quota": Variant(
+        "updates sized by decisions (256 per step)", ("rl.grpo.decision_quota=256",)
+    ),
+    "learn-expand": Variant("Root probe-then-expand", ("rl.scheduler.root_expand=true",)),
+}
+"""The options of issue 40 one at a time (``learn`` combines them); each trains Base->Hybrid."""
+LEARNING_VARIANTS = (*_LEARNING, "learn")
+
 VARIANTS: dict[str, Variant] = {
     "default": Variant("paper defaults"),
     # pivot signals for one-step RL (Table 2)
@@ -130,6 +154,9 @@ VARIANTS: dict[str, Variant] = {
         )
     },
     "train-probes": Variant("routing probes train", ("rl.scheduler.train_probes=true",)),
+    # a Hybrid that spends its budget learning (issue 40): each option alone, then all of them
+    **_LEARNING,
+    "learn": Variant("all four options", tuple(o for v in _LEARNING.values() for o in v.overrides)),
     # the paper's defaults, in runs of their own that copy the seed's Base: the horizon sweep
     # trains Base->Hybrid and SFT->Vanilla beside, not after, the default run's Base->Vanilla
     "own-run": Variant("paper defaults, a run of its own"),
@@ -377,6 +404,31 @@ HORIZON_PILOT: dict[str, tuple[int, dict[int, float]]] = {
 (docs/results/pilots/mobile-<bucket>-seed0.json, ``adaroll pilot``): the env steps of one
 Base->Vanilla iteration, and the cost model's predicted saving S(N) of Base->Hybrid after N
 Vanilla iterations; tests/experiments/test_horizon_profiles.py checks them against the files."""
+OPTION_PILOT: dict[str, dict[str, float]] = {
+    "h12": {
+        "default": 0.459,
+        "tau_suffix-0.5": 0.459,
+        "learn-quota": 0.459,
+        "learn-estimate": 0.595,
+        "learn-reeval": 0.459,
+        "learn-expand": 0.447,
+        "learn": 0.59,
+    },
+    "h40": {
+        "default": 0.601,
+        "tau_suffix-0.5": 0.601,
+        "learn-quota": 0.601,
+        "learn-estimate": 0.773,
+        "learn-reeval": 0.743,
+        "learn-expand": 0.601,
+        "learn": 0.925,
+    },
+}
+"""Per bucket, per option variant of the horizon experiment (and ``default``): the routing
+pilot's predicted S(30) (docs/results/pilots/mobile-<bucket>-seed0-routing.json, ``adaroll pilot
+--routing``, train split only, committed before any run of the options). The model prices env
+steps only and assumes a Hybrid update teaches as much as a Vanilla one, which the horizon sweep
+found false: read these as what each option saves in env steps per update, an upper bound."""
 HORIZON_SWEEP = (10, 30)
 """The budgets of the sweep in Vanilla iterations at the pilot's cost; all are read from one run
 per configuration at the largest (a phase's first b env steps do not depend on its budget)."""
@@ -643,16 +695,23 @@ for _exp in (
     Experiment(
         "horizon",
         "Where routing pays: the saving by budget on one horizon bucket",
-        ("default", "own-run", "own-run-sft"),
+        ("default", "own-run", "own-run-sft", "tau_suffix-0.5", *LEARNING_VARIANTS),
         ("base_vanilla",),
-        own_configurations=(("own-run", ("base_hybrid",)), ("own-run-sft", ("sft", "sft_vanilla"))),
+        own_configurations=(
+            ("own-run", ("base_hybrid",)),
+            ("own-run-sft", ("sft", "sft_vanilla")),
+            *((v, ("base_hybrid",)) for v in ("tau_suffix-0.5", *LEARNING_VARIANTS)),
+        ),
         profiles=tuple(f"mobile-{bucket}" for bucket in HORIZON_BUCKETS),
         note="Each budget is read from the same runs, cut where a run with that budget would "
         "have stopped (a phase's first b env steps and its marks do not depend on its budget). "
         "Target per seed and budget: the mean of Base->Vanilla's last three Val Avg@4 within "
         "it. Saving: Vanilla minus Hybrid total env steps to the target, paired by seed (a run "
         "that never reached it counted at the larger bill of its pair); predicted: the train "
-        "pilot's S(N), committed before the runs.",
+        "pilot's S(N), committed before the runs. The Train target (the paper's yardstick) is "
+        "built the same way from Base->Vanilla's Train Avg@4, evaluated at the same marks. The "
+        "option rows (tau_suffix 0.5 and issue 40's options, each training Base->Hybrid) are "
+        "paired with the same seeds' Base->Vanilla and default Base->Hybrid.",
     ),
     Experiment("restore-cost", "Restore cost (Table 1 analogue)", (), ()),
 ):

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from adaroll.algos.targets import first_reaching, target_keys
+
 Verdict = Literal["held", "contradicted", "inconclusive"]
 
 
@@ -50,17 +52,14 @@ def _partial(n: int, total: int) -> str:
 
 
 def cost_to_reach(
-    curve: Sequence[dict[str, Any]], target: float | None
+    curve: Sequence[dict[str, Any]], target: float | None, split: str = "val"
 ) -> tuple[int | None, int | None]:
     """Total env steps and training samples (the whole bill, as summary curves hold them) at
-    the first evaluation whose Val Avg@4 reaches ``target``; None if never."""
-    if target is None:
+    the first evaluation whose ``split`` Avg@4 reaches ``target``; None if never."""
+    point = first_reaching(list(curve), target, split)
+    if point is None:
         return None, None
-    for point in curve:
-        value = point.get("val_avg")
-        if value is not None and value >= target - 1e-9:
-            return int(point["total_env_steps"]), int(point["train_samples"])
-    return None, None
+    return int(point["total_env_steps"]), int(point["train_samples"])
 
 
 def bootstrap_ci(
@@ -219,3 +218,26 @@ def ratio(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or b == 0 or math.isnan(b):
         return None
     return a / b
+
+
+def censored_cost(row: dict[str, Any], split: str = "val") -> Censored | None:
+    """A summary row's cost to its ``split`` target, censored at its whole bill; None when the
+    row has no such target (no Train evaluations at the marks)."""
+    keys = target_keys(split)
+    if row.get(keys["reached"]) is None:
+        return None
+    return Censored(row[keys["steps"]] if row[keys["reached"]] else None, row["total_env_steps"])
+
+
+def paired_saving(
+    pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]], split: str = "val"
+) -> tuple[float, float, float] | None:
+    """Mean and 95% interval of ``theirs - ours`` total env steps to the ``split`` target over
+    the (theirs, ours) row pairs of the seeds where both have the target (positive: ours
+    saves); None when none has it."""
+    diffs = []
+    for theirs, ours in pairs:
+        a, b = censored_cost(theirs, split), censored_cost(ours, split)
+        if a is not None and b is not None:
+            diffs.append(paired_cost_difference(a, b))
+    return bootstrap_ci(diffs)

@@ -65,7 +65,7 @@ from verl.experimental.dataset.sampler import AbstractCurriculumSampler  # noqa:
 
 from adaroll.integrations.feed import Bound, ScheduleFeed  # noqa: E402
 from adaroll.integrations.rows import IDLE, RowSession  # noqa: E402
-from adaroll.rollout.jobs import Cost  # noqa: E402
+from adaroll.rollout.jobs import PROBES, Cost  # noqa: E402
 from adaroll.rollout.sessions import Starts  # noqa: E402
 from adaroll.routes import StartKind  # noqa: E402
 from adaroll.training.ledger import Ledger  # noqa: E402
@@ -122,6 +122,7 @@ def start_rows(setup: VerlSetup) -> list[dict[str, Any]]:
     for task_id in sorted(setup.starts.tasks):
         add(StartKind.ROOT, task_id, None, "train")
         add(StartKind.ROOT, task_id, None, "routing")  # routing probes are Root starts
+        add(StartKind.ROOT, task_id, None, "reeval")  # so are re-evaluation probes
         for checkpoint in setup.starts.checkpoints.for_task(task_id):
             add(StartKind.SUFFIX, task_id, checkpoint.id, "train")
             add(StartKind.ONESTEP, task_id, checkpoint.id, "train")
@@ -253,7 +254,7 @@ class _AdaRollAgentLoop(AgentLoopBase):
             self.kind,
             str(kwargs.get("adaroll_task_id", "")),
             str(kwargs.get("adaroll_checkpoint_id") or "") or None,
-            "routing" if purpose == "routing" else "train",
+            next((p for p in PROBES if p == purpose), "train"),  # probes keep their purpose
         )
         # the restore (or reset) in a thread: the G coroutines of a group restore in parallel
         opened = await asyncio.get_running_loop().run_in_executor(None, starts.open, job)

@@ -14,7 +14,15 @@ from adaroll.routes import VANILLA, Route, StartKind
 log = logging.getLogger("adaroll")
 
 
-Purpose = Literal["train", "routing"]
+Purpose = Literal["train", "routing", "reeval"]
+"""Why a group is collected: ``train`` (it may enter an update), ``routing`` (a task's first
+probes, which route it) or ``reeval`` (later probes that re-estimate a routed task's success:
+Local re-evaluations, the forgetting monitor's, the bandit's). Probes of either kind are billed
+alike; they only train with ``scheduler.train_probes``."""
+
+PROBES: tuple[Purpose, ...] = ("routing", "reeval")
+"""The purposes of probe groups (root rollouts that measure a task's success p(x)): a task's
+first probes (``routing``) and its later ones (``reeval``)."""
 
 
 @dataclass(frozen=True)
@@ -22,7 +30,7 @@ class Job:
     """One GRPO group to collect: ``group_size`` samples from one start of one task.
 
     ``purpose`` says whether the group may train (``train``) or only measures success for
-    routing (``routing``).
+    routing (``routing`` at a task's first visit, ``reeval`` later; :data:`Purpose`).
     """
 
     kind: StartKind

@@ -11,7 +11,7 @@ from typing import Any
 from adaroll.algos.progress import ucb_progress_per_cost
 from adaroll.config import GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
-from adaroll.rollout.jobs import Group, Job
+from adaroll.rollout.jobs import PROBES, Group, Job
 from adaroll.routes import ROUTED, Route, StartKind
 from adaroll.training.scheduler_base import ROUTERS, RoundRobin, Scheduler
 
@@ -72,13 +72,13 @@ class BanditScheduler(Scheduler):
 
     What an arm is worth is what the method is for: success on the task *from its start*. Every
     ``bandit_probe_every`` visits of a task (and at its first) ``routing_probes`` root rollouts
-    (purpose routing, on the bill) estimate its success p(x) with the policy as it stands. The
-    change of p(x) between two probes is the *progress* of the pulls made in between, shared
-    among them in proportion to their cost. A pull's *cost* is its env steps plus
-    ``bandit_sample_cost`` per policy sample (the price of a sample in env-step units, a
-    documented input of the cost model). So a Local arm whose expert-match rewards vary forever
-    but whose root success stays flat earns nothing and loses its pull; an arm whose pulls are
-    followed by rising success keeps it.
+    (purpose routing at the first visit, reeval later; on the bill) estimate its success p(x)
+    with the policy as it stands. The change of p(x) between two probes is the *progress* of the
+    pulls made in between, shared among them in proportion to their cost. A pull's *cost* is its
+    env steps plus ``bandit_sample_cost`` per policy sample (the price of a sample in env-step
+    units, a documented input of the cost model). So a Local arm whose expert-match rewards vary
+    forever but whose root success stays flat earns nothing and loses its pull; an arm whose
+    pulls are followed by rising success keeps it.
 
     The arm with the highest optimistic progress per unit cost is pulled
     (:func:`~adaroll.algos.progress.ucb_progress_per_cost`; ties to the earlier arm in the order
@@ -152,16 +152,14 @@ class BanditScheduler(Scheduler):
         claimed: set[str] = set()
         for task_id in self.order.take(self.sched.tasks_per_iteration):
             self.visits[task_id] += 1
-            if (
-                self.success[task_id] is None
-                or self.visits[task_id] % self.sched.bandit_probe_every == 0
-            ):
+            first = self.success[task_id] is None
+            if first or self.visits[task_id] % self.sched.bandit_probe_every == 0:
                 jobs.append(
                     Job(
                         StartKind.ROOT,
                         self.tasks[task_id],
                         self.sched.routing_probes,
-                        purpose="routing",
+                        purpose="routing" if first else "reeval",
                     )
                 )
             arm = self.choose(task_id, frozenset(claimed))
@@ -193,7 +191,7 @@ class BanditScheduler(Scheduler):
         # A probe measured the policy before this iteration's update: it settles the pulls of
         # earlier visits first; this iteration's pulls then wait for the next probe.
         for group in groups:
-            if group.job.purpose == "routing":
+            if group.job.purpose in PROBES:
                 self._settle(group.job.task.id, sum(group.rewards) / max(len(group.rewards), 1))
         pulls: dict[tuple[str, Arm], float] = {}
         for group in groups:

@@ -19,24 +19,14 @@ from typing import Any
 from adaroll.algos import cost_model as cm
 from adaroll.config import TrainConfig
 from adaroll.routes import ROUTED, Route
+from adaroll.training.purposes import EPISODE_STATS
 
 Rows = Sequence[Mapping[str, Any]]
 
 
 def _pool(rows: Rows, *keys: str) -> dict[str, int]:
     """The episode statistics of ``rows`` under the given ``mode/purpose`` keys, summed."""
-    out = dict.fromkeys(
-        (
-            "groups",
-            "samples",
-            "successes",
-            "env_steps",
-            "success_decisions",
-            "failure_decisions",
-            "start_depth",
-        ),
-        0,
-    )
+    out = dict.fromkeys(EPISODE_STATS, 0)
     for row in rows:
         for key in keys:
             for name, value in row.get("episodes", {}).get(key, {}).items():
@@ -119,7 +109,7 @@ def phase_costs(rows: Rows, algorithm: str, cfg: TrainConfig, n_tasks: int) -> d
         share_local=shares[Route.LOCAL] / routed,
         share_suffix=shares[Route.SUFFIX] / routed,
         share_root=shares[Route.ROOT] / routed,
-        local_probe_episode=modelled_episode(_pool(steady, "root/routing")),
+        local_probe_episode=modelled_episode(_pool(steady, "root/routing", "root/reeval")),
         suffix_episode=modelled_episode(_pool(steady, "suffix/train")),
         root_episode=modelled_episode(_pool(steady, "root/train")),
     )

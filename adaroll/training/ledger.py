@@ -4,7 +4,7 @@ Every unit of work is one :class:`CostRecord`: counters (training samples, polic
 env steps, restores and their seconds, replayed steps, wall seconds, invalid samples, faults,
 restore fallbacks)
 tagged by ``mode`` (onestep/suffix/root/vanilla/sft/eval), ``purpose``
-(train/routing/selection/eval)
+(train/routing/reeval/selection/eval)
 and optionally ``task_id``, ``iteration`` and ``stage``.
 
 Persistence: one JSON object per line (JSONL). Each record is written with a single
@@ -61,8 +61,8 @@ log = logging.getLogger(__name__)
 MODES = (*(start.value for start in StartKind), VANILLA, "sft", "eval")
 """What kind of work a record is: a group's start kind (:class:`~adaroll.routes.StartKind`), the
 Vanilla baseline's groups, SFT, or an evaluation."""
-PURPOSES = ("train", "routing", "selection", "eval", "overhead")
-BILLED_PURPOSES = ("train", "routing")
+PURPOSES = ("train", "routing", "reeval", "selection", "eval", "overhead")
+BILLED_PURPOSES = ("train", "routing", "reeval")
 EVALUATION_PURPOSES = ("selection", "eval")
 TAGS = ("mode", "purpose", "task_id", "iteration", "stage")
 
@@ -79,7 +79,8 @@ class CostRecord(Counters):
     mode: str
     """What kind of work: onestep, suffix, root, vanilla, sft or eval."""
     purpose: str
-    """Why: train (may enter an update), routing (estimates p(x)), selection (an evaluation
+    """Why: train (may enter an update), routing (a task's first probes: estimate p(x) and
+    route it), reeval (later probes re-estimating a routed task's p(x)), selection (an evaluation
     whose result chooses a policy), eval (Avg@k/Pass@k that only reports), overhead (work whose
     amount depends on how the run executes, not on the configuration: snapshot images rebuilt
     by each process or worker; recorded, never billed)."""
@@ -369,7 +370,7 @@ class Ledger:
         return {k: CostTotals.of(rs) for k, rs in groups.items()}
 
     def training_cost(self, **where: TagFilter) -> CostTotals:
-        """Totals of the training work (purposes train and routing)."""
+        """Totals of the training work (purposes train, routing and reeval)."""
         _check_tags(where)
         return CostTotals.of(
             r for r in self._records if r.purpose in BILLED_PURPOSES and _matches(r, where)

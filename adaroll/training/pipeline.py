@@ -52,6 +52,8 @@ from adaroll.training.preflight import (
     start_state_finding,
     verdict,
 )
+from adaroll.training.purposes import run_purposes
+from adaroll.training.route_estimate import phase_estimator
 from adaroll.training.run_identity import experiment_changes, settings_changes
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.scheduler_base import interleave_templates
@@ -306,14 +308,6 @@ class Pipeline:
         if pivot_set is not None and pivot_set.count == 0 and phase.algorithm in ONESTEP_ONLY:
             return self._nothing_to_train(name, start, pivot_set)
         tasks = interleave_templates(self.split("train"))
-        scheduler = SCHEDULERS.get(phase.algorithm)(
-            tasks=tasks,
-            sched=phase.scheduler,
-            grpo=phase.grpo,
-            pivots=pivot_set.pivots if pivot_set else {},
-            pivot_weights=pivot_set.weights if pivot_set else {},
-            seed=derive_seed(self.cfg.seed, "scheduler", name),
-        )
         store, matcher = self.store("train"), phase.match.build()
         self_pool = None
         if pivot_set is not None and phase.pivots.self_pool and phase.algorithm == "hybrid":
@@ -325,6 +319,19 @@ class Pipeline:
                 matcher,
             )
         collector = self.collector(start, matcher, store)
+        try:
+            scheduler = SCHEDULERS.get(phase.algorithm)(
+                tasks=tasks,
+                sched=phase.scheduler,
+                grpo=phase.grpo,
+                pivots=pivot_set.pivots if pivot_set else {},
+                pivot_weights=pivot_set.weights if pivot_set else {},
+                seed=derive_seed(self.cfg.seed, "scheduler", name),
+                estimator=phase_estimator(phase, start, collector, self.store("train"), pivot_set),
+            )
+        except BaseException:
+            collector.close()
+            raise
         evals = {s: self.split(s) for s in {*phase.eval.splits, *phase.eval.final_splits}}
         trainer = Trainer(
             name,
@@ -392,6 +399,38 @@ class Pipeline:
         self._check_state_copies()
         for phase in (self.cfg.stage1, self.cfg.rl):
             PIVOT_SCORERS.get(phase.pivots.scorer)
+        self._check_decision_quotas()
+        calibration = self.cfg.rl.scheduler.routing_calibration
+        if calibration > len(self.split("train")):
+            raise ConfigError(
+                f"rl.scheduler.routing_calibration ({calibration}) is larger than the train "
+                f"split ({len(self.split('train'))} tasks)"
+            )
+
+    def _check_decision_quotas(self) -> None:
+        """A ``grpo.decision_quota`` that no batch of a phase the run trains can meet is a config
+        error before any work: the largest batch follows from the train tasks' step limit."""
+        phases = [("stage1", self.cfg.stage1)] if self.cfg.stage1.grpo.decision_quota else []
+        if self.cfg.rl.grpo.decision_quota:
+            algorithms = {a for n, (_, a) in RL_CONFIGS.items() if n in self.cfg.configurations}
+            phases += [
+                ("rl", self.cfg.rl.model_copy(update={"algorithm": a})) for a in sorted(algorithms)
+            ]
+        if not phases:
+            return
+        env = self.make_env()
+        try:
+            limit = 0
+            for task in self.split("train"):
+                env.reset(options={"task": task})
+                limit = max(limit, env.max_steps)
+        finally:
+            env.close()
+        for name, phase in phases:
+            try:
+                phase.check_decision_quota(limit)
+            except ValueError as exc:
+                raise ConfigError(f"{name}.{exc}") from None
 
     def _check_state_copies(self) -> None:
         """The ``memory`` backend needs envs that copy their state. Say so before experts and
@@ -481,6 +520,7 @@ class Pipeline:
         summary = summarise(results, curves)
         summary["expert_env_steps"] = expert_steps
         summary["cost_model"] = cost_model(self.out, self.cfg.rl, summary, len(self.split("train")))
+        summary["purposes"] = run_purposes(self.out, list(summary["configurations"]))
         atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=2))
         return summary
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NotRequired
 
@@ -46,6 +46,10 @@ class PivotSet:
     """The gate each task's scores were compared with (tau_dis or the task's quantile)."""
     weights: dict[str, dict[str, float]] = field(default_factory=dict)
     """temperature > 0 only: per task, every checkpoint's OneStep draw probability."""
+    matches: dict[str, float] = field(default_factory=dict)
+    """Per checkpoint, the share of its N samples that matched the expert's action (the
+    routing estimate's factors, :mod:`adaroll.training.route_estimate`; empty in files written
+    before it was kept)."""
 
     @property
     def count(self) -> int:
@@ -61,6 +65,7 @@ class PivotSet:
                     "policy_samples": self.policy_samples,
                     "thresholds": self.thresholds,
                     "weights": self.weights,
+                    "matches": self.matches,
                 },
                 indent=1,
             ),
@@ -85,6 +90,7 @@ class PivotSet:
             d["policy_samples"],
             d.get("thresholds", {}),
             d.get("weights", {}),
+            d.get("matches", {}),
         )
 
 
@@ -99,6 +105,7 @@ class _PivotFile(TypedDict):
     policy_samples: NonNegativeInt
     thresholds: NotRequired[dict[str, float]]
     weights: NotRequired[dict[str, dict[str, float]]]
+    matches: NotRequired[dict[str, float]]
 
 
 _PIVOT_FILE = TypeAdapter(_PivotFile)
@@ -117,13 +124,16 @@ def score_checkpoints(
     """N samples per checkpoint from ``policy``; scores by ``cfg.scorer``; pivots selected."""
     scorer = PIVOT_SCORERS.get(cfg.scorer)
     checkpoints = list(store)
-    scores = {
-        ckpt.id: scorer(evidence)
-        for ckpt, evidence in sample_evidence(
-            policy, collector.context_at, checkpoints, cfg.n_samples, seed, matcher, batch
-        )
-    }
-    return select(store, scores, cfg, policy_samples=len(checkpoints) * cfg.n_samples)
+    scores: dict[str, float] = {}
+    matches: dict[str, float] = {}
+    for ckpt, evidence in sample_evidence(
+        policy, collector.context_at, checkpoints, cfg.n_samples, seed, matcher, batch
+    ):
+        scores[ckpt.id] = scorer(evidence)
+        assert evidence.rewards is not None  # sample_evidence rewards every sample
+        matches[ckpt.id] = sum(evidence.rewards) / len(evidence.rewards)
+    chosen = select(store, scores, cfg, policy_samples=len(checkpoints) * cfg.n_samples)
+    return replace(chosen, matches=matches)
 
 
 def sample_evidence(

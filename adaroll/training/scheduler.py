@@ -12,7 +12,8 @@ Decisions on the points the paper leaves open (tested in tests/training/test_sch
 * a task without any verified expert trajectory has no checkpoints: it is routed to Root;
 * with several expert trajectories, the deepest pivot is the one with the largest step index;
 * Local re-evaluation probes (``routing_probes`` root rollouts every ``local_reeval_every``
-  visits) are ledgered with purpose ``routing``: they cost env steps but never train;
+  visits) are ledgered with purpose ``reeval`` (a task's first probes: ``routing``): they cost
+  env steps but never train;
 * pivot sets are scored once, with the policy that starts the phase.
 
 Options beyond the paper (off by default; tests/training/test_pivot_options.py):
@@ -26,9 +27,9 @@ Options beyond the paper (off by default; tests/training/test_pivot_options.py):
 Forgetting, frontier and routing options (issue 9; tests/training/test_scheduler_options.py),
 all off by default (the paper's thresholds route):
 * ``demotion`` - a forgetting monitor over the root outcomes of Suffix and Root tasks (Root
-  tasks' own probes, periodic routing probes for Suffix tasks) demotes Root -> Suffix -> Local on
-  a confident drop (one-sided Wilson upper bound below a threshold); promotion then works again
-  (:meth:`HybridScheduler._monitor`);
+  tasks' own probes, periodic re-evaluation probes for Suffix tasks) demotes Root -> Suffix ->
+  Local on a confident drop (one-sided Wilson upper bound below a threshold); promotion then
+  works again (:meth:`HybridScheduler._monitor`);
 * ``replay_share`` - OneStep replay on the pivots of mastered (Root) tasks
   (:meth:`HybridScheduler._replay_jobs`);
 * ``frontier="progress"`` - the Suffix frontier follows learning progress, not tau_suffix
@@ -36,23 +37,37 @@ all off by default (the paper's thresholds route):
 * ``routing="bandit"`` - :class:`~adaroll.training.bandit_scheduler.BanditScheduler`
   replaces the thresholds by a discounted UCB over start and horizon per task (the ``hybrid``
   entry builds the router ``routing`` names, from :data:`~adaroll.training.scheduler_base.ROUTERS`).
+
+A Hybrid that spends its budget learning (issue 40; tests/training/test_learning_options.py),
+each off by default:
+* ``routing_estimate`` - a task's first visit is routed by the zero-env-cost estimate of
+  :class:`~adaroll.training.route_estimate.RouteEstimator` (calibrated on the probes of the
+  first ``routing_calibration`` tasks) instead of probes, and trains at once
+  (:meth:`HybridScheduler._route_by_estimate`);
+* ``reeval="near"`` - a Local task is re-probed only when its running estimate comes near
+  tau_low, one probe per visit, stopping at the first success that already promotes it, with
+  backoff (:meth:`HybridScheduler._near_probe`, :meth:`HybridScheduler._sequential`);
+* ``root_expand`` - a Root visit whose probes differ (or whose estimate is low) grows to a whole
+  group (:meth:`HybridScheduler.expand`, run by the trainer after the first collection).
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from adaroll.algos.pivots import draw_independent, draw_weighted
 from adaroll.algos.progress import slope, wilson_upper
-from adaroll.config import GRPOConfig, SchedulerConfig
+from adaroll.config import ConfigError, GRPOConfig, SchedulerConfig
 from adaroll.envs.base import TaskSpec
-from adaroll.rollout.jobs import Group, Job
+from adaroll.rollout.jobs import PROBES, Group, Job
 from adaroll.routes import Route, StartKind
 from adaroll.seeding import derive_seed
 from adaroll.training import bandit_scheduler  # noqa: F401 - registers the bandit router
+from adaroll.training.route_estimate import RouteEstimator
 from adaroll.training.scheduler_base import ROUTERS, SCHEDULERS, RoundRobin, Scheduler
 
 __all__ = [
@@ -180,6 +195,15 @@ class TaskRoute:
     """demotion: recent root outcomes (1/0) since the mode last changed, oldest first."""
     progress: list[float] = field(default_factory=list)
     """frontier=progress: success rates of the groups at the current frontier, oldest first."""
+    estimated: bool = False
+    """routing_estimate: the task was routed by its estimate, not by probes."""
+    sequence: list[int] | None = None
+    """reeval=near: the outcomes (1/0) of the re-evaluation under way, one probe per visit;
+    None when none is."""
+    next_reeval: int = 0
+    """reeval=near: the visit from which the next re-evaluation may start."""
+    reeval_misses: int = 0
+    """reeval=near: re-evaluations that did not promote the task (each doubles the wait)."""
 
 
 @ROUTERS.register("thresholds")
@@ -194,6 +218,7 @@ class HybridScheduler(Scheduler):
         pivots: Mapping[str, Sequence[str]],
         pivot_weights: Mapping[str, Mapping[str, float]] | None = None,
         seed: int = 0,
+        estimator: RouteEstimator | None = None,
         **_: Any,
     ) -> None:
         self.sched, self.grpo = sched, grpo
@@ -208,44 +233,156 @@ class HybridScheduler(Scheduler):
         self.replay_cursor = 0
         """replay_share: index (in task order) where the next search for a Root task to replay
         starts."""
+        self.estimator = estimator
+        self.calibration = set(self.order.items[: sched.routing_calibration])
+        """routing_estimate: the tasks probed (as the paper does) to calibrate the estimate."""
+        self._check_estimates()
+
+    def _check_estimates(self) -> None:
+        """The options that read the estimate need one, for every task they estimate."""
+        sched = self.sched
+        if sched.routing_calibration > len(self.tasks):
+            raise ConfigError(
+                f"rl.scheduler.routing_calibration ({sched.routing_calibration}) is larger "
+                f"than the train split ({len(self.tasks)} tasks)"
+            )
+        needs = sched.routing_estimate != "probes" or sched.reeval == "near"
+        if sched.root_expand_below is not None:
+            needs = True
+        if needs and self.estimator is None:
+            raise ConfigError(
+                "rl.scheduler: routing_estimate, reeval=near and root_expand_below read the "
+                "routing estimate, and this phase has none (its pivot file predates the match "
+                "shares it is built from: score the pivots again)"
+            )
+        if sched.routing_estimate != "probes":
+            assert self.estimator is not None
+            bare = [t for t in self.tasks if not self.estimator.has(t)]
+            if bare:
+                raise ConfigError(
+                    f"rl.scheduler.routing_estimate={sched.routing_estimate}: {len(bare)} train "
+                    f"task(s) have no expert checkpoints to estimate from (e.g. {bare[0]}); "
+                    "use routing_estimate=probes"
+                )
 
     # -- planning ---------------------------------------------------------------------------
     def plan(self, iteration: int) -> list[Job]:
         jobs: list[Job] = []
         for task_id in self.order.take(self.sched.tasks_per_iteration):
-            jobs.extend(self._jobs_for(task_id))
+            jobs.extend(self._jobs_for(task_id, iteration))
         jobs.extend(self._replay_jobs())
         return jobs
 
-    def _jobs_for(self, task_id: str) -> list[Job]:
+    def _jobs_for(self, task_id: str, iteration: int = 0) -> list[Job]:
         route, task = self.routes[task_id], self.tasks[task_id]
         route.visits += 1
-        routing = Job(StartKind.ROOT, task, self.sched.routing_probes, purpose="routing")
+        if route.mode == Route.UNROUTED and self._routes_by_estimate(task_id):
+            self._route_by_estimate(task_id, iteration)
         if route.mode == Route.UNROUTED:
-            return [routing]
+            return [Job(StartKind.ROOT, task, self.sched.routing_probes, purpose="routing")]
+        reeval = Job(StartKind.ROOT, task, self.sched.routing_probes, purpose="reeval")
         start = route.mode.start
         if route.mode == Route.LOCAL:
             jobs = [
                 Job(start, task, self.grpo.group_size, checkpoint_id=c)
                 for c in self._onestep_starts(task_id, route)
             ]
-            if route.visits % self.sched.local_reeval_every == 0:
-                jobs.append(routing)
+            if self.sched.reeval == "near":
+                jobs.extend(self._near_probe(task_id, route))
+            elif route.visits % self.sched.local_reeval_every == 0:
+                jobs.append(reeval)
             return jobs
         if route.mode == Route.SUFFIX:
             checkpoint = route.pivots[route.frontier]
             jobs = [Job(start, task, self.grpo.group_size, checkpoint_id=checkpoint)]
             if self.sched.demotion and route.visits % self.sched.monitor_every == 0:
-                jobs.append(routing)  # the forgetting monitor's probe: Suffix runs no root
+                jobs.append(reeval)  # the forgetting monitor's probe: Suffix runs no root
             return jobs
         return [Job(start, task, self.sched.root_probes)]
+
+    # -- routing from the estimate, re-evaluation near the threshold --------------------------
+    def _routes_by_estimate(self, task_id: str) -> bool:
+        """Whether an unrouted task is routed by its estimate now: the option is on, the task
+        is not one of the calibration tasks, and every calibration task has been probed."""
+        if self.sched.routing_estimate == "probes" or task_id in self.calibration:
+            return False
+        return all(self.routes[t].mode != Route.UNROUTED for t in self.calibration)
+
+    def _route_by_estimate(self, task_id: str, iteration: int) -> None:
+        assert self.estimator is not None
+        route = self.routes[task_id]
+        route.p, route.estimated = self.estimator.estimate(task_id), True
+        assert route.p is not None
+        self._promote(route, route_for(route.p, self.sched.tau_low, self.sched.tau_high), iteration)
+
+    def _near_probe(self, task_id: str, route: TaskRoute) -> list[Job]:
+        """reeval=near: this Local visit's probe - the next of a re-evaluation under way, or the
+        first of one when the task's estimate has come within ``reeval_margin`` of tau_low and
+        its backoff has passed - or none."""
+        if route.sequence is None:
+            estimate = self.estimator.estimate(task_id) if self.estimator else None
+            near = (
+                estimate is not None and estimate >= self.sched.tau_low - self.sched.reeval_margin
+            )
+            if not near or route.visits < route.next_reeval:
+                return []
+            route.sequence = []
+        return [Job(StartKind.ROOT, self.tasks[task_id], 1, purpose="reeval")]
+
+    def _sequential(self, route: TaskRoute, group: Group, iteration: int) -> None:
+        """reeval=near: add a probe's outcome to the re-evaluation under way; promote at the
+        first success that settles it (``ceil(tau_low x routing_probes)`` of
+        ``routing_probes``), stop when that is out of reach, and back off."""
+        assert route.sequence is not None
+        route.sequence += [int(r > 0) for r in group.rewards]
+        probes, wins = self.sched.routing_probes, sum(route.sequence)
+        needed = max(1, math.ceil(self.sched.tau_low * probes - 1e-9))
+        if wins >= needed:
+            route.p = wins / probes  # the least p(x) the whole pass could still give
+            route.sequence = None
+            self._promote(
+                route, route_for(route.p, self.sched.tau_low, self.sched.tau_high), iteration
+            )
+        elif wins + probes - len(route.sequence) < needed:
+            route.p, route.sequence = wins / probes, None
+            route.reeval_misses += 1
+            wait = self.sched.local_reeval_every * 2 ** min(route.reeval_misses, 6)
+            route.next_reeval = route.visits + wait
+
+    # -- Root probe-then-expand ---------------------------------------------------------------
+    def expand(self, groups: Sequence[Group]) -> dict[int, Job]:
+        """root_expand: the Root visits whose probes differ (or whose task's estimate is below
+        ``root_expand_below``) grow to a whole group: group index -> the extra rollouts' job."""
+        if not self.sched.root_expand:
+            return {}
+        out = {}
+        for g, group in enumerate(groups):
+            job = group.job
+            if job.kind is not StartKind.ROOT or job.purpose != "train":
+                continue
+            extra = self.grpo.group_size - len(group.rewards)
+            if extra <= 0:
+                continue
+            differ = len(set(group.rewards)) > 1
+            bound = self.sched.root_expand_below
+            estimate = self.estimator.estimate(job.task.id) if self.estimator else None
+            low = bound is not None and estimate is not None and estimate < bound
+            if differ or low:
+                out[g] = replace(job, group_size=extra)
+        return out
 
     # -- learning from outcomes ---------------------------------------------------------------
     def observe(self, groups: Sequence[Group], iteration: int) -> None:
         for group in groups:
             route = self.routes[group.job.task.id]
             mode_before = route.mode
-            if group.job.purpose == "routing":
+            self._update_estimate(group)
+            if group.job.purpose == "reeval" and route.sequence is not None:
+                if route.mode == Route.LOCAL:
+                    self._sequential(route, group, iteration)
+                else:
+                    route.sequence = None
+            elif group.job.purpose in PROBES:
                 route.p = group.success_rate
                 self._promote(
                     route, route_for(route.p, self.sched.tau_low, self.sched.tau_high), iteration
@@ -258,6 +395,17 @@ class HybridScheduler(Scheduler):
                 and route.mode == mode_before
             ):
                 self._monitor(route, group, iteration)
+
+    def _update_estimate(self, group: Group) -> None:
+        """The estimate learns from the task's own groups: probes calibrate it, one-step groups
+        renew their checkpoint's factor."""
+        if self.estimator is None:
+            return
+        job = group.job
+        if job.purpose in PROBES:
+            self.estimator.observe_probe(job.task.id, group.rewards)
+        elif job.kind is StartKind.ONESTEP and job.checkpoint_id is not None:
+            self.estimator.observe_onestep(job.task.id, job.checkpoint_id, group.rewards)
 
     def _onestep_starts(self, task_id: str, route: TaskRoute) -> list[str]:
         """The checkpoints of this Local visit: every pivot, or with continuous weights an
@@ -380,15 +528,20 @@ class HybridScheduler(Scheduler):
         return counts
 
     def state_dict(self) -> dict[str, Any]:
-        return {
+        state = {
             "cursor": self.order.cursor,
             "replay_cursor": self.replay_cursor,
             "routes": {k: asdict(v) for k, v in self.routes.items()},
         }
+        if self.estimator is not None:
+            state["estimator"] = self.estimator.state_dict()
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.order.cursor = int(state["cursor"])
         self.replay_cursor = int(state.get("replay_cursor", 0))
+        if self.estimator is not None and "estimator" in state:
+            self.estimator.load_state_dict(state["estimator"])
         for task_id, data in state["routes"].items():
             data = dict(data)
             data["mode"] = Route(data["mode"])

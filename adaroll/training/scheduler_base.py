@@ -28,6 +28,12 @@ class Scheduler(ABC):
         """How many tasks each :class:`~adaroll.routes.Route` holds (by its value)."""
         return {}
 
+    def expand(self, groups: Sequence[Group]) -> dict[int, Job]:
+        """More rollouts for some of the groups just collected, before the update: group index
+        -> a job of the same start whose samples join that group (Root probe-then-expand). The
+        trainer collects them, bills them and merges them in. None by default."""
+        return {}
+
     def add_pivots(  # noqa: B027
         self, task_id: str, pivots: Sequence[str], weights: Mapping[str, float], iteration: int
     ) -> None:

@@ -46,7 +46,8 @@ def step_accuracy(
     return hits / len(examples)
 
 
-def _as_samples(actions: Sequence[Action]) -> list[SampledAction]:
+def as_samples(actions: Sequence[Action]) -> list[SampledAction]:
+    """Actions as samples the policy can score (log-prob placeholder 0, text from the action)."""
     return [SampledAction(a, 0.0, a.to_text()) for a in actions]
 
 
@@ -100,7 +101,7 @@ def train_sft(
                 for b in range(n_batches):
                     batch = [usable[i] for i in order[b * batch_size : (b + 1) * batch_size]]
                     contexts = [c for c, _ in batch]
-                    lp = policy.log_prob(contexts, _as_samples([a for _, a in batch]))
+                    lp = policy.log_prob(contexts, as_samples([a for _, a in batch]))
                     loss = -lp.mean()
                     optimizer.zero_grad(set_to_none=True)
                     loss.backward()

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, get_args
 
-from adaroll.algos.targets import target_costs, vanilla_target
+from adaroll.algos.targets import SPLITS, target_costs, vanilla_target
 from adaroll.config import ConfigurationName, TrainConfig
 from adaroll.training.bill import Bill
 from adaroll.training.cost_report import phase_costs, predicted_savings
@@ -64,15 +64,19 @@ def summarise(
     """summary.json: per configuration its bill and scores, and the cost at which it first
     reached the target (Base->Vanilla's :func:`vanilla_target` on ``val``). A configuration
     that never reached it has ``reached_target: false`` and its cost keys at None: censored at
-    its budget (its own ``total_env_steps``)."""
+    its budget (its own ``total_env_steps``). Beside it, the paper's yardstick: the same on
+    ``train`` (``target_train_avg4``, ``reached_train_target``, ``steps_to_train_target``, ...),
+    all None when the phases did not evaluate train at their marks."""
     order = get_args(ConfigurationName)
     results = {name: results[name] for name in sorted(results, key=order.index)}
-    target = vanilla_target(curves.get("base_vanilla", []))
+    targets = {split: vanilla_target(curves.get("base_vanilla", []), split) for split in SPLITS}
     for name, row in results.items():
-        row |= target_costs(row, curves.get(name, []), target)
+        for split, target in targets.items():
+            row |= target_costs(row, curves.get(name, []), target, split)
     return {
         "format": RUN_FORMAT,
-        "target_val_avg4": target,
+        "target_val_avg4": targets["val"],
+        "target_train_avg4": targets["train"],
         "configurations": results,
         "curves": curves,
     }

@@ -22,7 +22,7 @@ import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +35,13 @@ from adaroll.io import atomic_write_bytes, atomic_write_text, critical, make_pri
 from adaroll.jsonl import JsonlLog
 from adaroll.policies.base import Policy
 from adaroll.rollout.collector import RolloutCollector
-from adaroll.rollout.jobs import Group
+from adaroll.rollout.jobs import PROBES, Group
+from adaroll.rollout.planning import merge_groups
 from adaroll.routes import StartKind
 from adaroll.seeding import derive_seed, seed_everything
 from adaroll.training.bill import bill_groups
 from adaroll.training.ledger import Ledger
+from adaroll.training.purposes import EPISODE_STATS
 from adaroll.training.scheduler import Scheduler
 from adaroll.training.self_pool import SelfPivotPool
 from adaroll.training.update import grpo_update
@@ -83,7 +85,7 @@ class Trainer:
         # The KL penalty's reference: the phase's start policy, frozen (the trainer is built
         # with the start policy; a resumed phase loads its own weights into `policy` later).
         self.reference = copy.deepcopy(policy) if cfg.grpo.kl_coef > 0 else None
-        self.train_purposes = ("train", "routing") if cfg.scheduler.train_probes else ("train",)
+        self.train_purposes = ("train", *PROBES) if cfg.scheduler.train_probes else ("train",)
         self.optimizer_steps = 0
         self.ledger = Ledger(self.dir / "ledger.jsonl")
         self.metrics = JsonlLog(self.dir / "metrics.jsonl")
@@ -111,7 +113,7 @@ class Trainer:
             with self._timed("schedule"):
                 jobs = self.scheduler.plan(self.iteration)
             with self._timed("collect"):
-                groups = self.collector.collect(jobs, seed=seed)
+                groups = self._expanded(self.collector.collect(jobs, seed=seed), seed)
             with self._timed("update"):
                 update = grpo_update(
                     self.policy,
@@ -135,7 +137,7 @@ class Trainer:
                     "optimizer_steps": self.optimizer_steps,
                     **update.stats,
                     **self._totals(),
-                    "episodes": self._episode_stats(groups),
+                    "episodes": self._episode_stats(groups, update.training_samples),
                     "routes": self.scheduler.route_counts(),
                 }
             )
@@ -151,6 +153,21 @@ class Trainer:
         return self._finish()
 
     # -- pieces ---------------------------------------------------------------------------------
+    def _expanded(self, groups: list[Group], seed: int) -> list[Group]:
+        """The groups with the rollouts the scheduler adds to some of them after seeing them
+        (:meth:`Scheduler.expand`: Root probe-then-expand), collected from a seed of their own
+        and merged in, so that their cost is on the merged group's bill."""
+        extra = self.scheduler.expand(groups)
+        if not extra:
+            return groups
+        order = sorted(extra)
+        more = self.collector.collect([extra[g] for g in order], seed=derive_seed(seed, "expand"))
+        out = list(groups)
+        for g, added in zip(order, more, strict=True):
+            whole = replace(groups[g].job, group_size=len(groups[g].rewards) + len(added.rewards))
+            out[g] = merge_groups(whole, [groups[g], added])
+        return out
+
     def _evaluate(self, splits: Sequence[str]) -> dict[str, Any]:
         row: dict[str, Any] = {
             "kind": "eval",
@@ -209,34 +226,27 @@ class Trainer:
             every is not None and after[key] // every > before[key] // every for key, every in marks
         )
 
-    def _episode_stats(self, groups: Sequence[Group]) -> dict[str, dict[str, int]]:
-        """What the cost model (:mod:`adaroll.algos.cost_model`) reads of an iteration, per
+    def _episode_stats(
+        self, groups: Sequence[Group], used: Mapping[int, int]
+    ) -> dict[str, dict[str, int]]:
+        """What the cost model (:mod:`adaroll.algos.cost_model`) and the purpose table
+        (:func:`adaroll.training.purposes.purpose_table`) read of an iteration, per
         ``mode/purpose`` of its groups: groups, samples, successes, the env steps of the groups,
         the decisions of successful and of failed samples (an episode's length in decisions:
-        one per env step, plus a last unparseable or rejected sample if it ended that way) and
-        the summed prefix length of the checkpoints the samples started from."""
+        one per env step, plus a last unparseable or rejected sample if it ended that way), the
+        summed prefix length of the checkpoints the samples started from, the groups the update
+        skipped for equal rewards and the decisions that carried a gradient (``used``: the
+        update's decisions per group index)."""
         out: dict[str, dict[str, int]] = {}
-        for group in groups:
+        for g, group in enumerate(groups):
             key = f"{group.job.ledger_mode}/{group.job.purpose}"
-            row = out.setdefault(
-                key,
-                dict.fromkeys(
-                    (
-                        "groups",
-                        "samples",
-                        "successes",
-                        "env_steps",
-                        "success_decisions",
-                        "failure_decisions",
-                        "start_depth",
-                    ),
-                    0,
-                ),
-            )
+            row = out.setdefault(key, dict.fromkeys(EPISODE_STATS, 0))
             checkpoint = group.job.checkpoint_id
             depth = self.collector.prefix_length(checkpoint) if checkpoint is not None else 0
             row["groups"] += 1
             row["env_steps"] += group.cost.env_steps
+            row["groups_skipped"] += int(g in used and used[g] == 0)
+            row["gradient_decisions"] += used.get(g, 0)
             for decisions, reward in zip(group.decisions, group.rewards, strict=True):
                 row["samples"] += 1
                 row["start_depth"] += depth

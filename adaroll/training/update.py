@@ -22,7 +22,8 @@ class UpdateResult:
     groups_skipped: int
     stats: dict[str, float]
     optimizer_steps: int = 0
-    """Optimizer steps taken (``ppo_epochs`` x the mini-batches the used groups filled)."""
+    """Optimizer steps taken (``ppo_epochs`` x the mini-batches the used groups filled; with
+    ``decision_quota``, the mini-batches their decisions filled)."""
 
 
 @dataclass
@@ -73,7 +74,7 @@ def grpo_update(
     if not batches:
         return UpdateResult(used, 0.0, 0, skipped, {})
 
-    mini_batches = [_concat(part) for part in _split(batches, cfg.mini_batches)]
+    mini_batches = [_concat(part) for part in _split(batches, _steps_per_pass(batches, cfg))]
     aggregation = grpo.LOSS_AGGREGATIONS.get(cfg.aggregation)
     # Samples were drawn by the current weights (nothing updated since), so a no-grad forward
     # gives the exact per-factor behaviour log-probs that the sampler summed; the reference's
@@ -128,6 +129,16 @@ def grpo_update(
     loss_value = loss_sum / (weight_sum or 1.0)
     stats["loss"] = loss_value
     return UpdateResult(used, loss_value, len(batches), skipped, stats, optimizer_steps=steps)
+
+
+def _steps_per_pass(batches: Sequence[_Rows], cfg: GRPOConfig) -> int:
+    """Mini-batches (optimizer steps) per pass: the recipe's ``mini_batches``, or with a
+    ``decision_quota`` as many as the batch's decisions fill (at least one, at most
+    ``mini_batches``)."""
+    if cfg.decision_quota is None:
+        return cfg.mini_batches
+    decisions = sum(len(b.samples) for b in batches)
+    return min(cfg.mini_batches, max(1, decisions // cfg.decision_quota))
 
 
 def _split(batches: Sequence[_Rows], parts: int) -> list[list[_Rows]]:

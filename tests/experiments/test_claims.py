@@ -149,3 +149,37 @@ def test_table_2_pairs_variants_and_judges_closeness_by_its_margin() -> None:
         "pivots_vs_reward_variance_avg4",
     }  # only the pairs whose metric both sides have
     assert next(d for d in data if d["key"] == "pivots_vs_all_long_avg4")["margin"] == CLOSE_MARGIN
+
+
+def test_the_paper_yardstick_is_judged_beside_ours_and_missing_train_marks_say_so() -> None:
+    """The Train-target claims (the paper's Figure 4 yardstick) read the train-target keys; runs
+    without Train evaluations at the marks get a row saying so, not a failure."""
+    train_steps = next(c for c in CLAIMS if c.key == "efficiency_steps_train")
+    assert (
+        train_steps.cost_key() == "steps_to_train_target" and STEPS.cost_key() == "steps_to_target"
+    )
+
+    def both(val_steps: int, train: int | None) -> dict:
+        return row(0.5, val_steps, 20000) | {
+            "reached_train_target": train is not None,
+            "steps_to_train_target": train,
+            "train_samples_to_train_target": train,
+        }
+
+    rows = [
+        {"base_hybrid": both(9000, 4000 + 10 * i), "base_vanilla": both(8000, 9000)}
+        for i in range(5)
+    ]
+    assert judge(train_steps, rows)["verdict"] == "held"  # cheaper to the Train target
+    assert judge(STEPS, rows)["verdict"] == "contradicted"  # dearer to the Val target
+    table, data = claims_table("mobile", rows)
+    keys = [d["key"] for d in data]
+    assert "efficiency_steps" in keys and "efficiency_steps_train" in keys
+    line = next(t for t in table.splitlines() if "reaches the Train target with fewer total" in t)
+    assert "65.0% fewer" in line and "held" in line
+    # Val-only runs: the Train claims stay in the table with "-" and the reason
+    plain = [{"base_hybrid": row(0.5, 3000, 9000), "base_vanilla": row(0.5, 4000, 9000)}] * 3
+    table, data = claims_table("mobile", plain)
+    assert "efficiency_steps_train" not in [d["key"] for d in data]
+    line = next(t for t in table.splitlines() if "reaches the Train target with fewer total" in t)
+    assert "no Train evaluations at the marks" in line

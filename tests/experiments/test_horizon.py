@@ -219,3 +219,115 @@ def test_the_sweep_runs_on_the_horizon_profiles_only(tmp_path: Path) -> None:
     ):
         run_experiments(["horizon"], profile="mobile", seeds=[0], quick=True, root=tmp_path)
     assert not any(tmp_path.iterdir())  # refused before anything was trained
+
+
+def test_the_train_target_stands_beside_the_val_target_in_every_cell(tmp_path: Path) -> None:
+    """The paper's yardstick: each cell's Train target is the mean of Vanilla's last three Train
+    Avg@4 inside the cut, with both sides' costs to it, the paired saving and its verdict; runs
+    without Train at the marks show "-" there instead of failing."""
+    short = horizon_budget("h6", 10)
+    mark = short // 4
+
+    def curve(vals: list[float], train: list[float] | None, before: int) -> list[dict[str, Any]]:
+        points = [_point(i * mark, v, before=before) for i, v in enumerate(vals)]
+        for i, p in enumerate(points):
+            p["train_avg"] = None if train is None else train[i]
+        return points
+
+    val = [0.2] + [0.3] * 12
+    summaries = {
+        "default": {
+            s: _summary("base_vanilla", curve(val, [0.2, 0.3, 0.4, 0.5, 0.5] + [0.5] * 8, 500))
+            for s in (0, 1, 2)
+        },
+        HYBRID_RUN: {
+            s: _summary("base_hybrid", curve(val, [0.2, 0.6] + [0.6] * 11, 900)) for s in (0, 1, 2)
+        },
+    }
+    x = Inputs(
+        EXPERIMENTS.get("horizon"), tmp_path, PROFILES["mobile-h6"], summaries, (0, 1, 2), tmp_path
+    )
+    cell = budget_cell(x, 10, short)
+    seed = cell["seeds"][0]["train"]
+    # within the cut (marks 0-4) the Train target is (0.4 + 0.5 + 0.5) / 3; Vanilla reaches it
+    # at mark 3, Hybrid at mark 1
+    assert seed["target"] == pytest.approx(1.4 / 3)
+    assert seed["vanilla"]["value"] == 500 + 3 * mark and seed["hybrid"]["value"] == 900 + mark
+    assert seed["saved"] == 2 * mark - 400
+    assert cell["train"]["saved"][0] == seed["saved"] and cell["train"]["verdict"] == "held"
+    assert cell["verdict"] in ("held", "contradicted", "inconclusive")
+    row = next(line for line in horizon(x).markdown.splitlines() if line.startswith("| 10 ("))
+    assert f"| {500 + 3 * mark:,} | {900 + mark:,} |" in row and "| held |" in row
+    # Val-only runs (before the horizon profiles evaluated train at the marks)
+    for variant in summaries:
+        for s in summaries[variant].values():
+            for p in next(iter(s["curves"].values())):
+                p["train_avg"] = None
+    assert budget_cell(x, 10, short)["train"] is None
+    row = next(line for line in horizon(x).markdown.splitlines() if line.startswith("| 10 ("))
+    assert "| - | - | - | - | - |" in row
+
+
+def test_horizon_profiles_evaluate_train_at_the_marks_and_the_others_do_not() -> None:
+    """The paper's yardstick is on the horizon profiles only (report only: training and Val
+    unchanged); the mobile and web profiles keep their overrides (runs of them are under way)."""
+    for name, profile in PROFILES.items():
+        cfg = load_config(None, list(profile.overrides))
+        horizon_profile = name.startswith("mobile-h")
+        assert ("train" in cfg.rl.eval.splits) == horizon_profile, name
+        assert cfg.rl.eval.select_on == "val", name
+
+
+def test_each_option_is_paired_with_the_same_vanilla_and_default_hybrid(tmp_path: Path) -> None:
+    """Issue 40: an option's Base->Hybrid is cut at each budget and costed against the cell's
+    targets; its saving against Vanilla and against the default Hybrid are paired by seed, the
+    promotion rule needs ten seeds, and the probes' share comes from its runs' purposes."""
+    from adaroll.experiments.horizon_options import option_cell, options_section
+
+    short = horizon_budget("h6", 10)
+    mark = short // 4
+
+    def curve(vals: list[float], before: int) -> list[dict[str, Any]]:
+        return [_point(i * mark, v, before=before) for i, v in enumerate(vals)]
+
+    seeds = tuple(range(10))
+    vanilla = [0.2, 0.2, 0.3, 0.4, 0.4] + [0.4] * 8
+    default = [0.2, 0.2, 0.2, 0.2, 0.4] + [0.4] * 8
+    faster = [0.2, 0.4] + [0.4] * 11
+    purposes = {
+        "base_hybrid": {"root/routing": {"env_steps": 30}, "suffix/train": {"env_steps": 70}}
+    }
+    summaries = {
+        "default": {s: _summary("base_vanilla", curve(vanilla, 500)) for s in seeds},
+        HYBRID_RUN: {s: _summary("base_hybrid", curve(default, 900)) for s in seeds},
+        "learn": {
+            s: {**_summary("base_hybrid", curve(faster, 900)), "purposes": purposes} for s in seeds
+        },
+    }
+    x = Inputs(
+        EXPERIMENTS.get("horizon"), tmp_path, PROFILES["mobile-h6"], summaries, seeds, tmp_path
+    )
+    cell = budget_cell(x, 10, short)
+    from adaroll.experiments.horizon import to_target
+
+    option = option_cell(x, cell, "learn", cut_at_budget, to_target)
+    # target (0.3 + 0.4 + 0.4) / 3: Vanilla at mark 3, the default Hybrid at mark 4, the option at 1
+    assert option["val"]["costs"][0] == {"value": 900 + mark, "budget": 900 + 4 * mark}
+    assert option["val"]["saved"][0] == (500 + 3 * mark) - (900 + mark)
+    assert (
+        option["val"]["vs_default"][0] == 3 * mark and option["val"]["vs_default_verdict"] == "held"
+    )
+    assert option["promotion"] == "promote" and option["train"] is None
+    text, data = options_section(x, [cell], cut_at_budget, to_target, "h6")
+    assert len(data["options"]["learn"]) == 1
+    row = next(line for line in text.splitlines() if "| all four options |" in line)
+    assert "| promote |" in row and row.endswith("| 30% |")
+    # fewer than ten seeds: never promoted, whatever the saving
+    few = Inputs(x.exp, tmp_path, x.profile, summaries, seeds[:3], tmp_path)
+    assert (
+        option_cell(few, budget_cell(few, 10, short), "learn", cut_at_budget, to_target)[
+            "promotion"
+        ]
+        == "keep the default: too few seeds"
+    )
+    assert "| all four options |" in horizon(x).markdown

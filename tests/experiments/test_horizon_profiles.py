@@ -100,3 +100,17 @@ def test_a_horizon_profiles_suite_draws_from_its_templates(name: str) -> None:
         80,
         horizon_budget(bucket, max(HORIZON_SWEEP)),
     )
+
+
+@pytest.mark.parametrize("bucket", ["h12", "h40"])
+def test_the_options_predictions_are_the_committed_routing_pilots(bucket: str) -> None:
+    """Issue 40: every option variant the horizon experiment trains has its S(30) from the
+    routing pilot committed before the runs, and the pilot used the variants' estimate."""
+    from adaroll.experiments.specs import EXPERIMENTS, LEARNING_ESTIMATE, OPTION_PILOT
+
+    pilot = json.loads((PILOTS / f"mobile-{bucket}-seed0-routing.json").read_text())
+    predicted = {k: round(v["saving_30"], 3) for k, v in pilot["predictions"].items()}
+    assert OPTION_PILOT[bucket] == predicted
+    options = [v for v in EXPERIMENTS.get("horizon").variants if v.startswith(("learn", "tau_"))]
+    assert set(options) | {"default"} == set(predicted)
+    assert pilot["estimate"] == LEARNING_ESTIMATE

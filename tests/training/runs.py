@@ -114,9 +114,12 @@ def assert_same_run(resumed: Trainer, straight: Trainer) -> None:
     assert resumed.iteration == straight.iteration and resumed.best == straight.best
 
 
-def line_trainer(tmp: Any, store: Any, cfg: Any, *, theta: float = 0.0, seed: int = 3) -> Trainer:
+def line_trainer(
+    tmp: Any, store: Any, cfg: Any, *, theta: float = 0.0, seed: int = 3, **scheduler: Any
+) -> Trainer:
     """A trainer of ``cfg`` on the corridor env (tests.fakes) with a one-parameter policy, its
-    pivots every checkpoint of ``store``, evaluated on the suite's train and val splits."""
+    pivots every checkpoint of ``store``, evaluated on the suite's train and val splits
+    (``scheduler``: more keywords for the scheduler, e.g. its routing estimator)."""
     from adaroll.snapshots.memory import MemorySnapshots
     from adaroll.training.scheduler import SCHEDULERS
     from tests.fakes import GoPolicy, LineEnv, LineSuite
@@ -125,7 +128,7 @@ def line_trainer(tmp: Any, store: Any, cfg: Any, *, theta: float = 0.0, seed: in
     tasks = suite.split("train")
     pivots = {t: [c.id for c in store.for_task(t)] for t in store.task_ids()}
     scheduler = SCHEDULERS.get(cfg.algorithm)(
-        tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots
+        tasks=tasks, sched=cfg.scheduler, grpo=cfg.grpo, pivots=pivots, **scheduler
     )
     collector = Collector(policy, LineEnv, store, MemorySnapshots(), history_window=2)
     evals = {"train": tasks, "val": suite.split("val")}

@@ -68,7 +68,7 @@ def test_local_trains_onestep_on_every_pivot_and_reevaluates_on_cadence() -> Non
     jobs = s.plan(2)  # visit 2: the cadence is due
     assert [j.kind for j in jobs] == ["onestep"] * 3 + ["root"]
     assert [j.checkpoint_id for j in jobs[:3]] == PIVOTS[TASK.id]
-    assert jobs[-1].purpose == "routing"
+    assert jobs[-1].purpose == "reeval"  # a re-evaluation, told apart from the first probes
     assert [j.kind for j in s.plan(3)] == ["onestep"] * 3
 
 

@@ -66,7 +66,7 @@ def test_scripted_collapse_demotes_root_to_suffix_then_local() -> None:
     while route.mode == "suffix":  # Suffix groups stay mediocre, monitor probes fail
         jobs = s.plan(it)
         assert jobs[0].kind == "suffix"
-        assert [j.purpose for j in jobs[1:]] == (["routing"] if route.visits % 2 == 0 else [])
+        assert [j.purpose for j in jobs[1:]] == (["reeval"] if route.visits % 2 == 0 else [])
         s.observe([outcome(jobs[0], 3)] + [outcome(j, 0) for j in jobs[1:]], it)
         it += 1
         assert it < 40
@@ -222,7 +222,7 @@ def visit(s: BanditScheduler, it: int, success_from_start) -> str:
     arm = str(pulled)
     groups = []
     for job in jobs:
-        if job.purpose == "routing":
+        if job.purpose in ("routing", "reeval"):
             assert (job.kind, job.group_size) == ("root", s.sched.routing_probes)
             groups.append(outcome(job, success_from_start(s.history)))
         else:

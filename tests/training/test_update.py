@@ -199,3 +199,77 @@ def test_kl_phase_keeps_its_start_policy_as_reference(tmp_path: Path, store) -> 
 def test_recipe_out_of_range_is_a_config_error_naming_the_field(override: str, field: str) -> None:
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
         load_config(None, [override])
+
+
+def vanilla_trainer(tmp: Path, store, **grpo) -> Trainer:  # type: ignore[no-untyped-def]
+    cfg = TrainConfig(
+        algorithm="vanilla",
+        budget=BudgetConfig(iterations=4),
+        grpo=GRPOConfig(lr=0.2, ppo_epochs=2, mini_batches=2, **grpo),
+        eval=EvalConfig(k=1, every=None, final_splits=("train",)),
+        scheduler=SchedulerConfig(tasks_per_iteration=4),
+    )
+    return line_trainer(tmp, store, cfg)
+
+
+def test_without_a_quota_vanillas_optimizer_steps_are_the_recipes(tmp_path: Path, store) -> None:
+    """The quota is off by default, and off it changes nothing: every updating iteration makes
+    ppo_epochs x min(mini_batches, groups used) steps, whatever its decisions."""
+    assert GRPOConfig().decision_quota is None
+    trainer = vanilla_trainer(tmp_path / "off", store)
+    trainer.train()
+    rows = [m for m in trainer.metrics if m["kind"] == "iteration"]
+    made = [
+        b["optimizer_steps"] - a["optimizer_steps"]
+        for a, b in zip([{"optimizer_steps": 0}, *rows[:-1]], rows, strict=True)
+    ]
+    assert made == [2 * min(2, r["groups_used"]) for r in rows] and sum(made) > 0
+    # a quota every batch meets twice over keeps Vanilla's steps and weights exactly
+    met = vanilla_trainer(tmp_path / "met", store, decision_quota=1)
+    met.train()
+    assert met.optimizer_steps == trainer.optimizer_steps
+    assert float(met.policy.theta.detach()) == float(trainer.policy.theta.detach())
+
+
+def test_a_quota_sizes_the_steps_by_the_decisions_with_a_gradient(store) -> None:
+    groups = groups_of(store)
+    used = [g for g in groups if len(set(g.rewards)) > 1]
+    decisions = sum(len(d) for g in used for d in g.decisions)
+    assert len(used) >= 2 and decisions >= 4
+    _, full = update(groups, ppo_epochs=2, mini_batches=2, decision_quota=decisions // 2)
+    assert full.optimizer_steps == 2 * 2  # two mini-batches of at least the quota each
+    _, small = update(groups, ppo_epochs=2, mini_batches=2, decision_quota=decisions // 2 + 1)
+    assert small.optimizer_steps == 2 * 1  # not enough for two: one step per pass
+    _, short = update(groups, ppo_epochs=2, mini_batches=2, decision_quota=10 * decisions)
+    assert short.optimizer_steps == 2  # below the quota a pass still makes its one step
+    assert sum(small.training_samples.values()) == decisions  # every decision still trains
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        # 64 pivots x 8 samples x 1 decision: a Stage I batch never holds more than 512
+        ("stage1.grpo.decision_quota=513", r"stage1: .*grpo\.decision_quota \(513\) is more"),
+        ("rl.grpo.decision_quota=0", r"rl\.grpo\.decision_quota: Input should be greater"),
+    ],
+)
+def test_a_quota_no_batch_can_meet_is_refused_at_load(override: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, [override])
+    load_config(None, ["stage1.grpo.decision_quota=512"])  # every sample's decision: met
+
+
+def test_a_rollout_phase_quota_above_its_largest_batch_is_refused_before_any_work(
+    tmp_path: Path,
+) -> None:
+    """Stage II and Vanilla batches are bounded by the train tasks' step limit: the run refuses
+    a quota above it when it starts (before experts run), naming the field."""
+    from adaroll.training.pipeline import Pipeline
+    from adaroll.training.presets import QUICK_OVERRIDES
+
+    cfg = load_config(None, [*QUICK_OVERRIDES, "rl.grpo.decision_quota=100000000"])
+    with pytest.raises(ConfigError, match=r"rl\.grpo\.decision_quota \(100000000\) is more"):
+        Pipeline(cfg, tmp_path / "run", progress=False).check_names()
+    assert not (tmp_path / "run").exists()
+    fine = load_config(None, [*QUICK_OVERRIDES, "rl.grpo.decision_quota=64"])
+    Pipeline(fine, tmp_path / "run", progress=False).check_names()
