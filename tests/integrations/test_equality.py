@@ -22,7 +22,7 @@ from adaroll.integrations.trl import AdaRollTRL
 from adaroll.rollout.collector import Collector
 from adaroll.rollout.sessions import Starts
 from adaroll.snapshots.memory import MemorySnapshots
-from adaroll.training.ledger import Ledger
+from adaroll.training.ledger import BILLED_PURPOSES, Ledger
 from adaroll.training.trainer import Trainer
 from tests.integrations.scripted import (
     ITERATIONS,
@@ -57,7 +57,7 @@ def billed(ledger: Ledger) -> list[tuple]:
     return [
         tuple(getattr(r, k) for k in COMPARED)
         for r in ledger
-        if r.purpose in ("train", "routing") or (r.purpose == "overhead" and r.replayed_steps)
+        if r.purpose in BILLED_PURPOSES or (r.purpose == "overhead" and r.replayed_steps)
     ]
 
 

@@ -19,7 +19,7 @@ from adaroll.integrations.trl import NOT_TRAINED, AdaRollTRL
 from adaroll.integrations.versions import TRL_RANGE, VERL_RANGE, check_version
 from adaroll.rollout.sessions import StartError, Starts
 from adaroll.snapshots.memory import MemorySnapshots
-from adaroll.training.ledger import Ledger
+from adaroll.training.ledger import BILLED_PURPOSES, Ledger
 from tests.integrations.scripted import (
     ScriptedPolicy,
     behaviour,
@@ -223,6 +223,6 @@ def test_without_the_barrier_batches_are_full_and_every_group_is_billed(
     ]
     # iteration 2 was planned before iteration 1 was observed: all its tasks still probe routing
     assert [j.purpose for j in hub.feed.plans[1]] == ["routing"] * len(hub.feed.plans[1])
-    billed = [r for r in hub.ledger if r.purpose in ("train", "routing")]
+    billed = [r for r in hub.ledger if r.purpose in BILLED_PURPOSES]
     assert sorted({r.iteration for r in billed}) == list(range(1, hub.feed.finished + 1))
     hub.close()
