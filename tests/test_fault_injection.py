@@ -492,21 +492,25 @@ def _kill_while_restoring(backend: str, root: Path) -> None:
     marker = f"ADAROLL_TEST_TRAINER={os.getpid()}-{backend}"
     name, _, value = marker.partition("=")
     env = {**ENV, "TMPDIR": str(root), "ADAROLL_CRIU_DIR": str(root / "criu"), name: value}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", RESTORING_TRAINERS[backend] + RESTORE_LOOP],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        start_new_session=True,
-        cwd=Path(__file__).resolve().parents[1],
-    )
+    # stderr to a file, not a pipe: nobody reads it while the trainer runs, and a full pipe
+    # would block the trainer (and its forked branches) before they print what the test awaits
+    errors = Path(tempfile.mkstemp(prefix="adaroll-trainer-err-")[1])  # outside root: checked empty
+    with open(errors, "wb") as err_file:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", RESTORING_TRAINERS[backend] + RESTORE_LOOP],
+            stdout=subprocess.PIPE,
+            stderr=err_file,
+            env=env,
+            start_new_session=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )
     assert proc.stdout is not None
     for _ in range(5):
         line = proc.stdout.readline()
         if not line.startswith(b"restored"):
             proc.kill()
-            _, err = proc.communicate()
-            pytest.fail(f"the trainer did not restore: {err.decode()[-3000:]}")
+            proc.wait()
+            pytest.fail(f"the trainer did not restore: {errors.read_text()[-3000:]}")
     if backend == "criu":  # the kill lands while criu restores a branch
         while not any(" restore -D " in p for p in _ours(marker, root, before)):
             pass
