@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import random
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -481,20 +483,21 @@ def test_sigkill_of_the_trainer_while_it_restores_branches_leaves_nothing_behind
     # the browsers' account must pass through it to its state dirs (pytest's tmp_path is 0700)
     root = Path(tempfile.mkdtemp(prefix="adaroll-test-trainer-", dir="/tmp"))
     root.chmod(0o755)
+    errors = Path(tempfile.mkstemp(prefix="adaroll-trainer-err-")[1])  # outside root: checked empty
     try:
-        _kill_while_restoring(backend, root)
+        _kill_while_restoring(backend, root, errors)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        errors.unlink(missing_ok=True)
 
 
-def _kill_while_restoring(backend: str, root: Path) -> None:
+def _kill_while_restoring(backend: str, root: Path, errors: Path) -> None:
     before = _account_pids()
     marker = f"ADAROLL_TEST_TRAINER={os.getpid()}-{backend}"
     name, _, value = marker.partition("=")
     env = {**ENV, "TMPDIR": str(root), "ADAROLL_CRIU_DIR": str(root / "criu"), name: value}
     # stderr to a file, not a pipe: nobody reads it while the trainer runs, and a full pipe
     # would block the trainer (and its forked branches) before they print what the test awaits
-    errors = Path(tempfile.mkstemp(prefix="adaroll-trainer-err-")[1])  # outside root: checked empty
     with open(errors, "wb") as err_file:
         proc = subprocess.Popen(
             [sys.executable, "-c", RESTORING_TRAINERS[backend] + RESTORE_LOOP],
@@ -505,15 +508,23 @@ def _kill_while_restoring(backend: str, root: Path) -> None:
             cwd=Path(__file__).resolve().parents[1],
         )
     assert proc.stdout is not None
+    lines: queue.Queue[bytes] = queue.Queue()  # read by a thread: a stuck trainer fails, not hangs
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
     for _ in range(5):
-        line = proc.stdout.readline()
+        try:
+            line = lines.get(timeout=120)
+        except queue.Empty:
+            line = b"(nothing within 120 s)"
         if not line.startswith(b"restored"):
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-            pytest.fail(f"the trainer did not restore: {errors.read_text()[-3000:]}")
+            pytest.fail(f"the trainer did not restore: {line!r} {errors.read_text()[-3000:]}")
     if backend == "criu":  # the kill lands while criu restores a branch
+        deadline = time.monotonic() + 120
         while not any(" restore -D " in p for p in _ours(marker, root, before)):
-            pass
+            if time.monotonic() > deadline:
+                os.killpg(proc.pid, signal.SIGKILL)
+                pytest.fail(f"no criu restore seen in 120 s: {errors.read_text()[-3000:]}")
     else:
         time.sleep(random.Random(SEED).uniform(0.0, 0.2))
     assert _ours(marker, root, before), "the trainer's tree is not visible to the check"

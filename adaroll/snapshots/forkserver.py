@@ -252,9 +252,18 @@ class _Process:
     def __init__(self, conn: Connection, pid: int, role: str, timeout_s: float | None) -> None:
         self.conn, self.pid, self.role, self.timeout_s = conn, pid, role, timeout_s
         self.dead = False
+        # one command at a time: two threads restoring from one zygote would interleave their
+        # messages and handles on its pipe and read each other's replies (a deadlock)
+        self._lock = threading.Lock()
         _MAIN_SIDE.add(conn)
 
     def call(self, cmd: str, *args: Any, handle: int | None = None) -> tuple[Any, dict[str, Any]]:
+        with self._lock:
+            return self._call_locked(cmd, *args, handle=handle)
+
+    def _call_locked(
+        self, cmd: str, *args: Any, handle: int | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         if self.dead:
             raise SnapshotError(f"fork-server {self.role} (pid {self.pid}) is closed or dead")
         try:

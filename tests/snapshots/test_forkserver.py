@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -136,6 +137,37 @@ def test_four_branches_do_not_interfere(snaps: ForkServerSnapshots, expert: list
     for b in [*branches, fresh]:
         b.close()
     assert wait_gone([b.pid for b in [*branches, fresh]]) == []
+
+
+def test_threads_restoring_from_one_zygote_get_their_own_exact_branches(
+    snaps: ForkServerSnapshots, expert: list[Action]
+) -> None:
+    """The collector restores from several threads; each restore is one command and one
+    reply on the zygote's pipe, so concurrent restores neither deadlock nor swap branches."""
+    env = mid_env(expert)
+    reference = env.observe()
+    ref = snaps.save(env, tuple(expert[:8]))
+    pids: list[int] = []
+    errors: list[BaseException] = []
+
+    def restore_many() -> None:
+        try:
+            for _ in range(15):
+                branch = snaps.restore(ref)
+                assert branch.observe() == reference and branch.steps_taken == 8
+                pids.append(branch.pid)
+                branch.close()
+        except BaseException as exc:  # re-raised in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=restore_many, daemon=True) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads), "restores deadlocked"
+    assert errors == []
+    assert len(set(pids)) == 45
 
 
 def test_release_and_close_leave_no_process(expert: list[Action]) -> None:
