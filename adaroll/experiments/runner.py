@@ -53,10 +53,20 @@ def overrides_for(profile: Profile, quick: bool, unit: Unit) -> list[str]:
     keeps its tiny RL budget and marks even where a variant sets its own (the recipe sweep's
     15,000 env steps), so that every ``--quick`` experiment stays a smoke test."""
     quick_budget = [o for o in profile.quick if o.startswith(_BUDGET_FIELDS)] if quick else []
+    base = [*profile.overrides, *(profile.quick if quick else ())]
+    variant = VARIANTS[unit.variant]
+    scaled = []
+    if variant.stage1_scale != 1.0:
+        from adaroll.config import load_config
+
+        iterations = load_config(None, base).stage1.budget.iterations
+        if iterations is None:
+            raise ConfigError(f"{unit.variant}: Stage I's budget is not in iterations")
+        scaled = [f"stage1.budget={{iterations: {round(iterations * variant.stage1_scale)}}}"]
     return [
-        *profile.overrides,
-        *(profile.quick if quick else ()),
-        *VARIANTS[unit.variant].overrides,
+        *base,
+        *variant.overrides,
+        *scaled,
         *quick_budget,
         f"seed={unit.seed}",
         f"configurations=[{', '.join(unit.configurations)}]",

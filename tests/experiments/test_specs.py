@@ -170,3 +170,21 @@ def test_every_experiment_has_an_analysis():
     assert EXPERIMENTS.get("text-match").configurations == (
         "action_hybrid",
     )  # one: an ablation table
+
+
+@pytest.mark.parametrize("profile", ["mobile", "web", "web-apps"])
+@pytest.mark.parametrize("quick", [False, True])
+def test_all_pivots_at_its_own_budget_runs_the_papers_ratio_on_every_profile(profile, quick):
+    """Table 2's All Pivots row runs 4.7 times (56 / 12) the Stage I iterations of the same
+    profile's other rows, so the ratio holds on the web's 8 and in the quick runs' 2."""
+
+    def stage1_iterations(variant: str) -> int:
+        unit = Unit(variant, 0, ("action",))
+        cfg = load_config(None, overrides_for(PROFILES[profile], quick, unit))
+        assert cfg.stage1.budget.iterations is not None
+        return cfg.stage1.budget.iterations
+
+    default, long = stage1_iterations("default"), stage1_iterations("pivots-all-long")
+    assert long == round(default * 56 / 12) and long > default
+    if profile == "mobile" and not quick:  # the committed ten-seed runs' budget
+        assert long == 56
