@@ -100,8 +100,9 @@ RL_LABELS = {
     ("options", "configurations"),
     [
         ("{id: FrozenLake-v1, adapter: frozen_lake}", None),
-        # Taxi's routing pass (16 tasks x 4 probes of up to 30 steps) outgrows the quick budget
-        ("{id: Taxi-v4, adapter: taxi}", "[base, base_vanilla, base_hybrid]"),
+        # Taxi's routing pass (16 tasks x 4 probes of up to 30 steps) outgrows the quick budget;
+        # Hybrid is the phase a quick budget can leave without an update (Vanilla always has one)
+        ("{id: Taxi-v4, adapter: taxi}", "[base, base_hybrid]"),
     ],
     ids=["frozen_lake", "taxi"],
 )
