@@ -75,9 +75,14 @@ def template(
     """Register a template function under ``name`` (``app.verb_object``)."""
 
     def add(fn: Callable[[World, random.Random], Spec]) -> Callable[[World, random.Random], Spec]:
-        if name in TEMPLATES:
-            raise ValueError(f"apps task template {name!r} is registered twice")
-        TEMPLATES[name] = Template(name, apps, max_steps, summary, fn, heldout)
+        register(Template(name, apps, max_steps, summary, fn, heldout))
         return fn
 
     return add
+
+
+def register(tpl: Template) -> None:
+    """Add ``tpl`` to :data:`TEMPLATES` (a name registered twice is an error)."""
+    if tpl.name in TEMPLATES:
+        raise ValueError(f"apps task template {tpl.name!r} is registered twice")
+    TEMPLATES[tpl.name] = tpl
