@@ -114,3 +114,25 @@ def test_a_branch_finishes_the_task_with_the_expert_and_is_judged_on_its_own_dat
         assert (reward, info["success"], info["judge"]) == (1.0, True, "success")
     finally:
         branch.close()
+
+
+def test_a_restore_finds_the_branch_servers_in_one_walk_of_its_processes(snapshot, monkeypatch):
+    """The verification looks for every app's server in one walk of the branch's process tree
+    (a walk reads each Chromium thread's children file: one per app cost ~12 ms a restore)."""
+    import adaroll.snapshots.criu.apps as app_criu
+
+    backend, _, _, ref = snapshot
+    walks = []
+    real = app_criu.server_processes
+
+    def counted(browser, apps=()):
+        walks.append(browser.pid)
+        return real(browser, apps)
+
+    monkeypatch.setattr(app_criu, "server_processes", counted)
+    branch = backend.restore(ref)
+    try:
+        assert branch.restore_info["check"].ok
+        assert walks == [branch.browser.pid]
+    finally:
+        branch.close()

@@ -1,10 +1,11 @@
 """Task templates of the apps env: what a template declares and the instance a seed makes.
 
-A template is a function ``(world, rng) -> Spec`` registered with :func:`template`: it reads
-and changes the seeded :class:`~adaroll.envs.apps.tasks.world.World` (adds the message the
-instruction is about, puts it on the second page) and says what to do (``instruction``), where
-the episode starts (``start``: app and view), what the judge checks (``goal``) and how the
-expert does it (``plan``: milestones of the goal with their UI steps).
+A template builds a :class:`Spec` from the seeded :class:`~adaroll.envs.apps.tasks.world.World`
+and the task's generator: it changes the world (adds the message the instruction is about, puts
+it on the second page) and says what to do (``instruction``), where the episode starts
+(``start``: app and view), what the judge checks (``goal``) and how the expert does it
+(``plan``: milestones of the goal with their UI steps). Every template is a row of data
+(:mod:`adaroll.envs.apps.tasks.rows`) registered with :func:`register`;
 :func:`adaroll.envs.apps.tasks.catalog.instance` builds ``(template, seed)`` deterministically -
 the same seed gives the same world, text and goal in every process.
 """
@@ -69,15 +70,8 @@ class Instance:
 TEMPLATES: dict[str, Template] = {}
 
 
-def template(
-    name: str, *, apps: tuple[str, ...], max_steps: int, summary: str, heldout: bool = False
-) -> Callable[[Callable[[World, random.Random], Spec]], Callable[[World, random.Random], Spec]]:
-    """Register a template function under ``name`` (``app.verb_object``)."""
-
-    def add(fn: Callable[[World, random.Random], Spec]) -> Callable[[World, random.Random], Spec]:
-        if name in TEMPLATES:
-            raise ValueError(f"apps task template {name!r} is registered twice")
-        TEMPLATES[name] = Template(name, apps, max_steps, summary, fn, heldout)
-        return fn
-
-    return add
+def register(tpl: Template) -> None:
+    """Add ``tpl`` to :data:`TEMPLATES` (a name registered twice is an error)."""
+    if tpl.name in TEMPLATES:
+        raise ValueError(f"apps task template {tpl.name!r} is registered twice")
+    TEMPLATES[tpl.name] = tpl

@@ -6,13 +6,14 @@ import calendar as stdcal
 import datetime as dt
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from adaroll.actions import Action
-from adaroll.envs.apps.tasks.base import Spec, template
+from adaroll.envs.apps.tasks.draws import among, derived, row_of
 from adaroll.envs.apps.tasks.judge import Expect, Text
 from adaroll.envs.apps.tasks.plan import (
+    DIALOG_DELETE,
     Choose,
     Ctx,
     ExpertError,
@@ -20,13 +21,14 @@ from adaroll.envs.apps.tasks.plan import (
     Find,
     Go,
     Loc,
-    Milestone,
     OpenApp,
+    Shows,
     Step,
     Tap,
     button,
     field_,
 )
+from adaroll.envs.apps.tasks.rows import Opens, Params, Row, Work
 from adaroll.envs.apps.tasks.world import TODAY, World
 
 MONTHS = tuple(stdcal.month_name[1:])
@@ -50,14 +52,52 @@ def monday(day: dt.date) -> dt.date:
     return day - dt.timedelta(days=day.weekday())
 
 
+START = ("calendar", f"#/week/{monday(TODAY).isoformat()}")
+
+
 def spoken(iso: str) -> str:
     """``"2024-03-18"`` as ``"Monday, March 18"``."""
     day = dt.date.fromisoformat(iso)
     return f"{day.strftime('%A')}, {MONTHS[day.month - 1]} {day.day}"
 
 
-def start_view() -> tuple[str, str]:
-    return ("calendar", f"#/week/{monday(TODAY).isoformat()}")
+def end_of(start: str, minutes: int) -> str:
+    total = int(start[:2]) * 60 + int(start[3:]) + minutes
+    return f"{total // 60:02d}:{total % 60:02d}"
+
+
+@dataclass(frozen=True)
+class Slot:
+    """When a new event is: ``date`` (ISO), ``start`` ("09:00"), ``duration`` (a key of
+    :data:`DURATIONS`); with the words and the end time an instruction and a goal need."""
+
+    date: str
+    start: str
+    duration: str
+
+    @property
+    def day(self) -> str:
+        return spoken(self.date)
+
+    @property
+    def end(self) -> str:
+        return end_of(self.start, DURATIONS[self.duration])
+
+
+def slot(w: World, rng: random.Random, p: Params) -> Slot:
+    """A start within the next 30 days, on the hour from 8 to 16, for a random duration."""
+    date = (TODAY + dt.timedelta(days=rng.randint(1, 30))).isoformat()
+    start = f"{rng.randint(8, 16):02d}:00"
+    return Slot(date, start, rng.choice(tuple(DURATIONS)))
+
+
+def hour_slot(w: World, rng: random.Random, p: Params) -> Slot:
+    """A :func:`slot` made one hour long (its duration is drawn all the same)."""
+    return replace(slot(w, rng, p), duration="1 hour")
+
+
+def two_titles(w: World, rng: random.Random, p: Params) -> list[str]:
+    return rng.sample(NEW_TITLES, 2)
 
 
 def _week_index(day: dt.date) -> int:
@@ -94,6 +134,11 @@ def open_event(ev: dict[str, Any], *later: str) -> tuple[Step, ...]:
     )
 
 
+def at_event(name: str, *later: str) -> Opens:
+    """The page of the event drawn as ``name``; ``later``: views past it (its edit form)."""
+    return Opens(open_event, name, later)
+
+
 @dataclass(frozen=True)
 class PickDate:
     """The form's month picker holds ``date``: page months, then tap the day."""
@@ -118,219 +163,167 @@ class PickDate:
         return ctx.tap(Loc("button.dayc", text=str(day.day)))
 
 
-def end_of(start: str, minutes: int) -> str:
-    total = int(start[:2]) * 60 + int(start[3:]) + minutes
-    return f"{total // 60:02d}:{total % 60:02d}"
-
-
-def new_event_steps(
-    title: str, date: str, start: str, duration: str, location: str, calendar: str
-) -> tuple[Step, ...]:
+def created(milestone: str, title: str, when: str, location: str | None, calendar: str) -> Work:
+    """The event titled as drawn in ``title``, at the slot drawn as ``when``, at the location
+    drawn as ``location`` (None: none given), created through the New event form."""
+    values: dict[str, Any] = {
+        "title": Text(f"{{{title}}}"),
+        "date": f"{{{when}.date}}",
+        "start": f"{{{when}.start}}",
+        "end": f"{{{when}.end}}",
+        "calendar": calendar,
+    }
     steps: list[Step] = [
         OpenApp("calendar", "Calendar"),
         Go(("#/new",), button("New event")),
-        Fill(field_("Title"), title),
-        PickDate(date),
-        Choose(Loc('[role="radio"]', text=start)),
-        Choose(Loc('[role="radio"]', text=duration)),
+        Fill(field_("Title"), f"{{{title}}}"),
+        PickDate(f"{{{when}.date}}"),
+        Choose(Loc('[role="radio"]', text=f"{{{when}.start}}")),
+        Choose(Loc('[role="radio"]', text=f"{{{when}.duration}}")),
     ]
-    if location:
-        steps.append(Fill(field_("Location"), location))
+    if location is not None:
+        values["location"] = Text(f"{{{location}}}")
+        steps.append(Fill(field_("Location"), f"{{{location}}}"))
     if calendar != "Work":
         steps.append(Choose(Loc('[role="radio"]', text=calendar)))
     steps.append(Tap(button("Save")))
-    return tuple(steps)
+    new = Expect("insert", "calendar", "events", values, what=f"the event {{{title}!r}}")
+    return Work(milestone, (new,), tuple(steps))
 
 
-def created(
-    title: str, date: str, start: str, duration: str, location: str | None, calendar: str
-) -> Expect:
-    values: dict[str, Any] = {
-        "title": Text(title),
-        "date": date,
-        "start": start,
-        "end": end_of(start, DURATIONS[duration]),
-        "calendar": calendar,
-    }
-    if location is not None:
-        values["location"] = Text(location)
-    return Expect("insert", "calendar", "events", values, what=f"the event {title!r}")
-
-
-def _slot(rng: random.Random) -> tuple[str, str, str]:
-    date = (TODAY + dt.timedelta(days=rng.randint(1, 30))).isoformat()
-    start = f"{rng.randint(8, 16):02d}:00"
-    return date, start, rng.choice(tuple(DURATIONS))
-
-
-@template(
-    "calendar.create",
-    apps=("calendar",),
-    max_steps=18,
-    summary="create an event with a date, time, duration and place",
-)
-def create(w: World, rng: random.Random) -> Spec:
-    title, location = rng.choice(NEW_TITLES), rng.choice(LOCATIONS)
-    date, start, duration = _slot(rng)
-    return Spec(
-        f'Create an event "{title}" on {spoken(date)} at {start} for {duration} in "{location}".',
-        start_view(),
+def deleted(name: str) -> Work:
+    """The event drawn as ``name`` deleted (its page, Delete, confirmed)."""
+    return Work(
+        "deleted",
+        (Expect("delete", "calendar", "events", key=f"{{{name}[id]}}", what="the event deleted"),),
         (
-            Milestone(
-                "created",
-                (created(title, date, start, duration, location, "Work"),),
-                new_event_steps(title, date, start, duration, location, "Work"),
-            ),
+            at_event(name),
+            Tap(button("Delete"), until=Shows(DIALOG_DELETE)),
+            Tap(DIALOG_DELETE),
         ),
     )
 
 
-@template(
-    "calendar.create_personal", apps=("calendar",), max_steps=16, summary="create a personal event"
-)
-def create_personal(w: World, rng: random.Random) -> Spec:
-    title = rng.choice(NEW_TITLES)
-    date, start, duration = _slot(rng)
-    return Spec(
-        f'Add "{title}" to your personal calendar on {spoken(date)} at {start} for {duration}.',
-        start_view(),
-        (
-            Milestone(
-                "created",
-                (created(title, date, start, duration, None, "Personal"),),
-                new_event_steps(title, date, start, duration, "", "Personal"),
-            ),
-        ),
-    )
-
-
-@template("calendar.two_events", apps=("calendar",), max_steps=28, summary="create two events")
-def two_events(w: World, rng: random.Random) -> Spec:
-    (t1, t2), (d1, s1, _), (d2, s2, _) = rng.sample(NEW_TITLES, 2), _slot(rng), _slot(rng)
-    return Spec(
-        f'Schedule "{t1}" on {spoken(d1)} at {s1} and "{t2}" on {spoken(d2)} at {s2}, '
-        "each for 1 hour.",
-        start_view(),
-        (
-            Milestone(
-                "first",
-                (created(t1, d1, s1, "1 hour", None, "Work"),),
-                new_event_steps(t1, d1, s1, "1 hour", "", "Work"),
-            ),
-            Milestone(
-                "second",
-                (created(t2, d2, s2, "1 hour", None, "Work"),),
-                new_event_steps(t2, d2, s2, "1 hour", "", "Work"),
-            ),
-        ),
-    )
-
-
-def _event(w: World, rng: random.Random) -> dict[str, Any]:
-    return rng.choice(w.rows("calendar", "events"))
-
-
-@template(
-    "calendar.reschedule", apps=("calendar",), max_steps=14, summary="move an event to another day"
-)
-def reschedule(w: World, rng: random.Random) -> Spec:
-    ev = _event(w, rng)
-    new = ev["date"]
-    while new == ev["date"]:
+def other_day(w: World, rng: random.Random, p: Params) -> str:
+    """A date within 25 days other than that of the event drawn as ``ev``."""
+    new = p["ev"]["date"]
+    while new == p["ev"]["date"]:
         new = (TODAY + dt.timedelta(days=rng.randint(1, 25))).isoformat()
-    return Spec(
-        f'Move "{ev["title"]}" to {spoken(new)}, at the same time.',
-        start_view(),
-        (
-            Milestone(
-                "moved",
-                (
-                    Expect(
-                        "update",
-                        "calendar",
-                        "events",
-                        {"date": new, "start": ev["start"], "end": ev["end"]},
-                        key=str(ev["id"]),
-                        what="the event's new date",
-                    ),
-                ),
-                (
-                    *open_event(ev, f"#/edit/{ev['id']}"),
-                    Go((f"#/edit/{ev['id']}",), button("Edit")),
-                    PickDate(new),
-                    Tap(button("Save")),
-                ),
-            ),
-        ),
-    )
+    return str(new)
 
 
-@template(
-    "calendar.change_time",
-    apps=("calendar",),
-    max_steps=12,
-    summary="start an event at another hour",
-    heldout=True,
-)
-def change_time(w: World, rng: random.Random) -> Spec:
-    ev = _event(w, rng)
-    length = int(ev["end"][:2]) - int(ev["start"][:2])
-    start = ev["start"]
-    while start == ev["start"]:
+def other_hour(w: World, rng: random.Random, p: Params) -> str:
+    """A start on the hour from 8 to 16 other than that of the event drawn as ``ev``."""
+    start = p["ev"]["start"]
+    while start == p["ev"]["start"]:
         start = f"{rng.randint(8, 16):02d}:00"
-    duration = {1: "1 hour", 2: "2 hours"}[length]
-    return Spec(
-        f'Make "{ev["title"]}" start at {start}, keeping its length.',
-        start_view(),
-        (
-            Milestone(
+    return str(start)
+
+
+def hours_long(p: Params) -> int:
+    return int(p["ev"]["end"][:2]) - int(p["ev"]["start"][:2])
+
+
+def edited(name: str, milestone: str, what: str, values: dict[str, Any], *form: Step) -> Work:
+    """The event drawn as ``name`` changed through its edit form (``form``, then Save)."""
+    edit = f"#/edit/{{{name}[id]}}"
+    return Work(
+        milestone,
+        (Expect("update", "calendar", "events", values, key=f"{{{name}[id]}}", what=what),),
+        (at_event(name, edit), Go((edit,), button("Edit")), *form, Tap(button("Save"))),
+    )
+
+
+ROWS = (
+    Row(
+        "calendar.create",
+        "create an event with a date, time, duration and place",
+        max_steps=18,
+        start=START,
+        draws={"title": among(*NEW_TITLES), "location": among(*LOCATIONS), "when": slot},
+        instruction='Create an event "{title}" on {when.day} at {when.start} for {when.duration} '
+        'in "{location}".',
+        plan=(created("created", "title", "when", "location", "Work"),),
+    ),
+    Row(
+        "calendar.create_personal",
+        "create a personal event",
+        max_steps=16,
+        start=START,
+        draws={"title": among(*NEW_TITLES), "when": slot},
+        instruction='Add "{title}" to your personal calendar on {when.day} at {when.start} for '
+        "{when.duration}.",
+        plan=(created("created", "title", "when", None, "Personal"),),
+    ),
+    Row(
+        "calendar.two_events",
+        "create two events",
+        max_steps=28,
+        start=START,
+        draws={
+            ("t1", "t2"): two_titles,
+            "w1": hour_slot,
+            "w2": hour_slot,
+        },
+        instruction='Schedule "{t1}" on {w1.day} at {w1.start} and "{t2}" on {w2.day} at '
+        "{w2.start}, each for 1 hour.",
+        plan=(
+            created("first", "t1", "w1", None, "Work"),
+            created("second", "t2", "w2", None, "Work"),
+        ),
+    ),
+    Row(
+        "calendar.reschedule",
+        "move an event to another day",
+        max_steps=14,
+        start=START,
+        draws={
+            "ev": row_of("calendar", "events"),
+            "new": other_day,
+            "new_day": derived(lambda p: spoken(p["new"])),
+        },
+        instruction='Move "{ev[title]}" to {new_day}, at the same time.',
+        plan=(
+            edited(
+                "ev",
+                "moved",
+                "the event's new date",
+                {"date": "{new}", "start": "{ev[start]}", "end": "{ev[end]}"},
+                PickDate("{new}"),
+            ),
+        ),
+    ),
+    Row(
+        "calendar.change_time",
+        "start an event at another hour",
+        max_steps=12,
+        start=START,
+        draws={
+            "ev": row_of("calendar", "events"),
+            "start": other_hour,
+            "duration": derived(lambda p: {1: "1 hour", 2: "2 hours"}[hours_long(p)]),
+            "end": derived(lambda p: end_of(p["start"], 60 * hours_long(p))),
+        },
+        instruction='Make "{ev[title]}" start at {start}, keeping its length.',
+        plan=(
+            edited(
+                "ev",
                 "retimed",
-                (
-                    Expect(
-                        "update",
-                        "calendar",
-                        "events",
-                        {"date": ev["date"], "start": start, "end": end_of(start, 60 * length)},
-                        key=str(ev["id"]),
-                        what="the event's new time",
-                    ),
-                ),
-                (
-                    *open_event(ev, f"#/edit/{ev['id']}"),
-                    Go((f"#/edit/{ev['id']}",), button("Edit")),
-                    Choose(Loc('[role="radio"]', text=start)),
-                    Choose(Loc('[role="radio"]', text=duration)),
-                    Tap(button("Save")),
-                ),
+                "the event's new time",
+                {"date": "{ev[date]}", "start": "{start}", "end": "{end}"},
+                Choose(Loc('[role="radio"]', text="{start}")),
+                Choose(Loc('[role="radio"]', text="{duration}")),
             ),
         ),
-    )
-
-
-@template("calendar.delete", apps=("calendar",), max_steps=12, summary="delete an event")
-def delete(w: World, rng: random.Random) -> Spec:
-    ev = _event(w, rng)
-    return Spec(
-        f'Delete the event "{ev["title"]}" from your calendar.',
-        start_view(),
-        (
-            Milestone(
-                "deleted",
-                (
-                    Expect(
-                        "delete", "calendar", "events", key=str(ev["id"]), what="the event deleted"
-                    ),
-                ),
-                delete_steps(ev),
-            ),
-        ),
-    )
-
-
-def delete_steps(ev: dict[str, Any]) -> tuple[Step, ...]:
-    dialog = Loc(".dialog button", text="Delete")
-    return (
-        *open_event(ev),
-        Tap(button("Delete"), until=lambda c: c.visible(dialog)),
-        Tap(dialog),
-    )
+        heldout=True,
+    ),
+    Row(
+        "calendar.delete",
+        "delete an event",
+        max_steps=12,
+        start=START,
+        draws={"ev": row_of("calendar", "events")},
+        instruction='Delete the event "{ev[title]}" from your calendar.',
+        plan=(deleted("ev"),),
+    ),
+)

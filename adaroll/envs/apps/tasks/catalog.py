@@ -1,6 +1,6 @@
 """Every apps task template, by name, and the task instances they make.
 
-Importing this module registers every template (it imports each app's template module);
+Importing this module registers every template (the rows of each app's template module);
 :func:`instance` builds ``template#seed`` deterministically - the world from a generator
 seeded by the task's name and seed, then the template's changes - and caches it.
 """
@@ -10,10 +10,14 @@ from __future__ import annotations
 import functools
 import random
 
-from adaroll.envs.apps.tasks import admin, calendar, cross, mail, notes, shop, tracker  # noqa: F401
-from adaroll.envs.apps.tasks.base import TEMPLATES, Instance, Template
+from adaroll.envs.apps.tasks import admin, calendar, cross, mail, notes, shop, tracker
+from adaroll.envs.apps.tasks.base import TEMPLATES, Instance, Template, register
 from adaroll.envs.apps.tasks.content import generate
 from adaroll.envs.apps.tasks.judge import Goal
+
+for _module in (admin, calendar, mail, notes, shop, tracker, cross):
+    for _row in _module.ROWS:
+        register(_row.template())
 
 
 def get_template(name: str) -> Template:

@@ -13,287 +13,245 @@ from typing import Any
 
 from adaroll.envs.apps.tasks import calendar as cal
 from adaroll.envs.apps.tasks import shop, tracker
-from adaroll.envs.apps.tasks.admin import ARTICLE, open_user
-from adaroll.envs.apps.tasks.admin import update as user_update
-from adaroll.envs.apps.tasks.admin import user as pick_user
-from adaroll.envs.apps.tasks.base import Spec, template
+from adaroll.envs.apps.tasks.admin import role_and_team, user, user_update, with_article
+from adaroll.envs.apps.tasks.draws import among, anyone, derived, other_than
 from adaroll.envs.apps.tasks.judge import Expect
-from adaroll.envs.apps.tasks.mail import open_message, replied
-from adaroll.envs.apps.tasks.notes import open_note
-from adaroll.envs.apps.tasks.plan import (
-    Choose,
-    Fill,
-    Go,
-    Loc,
-    Milestone,
-    OpenApp,
-    Pick,
-    Tap,
-    button,
-    field_,
-)
-from adaroll.envs.apps.tasks.world import TEAMS, USER, World, days
+from adaroll.envs.apps.tasks.mail import at_message, replied
+from adaroll.envs.apps.tasks.notes import at_note
+from adaroll.envs.apps.tasks.plan import Step, Tap, button
+from adaroll.envs.apps.tasks.rows import Draw, Opens, Params, Row, Work
+from adaroll.envs.apps.tasks.world import ROLES, TEAMS, USER, World, days
 
 INBOX = ("mail", "#/folder/Inbox")
 
 
-def new_mail(w: World, sender: Any, subject: str, body: str) -> dict[str, Any]:
-    """A new unread message at the top of the inbox."""
-    return w.add(
-        "mail",
-        "messages",
-        folder="Inbox",
-        sender=sender.name,
-        sender_email=sender.email,
-        recipient=USER[1],
-        subject=subject,
-        body=body,
-        date=days(0),
-        read=0,
-        starred=0,
-        reply_to=None,
-    )
+def new_mail(sender: str, subject: str, body: str) -> Draw:
+    """A new unread message from the person drawn as ``sender`` at the top of the inbox;
+    ``subject`` and ``body`` may name earlier draws."""
+
+    def draw(w: World, rng: random.Random, p: Params) -> dict[str, Any]:
+        person = p[sender]
+        return w.add(
+            "mail",
+            "messages",
+            folder="Inbox",
+            sender=person.name,
+            sender_email=person.email,
+            recipient=USER[1],
+            subject=subject.format_map(p),
+            body=body.format_map(p),
+            date=days(0),
+            read=0,
+            starred=0,
+            reply_to=None,
+        )
+
+    return draw
 
 
-def read(m: dict[str, Any]) -> Milestone:
-    """Having opened message ``m`` (opening marks it read)."""
-    return Milestone(
-        "read the email",
-        (Expect("update", "mail", "messages", {"read": 1}, key=str(m["id"])),),
-        open_message("Inbox", m["id"]),
-    )
-
-
-@template(
-    "cross.return_from_mail",
-    apps=("mail", "shop"),
-    max_steps=22,
-    summary="return the item an email says arrived damaged, then answer the email",
+READ = Work(
+    "read the email",
+    (Expect("update", "mail", "messages", {"read": 1}, key="{m[id]}"),),
+    (at_message("m"),),
+    judged=False,
 )
-def return_from_mail(w: World, rng: random.Random) -> Spec:
-    order = rng.choice([o for o in w.rows("shop", "orders") if o["status"] == "Delivered"])
-    item = rng.choice([i for i in w.rows("shop", "order_items") if i["order_id"] == order["id"]])
-    person = w.person()
-    m = new_mail(
-        w,
-        person,
-        "Broken delivery",
-        f"Hi Alex,\n\nThe {item['name']} from order {order['number']} arrived damaged. "
-        f"Could you ask the shop for a return?\n\n{person.first}",
-    )
-    done = shop.returned(order, item, "Damaged")
-    answer = replied(m, "The return is requested")
-    return Spec(
-        f"{person.name} emailed you about a damaged delivery. Request a return for that item in the "
-        'Shop, giving the reason Damaged, then reply "The return is requested" to the email.',
-        INBOX,
-        (
-            read(m),
-            Milestone("return requested", (done,), shop.return_steps(order, item, "Damaged")),
-            answer,
-        ),
-        goal=(done, *answer.expects),
-    )
+"""Having opened the message drawn as ``m`` (opening marks it read)."""
 
 
-@template(
-    "cross.event_from_invite",
-    apps=("mail", "calendar"),
-    max_steps=20,
-    summary="put an emailed invitation in the calendar",
-)
-def event_from_invite(w: World, rng: random.Random) -> Spec:
-    person = w.person()
-    title = rng.choice(cal.NEW_TITLES)
-    date, start, duration = cal._slot(rng)
-    m = new_mail(
-        w,
-        person,
-        f"Invitation: {title}",
-        f"Hi Alex,\n\nCan we meet on {cal.spoken(date)} at {start} for {duration}? "
-        f"\n\n{person.first}",
-    )
-    event = cal.created(title, date, start, duration, None, "Work")
-    return Spec(
-        f"{person.name} invited you to a meeting by email. Add it to your calendar with the title "
-        f'"{title}".',
-        INBOX,
-        (
-            read(m),
-            Milestone(
-                "in the calendar",
-                (event,),
-                cal.new_event_steps(title, date, start, duration, "", "Work"),
-            ),
-        ),
-        goal=(event,),
-    )
-
-
-@template(
-    "cross.issue_from_mail",
-    apps=("mail", "tracker"),
-    max_steps=18,
-    summary="file the bug an email reports",
-)
-def issue_from_mail(w: World, rng: random.Random) -> Spec:
-    person = rng.choice(w.people[:10])  # a member of the tracker's project
-    title = rng.choice(tracker.NEW_ISSUES)
-    priority = rng.choice(("Low", "Medium", "High", "Urgent"))
-    m = new_mail(
-        w,
-        person,
-        f"Bug report: {title}",
-        f"Hi Alex,\n\nCustomers report: {title.lower()}. Please file it with priority "
-        f"{priority} and assign it to me.\n\n{person.first}",
-    )
-    issue = tracker.filed(title, priority, person.name, None)
-    steps = (
-        OpenApp("tracker", "Tracker"),
-        Go(("#/new",), button("New issue")),
-        Fill(field_("Title"), title),
-        Choose(Loc('[role="radio"]', text=priority)),
-        Pick("assignee", "Assignee", person.name),
-        Tap(button("Create issue")),
-    )
-    return Spec(
-        f'{person.name} reported a bug by email. File it in the Tracker with the title "{title}", '
-        "the priority and the assignee the email asks for.",
-        INBOX,
-        (read(m), Milestone("filed", (issue,), steps)),
-        goal=(issue,),
-    )
-
-
-@template(
-    "cross.role_from_mail",
-    apps=("mail", "admin"),
-    max_steps=22,
-    summary="change the role and team an email asks for, then answer the email",
-)
-def role_from_mail(w: World, rng: random.Random) -> Spec:
-    u = pick_user(w, rng)
-    new = rng.choice([r for r in ("Viewer", "Editor", "Admin") if r != u["role"]])
-    team = rng.choice([t for t in TEAMS if t != u["team"]])
-    boss = w.person(avoid=tuple(p for p in w.people if p.name == u["name"]))
-    m = new_mail(
-        w,
-        boss,
-        "Access request",
-        f"Hi Alex,\n\n{u['name']} joins the {team} team: please make them "
-        f"{ARTICLE[new]} there in the admin console.\n\n{boss.first}",
-    )
-    change = user_update(u, "the new role and team", role=new, team=team)
-    answer = replied(m, "Done")
-    return Spec(
-        f"{boss.name} asked you by email to change someone's access. Do it in Admin, then reply "
-        '"Done" to the email.',
-        INBOX,
-        (
-            read(m),
-            Milestone(
-                "role",
-                (change,),
-                (
-                    *open_user(u),
-                    Choose(Loc('[role="radio"]', text=new)),
-                    Pick("team", "Team", team),
-                    Tap(button("Save changes")),
-                ),
-            ),
-            answer,
-        ),
-        goal=(change, *answer.expects),
-    )
-
-
-@template(
-    "cross.cancelled_event",
-    apps=("mail", "calendar"),
-    max_steps=16,
-    summary="delete the event an email cancels",
-)
-def cancelled_event(w: World, rng: random.Random) -> Spec:
-    ev = rng.choice(
+def upcoming_event(w: World, rng: random.Random, p: Params) -> dict[str, Any]:
+    return rng.choice(
         [e for e in w.rows("calendar", "events") if dt.date.fromisoformat(e["date"]) >= cal.TODAY]
     )
-    person = w.person()
-    m = new_mail(
-        w,
-        person,
-        "Meeting cancelled",
-        f"Hi Alex,\n\nI have to cancel {ev['title']} on {cal.spoken(ev['date'])}. "
-        f"Sorry!\n\n{person.first}",
-    )
-    gone = Expect("delete", "calendar", "events", key=str(ev["id"]), what="the event deleted")
-    return Spec(
-        f"{person.name} cancelled a meeting by email. Delete it from your calendar.",
-        INBOX,
-        (read(m), Milestone("deleted", (gone,), cal.delete_steps(ev))),
-        goal=(gone,),
-    )
 
 
-@template(
-    "cross.note_from_issue",
-    apps=("tracker", "notes"),
-    max_steps=14,
-    summary="pin the note an issue points to",
-    heldout=True,
-)
-def note_from_issue(w: World, rng: random.Random) -> Spec:
-    issue = rng.choice([i for i in w.rows("tracker", "issues") if i["status"] == "Open"])
+def project_member(w: World, rng: random.Random, p: Params) -> Any:
+    """One of the first ten people: the members of the tracker's project."""
+    return rng.choice(w.people[:10])
+
+
+def not_the_user(w: World, rng: random.Random, p: Params) -> Any:
+    """A person other than the user drawn as ``u``."""
+    return w.person(avoid=tuple(x for x in w.people if x.name == p["u"]["name"]))
+
+
+def note_named_in_issue(w: World, rng: random.Random, p: Params) -> dict[str, Any]:
+    """An unpinned note, which the description of the issue drawn as ``issue`` now names."""
     note = rng.choice([n for n in w.rows("notes", "notes") if not n["pinned"]])
-    issue["description"] = f'Background is in the note "{note["title"]}" ({note["folder"]} folder).'
-    pinned = Expect(
-        "update", "notes", "notes", {"pinned": 1}, key=str(note["id"]), what="the note pinned"
+    p["issue"]["description"] = (
+        f'Background is in the note "{note["title"]}" ({note["folder"]} folder).'
     )
-    # having opened the issue leaves no trace in a database: the first milestone is the note's
-    # page, reached through the issue
-    return Spec(
-        f"Issue {issue['key']} refers to a note. Pin that note.",
-        tracker.START,
-        (
-            Milestone(
+    return note
+
+
+def issue_from_its_list(issue: dict[str, Any]) -> tuple[Step, ...]:
+    """The issue's page from its list, the tracker being open already (the task starts there)."""
+    return tracker.open_issue(issue)[1:]
+
+
+ROWS = (
+    Row(
+        "cross.return_from_mail",
+        "return the item an email says arrived damaged, then answer the email",
+        max_steps=22,
+        start=INBOX,
+        apps=("mail", "shop"),
+        draws={
+            "order": shop.delivered_order,
+            "item": shop.item_of_order,
+            "person": anyone,
+            "m": new_mail(
+                "person",
+                "Broken delivery",
+                "Hi Alex,\n\nThe {item[name]} from order {order[number]} arrived damaged. "
+                "Could you ask the shop for a return?\n\n{person.first}",
+            ),
+        },
+        instruction="{person.name} emailed you about a damaged delivery. Request a return for "
+        'that item in the Shop, giving the reason Damaged, then reply "The return is '
+        'requested" to the email.',
+        plan=(READ, shop.returned("Damaged"), replied("m", "The return is requested")),
+    ),
+    Row(
+        "cross.event_from_invite",
+        "put an emailed invitation in the calendar",
+        max_steps=20,
+        start=INBOX,
+        apps=("mail", "calendar"),
+        draws={
+            "person": anyone,
+            "title": among(*cal.NEW_TITLES),
+            "when": cal.slot,
+            "m": new_mail(
+                "person",
+                "Invitation: {title}",
+                "Hi Alex,\n\nCan we meet on {when.day} at {when.start} for {when.duration}? "
+                "\n\n{person.first}",
+            ),
+        },
+        instruction="{person.name} invited you to a meeting by email. Add it to your calendar "
+        'with the title "{title}".',
+        plan=(READ, cal.created("in the calendar", "title", "when", None, "Work")),
+    ),
+    Row(
+        "cross.issue_from_mail",
+        "file the bug an email reports",
+        max_steps=18,
+        start=INBOX,
+        apps=("mail", "tracker"),
+        draws={
+            "person": project_member,
+            "title": among(*tracker.NEW_ISSUES),
+            "priority": among(*tracker.PRIORITIES),
+            "symptom": derived(lambda p: p["title"].lower()),
+            "m": new_mail(
+                "person",
+                "Bug report: {title}",
+                "Hi Alex,\n\nCustomers report: {symptom}. Please file it with priority "
+                "{priority} and assign it to me.\n\n{person.first}",
+            ),
+        },
+        instruction="{person.name} reported a bug by email. File it in the Tracker with the "
+        'title "{title}", the priority and the assignee the email asks for.',
+        plan=(READ, tracker.filed("{title}", "{priority}", "{person.name}", None)),
+    ),
+    Row(
+        "cross.role_from_mail",
+        "change the role and team an email asks for, then answer the email",
+        max_steps=22,
+        start=INBOX,
+        apps=("mail", "admin"),
+        draws={
+            "u": user(),
+            "new": other_than("u", "role", ROLES),
+            "team": other_than("u", "team", TEAMS),
+            "boss": not_the_user,
+            "a_new": with_article("new"),
+            "m": new_mail(
+                "boss",
+                "Access request",
+                "Hi Alex,\n\n{u[name]} joins the {team} team: please make them "
+                "{a_new} there in the admin console.\n\n{boss.first}",
+            ),
+        },
+        instruction="{boss.name} asked you by email to change someone's access. Do it in Admin, "
+        'then reply "Done" to the email.',
+        plan=(
+            READ,
+            Work(
+                "role",
+                (user_update("u", "the new role and team", role="{new}", team="{team}"),),
+                role_and_team("u", "{new}", "{team}"),
+            ),
+            replied("m", "Done"),
+        ),
+    ),
+    Row(
+        "cross.cancelled_event",
+        "delete the event an email cancels",
+        max_steps=16,
+        start=INBOX,
+        apps=("mail", "calendar"),
+        draws={
+            "ev": upcoming_event,
+            "person": anyone,
+            "day": derived(lambda p: cal.spoken(p["ev"]["date"])),
+            "m": new_mail(
+                "person",
+                "Meeting cancelled",
+                "Hi Alex,\n\nI have to cancel {ev[title]} on {day}. Sorry!\n\n{person.first}",
+            ),
+        },
+        instruction="{person.name} cancelled a meeting by email. Delete it from your calendar.",
+        plan=(READ, cal.deleted("ev")),
+    ),
+    Row(
+        "cross.note_from_issue",
+        "pin the note an issue points to",
+        max_steps=14,
+        start=tracker.START,
+        apps=("tracker", "notes"),
+        draws={"issue": tracker.issue("Open"), "note": note_named_in_issue},
+        instruction="Issue {issue[key]} refers to a note. Pin that note.",
+        # having opened the issue leaves no trace in a database: the one milestone is the
+        # note's, reached through the issue
+        plan=(
+            Work(
                 "pinned",
-                (pinned,),
-                (*tracker.open_issue(issue)[1:], *open_note(note), Tap(button("Pin"))),
+                (
+                    Expect(
+                        "update",
+                        "notes",
+                        "notes",
+                        {"pinned": 1},
+                        key="{note[id]}",
+                        what="the note pinned",
+                    ),
+                ),
+                (Opens(issue_from_its_list, "issue"), at_note("note"), Tap(button("Pin"))),
             ),
         ),
-    )
-
-
-@template(
-    "cross.reorder_from_mail",
-    apps=("mail", "shop"),
-    max_steps=22,
-    summary="order what an email recommends",
-)
-def reorder_from_mail(w: World, rng: random.Random) -> Spec:
-    p = shop.product(w, rng, clothing=False)
-    person = w.person()
-    address, shipping = rng.choice(tuple(shop.ADDRESSES)), rng.choice(("Standard", "Express"))
-    m = new_mail(
-        w,
-        person,
-        "A recommendation",
-        f"Hi Alex,\n\nI bought the {p['name']} last month and love it - you should get "
-        f"one too.\n\n{person.first}",
-    )
-    order = shop.order_expects(address, shipping, [(p, 1, "")])
-    return Spec(
-        f"Order the product {person.name} recommended by email, shipped {shipping} to your "
-        f"{address} address.",
-        INBOX,
-        (
-            read(m),
-            Milestone(
-                "in the cart",
-                (Expect("insert", "shop", "cart", {"product_id": p["id"]}),),
-                (*shop.open_product(p), Tap(button("Add to cart"))),
+        heldout=True,
+    ),
+    Row(
+        "cross.reorder_from_mail",
+        "order what an email recommends",
+        max_steps=22,
+        start=INBOX,
+        apps=("mail", "shop"),
+        draws={
+            "p": shop.product(clothing=False),
+            "person": anyone,
+            "to": shop.delivery,
+            "m": new_mail(
+                "person",
+                "A recommendation",
+                "Hi Alex,\n\nI bought the {p[name]} last month and love it - you should get "
+                "one too.\n\n{person.first}",
             ),
-            Milestone("ordered", order, shop.checkout(address, shipping)),
-        ),
+        },
+        instruction="Order the product {person.name} recommended by email, shipped "
+        "{to.shipping} to your {to.address} address.",
+        plan=(READ, shop.carted("in the cart", "p"), shop.ordered(("p", ""))),
         allow=shop.CHECKOUT_ALLOW,
-        goal=order,
-    )
+    ),
+)

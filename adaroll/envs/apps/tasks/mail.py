@@ -6,7 +6,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from adaroll.envs.apps.tasks.base import Spec, template
+from adaroll.envs.apps.tasks.draws import among, anyone, derived
+from adaroll.envs.apps.tasks.fill import ref
 from adaroll.envs.apps.tasks.judge import Expect, Has, Text
 from adaroll.envs.apps.tasks.plan import (
     Ctx,
@@ -14,16 +15,25 @@ from adaroll.envs.apps.tasks.plan import (
     Find,
     Go,
     Loc,
-    Milestone,
     OpenApp,
+    Shows,
     Step,
     Tap,
     button,
     field_,
 )
+from adaroll.envs.apps.tasks.rows import Opens, Params, Row, Work
 from adaroll.envs.apps.tasks.world import World
 
 PER_PAGE = 10
+START = ("mail", "#/folder/Inbox")
+REPLIES = (
+    "Thanks, I will take a look today",
+    "Sounds good to me",
+    "Can we move this to next week",
+    "Approved, please go ahead",
+    "I will join the call",
+)
 
 
 def page_of(folder: str, mid: int) -> Callable[[Ctx], int]:
@@ -55,133 +65,74 @@ def open_message(folder: str, mid: int, *later: str) -> tuple[Step, ...]:
     )
 
 
-def inbox(w: World, rng: random.Random, *, unread: bool | None = None) -> dict[str, Any]:
-    """A random message of the inbox (unread or read when asked)."""
-    msgs = [m for m in w.rows("mail", "messages") if m["folder"] == "Inbox"]
-    if unread is not None:
-        msgs = [m for m in msgs if bool(m["read"]) != unread] or msgs
-    return rng.choice(msgs)
+def inbox_message(m: dict[str, Any], *later: str) -> tuple[Step, ...]:
+    return open_message("Inbox", m["id"], *later)
 
 
-def msg_update(mid: int, what: str, **values: Any) -> Expect:
-    return Expect("update", "mail", "messages", values, key=str(mid), what=what)
+def at_message(name: str, *later: str) -> Opens:
+    """The page of the inbox message drawn as ``name``."""
+    return Opens(inbox_message, name, later)
 
 
-START = ("mail", "#/folder/Inbox")
+def inboxed(w: World) -> list[dict[str, Any]]:
+    return [m for m in w.rows("mail", "messages") if m["folder"] == "Inbox"]
 
 
-@template("mail.archive", apps=("mail",), max_steps=8, summary="archive one message")
-def archive(w: World, rng: random.Random) -> Spec:
-    m = inbox(w, rng)
-    return Spec(
-        f'Archive the email "{m["subject"]}" from {m["sender"]}.',
-        START,
-        (
-            Milestone(
-                "archived",
-                (msg_update(m["id"], "the message archived", folder="Archive"),),
-                (*open_message("Inbox", m["id"]), Tap(button("Archive"))),
-            ),
-        ),
+def inbox(w: World, rng: random.Random, p: Params) -> dict[str, Any]:
+    """A message of the inbox."""
+    return rng.choice(inboxed(w))
+
+
+def msg_update(name: str, what: str, **values: Any) -> Expect:
+    """The message drawn as ``name`` holds ``values``."""
+    return Expect("update", "mail", "messages", values, key=f"{{{name}[id]}}", what=what)
+
+
+def archived(name: str, what: str) -> Work:
+    return Work(
+        "archived",
+        (msg_update(name, what, folder="Archive"),),
+        (at_message(name), Tap(button("Archive"))),
     )
 
 
-@template("mail.delete", apps=("mail",), max_steps=8, summary="delete one message")
-def delete(w: World, rng: random.Random) -> Spec:
-    m = inbox(w, rng)
-    return Spec(
-        f'Delete the email from {m["sender"]} with the subject "{m["subject"]}".',
-        START,
-        (
-            Milestone(
-                "deleted",
-                (msg_update(m["id"], "the message in the trash", folder="Trash"),),
-                (*open_message("Inbox", m["id"]), Tap(button("Delete"))),
-            ),
-        ),
+def deleted(name: str, what: str) -> Work:
+    return Work(
+        "deleted",
+        (msg_update(name, what, folder="Trash"),),
+        (at_message(name), Tap(button("Delete"))),
     )
 
 
-@template("mail.move", apps=("mail",), max_steps=10, summary="move a message to a folder")
-def move(w: World, rng: random.Random) -> Spec:
-    m = inbox(w, rng)
-    folder = rng.choice(("Receipts", "Travel", "Projects"))
-    return Spec(
-        f'Move the email "{m["subject"]}" to the {folder} folder.',
-        START,
-        (
-            Milestone(
-                "moved",
-                (msg_update(m["id"], f"the message in {folder}", folder=folder),),
-                (
-                    *open_message("Inbox", m["id"]),
-                    Tap(
-                        button("Move to ▾"),
-                        until=lambda c: c.visible(Loc('[role="menuitem"]', text=folder)),
-                    ),
-                    Tap(Loc('[role="menuitem"]', text=folder)),
-                ),
-            ),
-        ),
+def starred(milestone: str, name: str, what: str) -> Work:
+    return Work(
+        milestone,
+        (msg_update(name, what, starred=1),),
+        (at_message(name), Tap(button("Star"))),
     )
 
 
-@template(
-    "mail.star_from", apps=("mail",), max_steps=18, summary="star every message from one sender"
-)
-def star_from(w: World, rng: random.Random) -> Spec:
-    person = w.person()
-    msgs = [m for m in w.rows("mail", "messages") if m["folder"] == "Inbox"]
-    for m in msgs:  # the sender's own messages: none yet in the inbox
-        if m["sender"] == person.name:
-            m["folder"] = "Archive"
-    chosen = rng.sample([m for m in msgs if m["folder"] == "Inbox"], 3)
-    for m in chosen:
-        m.update(sender=person.name, sender_email=person.email, starred=0)
-    return Spec(
-        f"Star every email in the inbox from {person.name}.",
-        START,
-        tuple(
-            Milestone(
-                f"starred {m['id']}",
-                (msg_update(m["id"], f"message {m['id']} starred", starred=1),),
-                (*open_message("Inbox", m["id"]), Tap(button("Star"))),
-            )
-            for m in sorted(chosen, key=lambda m: (m["date"], m["id"]), reverse=True)
-        ),
-    )
-
-
-REPLIES = (
-    "Thanks, I will take a look today",
-    "Sounds good to me",
-    "Can we move this to next week",
-    "Approved, please go ahead",
-    "I will join the call",
-)
-
-
-def replied(m: dict[str, Any], text: str) -> Milestone:
-    """The reply ``text`` to message ``m`` sent (opened, Reply, typed, Send)."""
+def replied(name: str, text: str) -> Work:
+    """The reply ``text`` to the message drawn as ``name`` sent (opened, Reply, typed, Send)."""
+    reply_view = f"#/compose?reply={{{name}[id]}}"
     sent = Expect(
         "insert",
         "mail",
         "messages",
         {
             "folder": "Sent",
-            "recipient": m["sender_email"],
-            "reply_to": m["id"],
-            "subject": Text("Re: " + m["subject"]),
+            "recipient": f"{{{name}[sender_email]}}",
+            "reply_to": ref(name, "id"),
+            "subject": Text(f"Re: {{{name}[subject]}}"),
             "body": Text(text),
         },
         what="the reply",
     )
-    reply_view = f"#/compose?reply={m['id']}"
-    return Milestone(
+    return Work(
         "replied",
         (sent,),
         (
-            *open_message("Inbox", m["id"], reply_view),
+            at_message(name, reply_view),
             Go((reply_view,), button("Reply")),
             Fill(field_("Message"), text),
             Tap(button("Send")),
@@ -189,140 +140,193 @@ def replied(m: dict[str, Any], text: str) -> Milestone:
     )
 
 
-@template("mail.reply", apps=("mail",), max_steps=12, summary="reply to a message with a text")
-def reply(w: World, rng: random.Random) -> Spec:
-    m = inbox(w, rng)
-    text = rng.choice(REPLIES)
-    return Spec(
-        f'Reply to {m["sender"]}\'s email "{m["subject"]}" with "{text}".',
-        START,
-        (replied(m, text),),
-    )
+def three_from_one_sender(w: World, rng: random.Random, p: Params) -> list[dict[str, Any]]:
+    """Three inbox messages now from ``p["person"]``, unstarred, newest first (the order the
+    expert stars them in); the sender's own messages leave the inbox first."""
+    person = p["person"]
+    msgs = inboxed(w)
+    for m in msgs:
+        if m["sender"] == person.name:
+            m["folder"] = "Archive"
+    chosen = rng.sample([m for m in msgs if m["folder"] == "Inbox"], 3)
+    for m in chosen:
+        m.update(sender=person.name, sender_email=person.email, starred=0)
+    return sorted(chosen, key=lambda m: (m["date"], m["id"]), reverse=True)
 
 
-@template("mail.forward", apps=("mail",), max_steps=12, summary="forward a message to someone")
-def forward(w: World, rng: random.Random) -> Spec:
-    m = inbox(w, rng)
-    to = w.person(avoid=tuple(p for p in w.people if p.name == m["sender"]))
-    sent = Expect(
-        "insert",
-        "mail",
-        "messages",
-        {
-            "folder": "Sent",
-            "recipient": to.email,
-            "subject": Text("Fwd: " + m["subject"]),
-            "body": Has(m["body"].split("\n\n")[1]),
-        },
-        what="the forwarded message",
-    )
-    return Spec(
-        f'Forward the email "{m["subject"]}" to {to.email}.',
-        START,
-        (
-            Milestone(
-                "forwarded",
-                (sent,),
+def three_to_triage(w: World, rng: random.Random, p: Params) -> list[dict[str, Any]]:
+    """Three inbox messages, the second unstarred (it is to be starred)."""
+    chosen = rng.sample(inboxed(w), 3)
+    chosen[1]["starred"] = 0
+    return chosen
+
+
+def someone_else(w: World, rng: random.Random, p: Params) -> Any:
+    """A person other than the sender of the message drawn as ``m``."""
+    return w.person(avoid=tuple(x for x in w.people if x.name == p["m"]["sender"]))
+
+
+ROWS = (
+    Row(
+        "mail.archive",
+        "archive one message",
+        max_steps=8,
+        start=START,
+        draws={"m": inbox},
+        instruction='Archive the email "{m[subject]}" from {m[sender]}.',
+        plan=(archived("m", "the message archived"),),
+    ),
+    Row(
+        "mail.delete",
+        "delete one message",
+        max_steps=8,
+        start=START,
+        draws={"m": inbox},
+        instruction='Delete the email from {m[sender]} with the subject "{m[subject]}".',
+        plan=(deleted("m", "the message in the trash"),),
+    ),
+    Row(
+        "mail.move",
+        "move a message to a folder",
+        max_steps=10,
+        start=START,
+        draws={"m": inbox, "folder": among("Receipts", "Travel", "Projects")},
+        instruction='Move the email "{m[subject]}" to the {folder} folder.',
+        plan=(
+            Work(
+                "moved",
+                (msg_update("m", "the message in {folder}", folder="{folder}"),),
                 (
-                    *open_message("Inbox", m["id"], f"#/compose?forward={m['id']}"),
-                    Go((f"#/compose?forward={m['id']}",), button("Forward")),
-                    Fill(field_("To"), to.email),
+                    at_message("m"),
+                    Tap(
+                        button("Move to ▾"),
+                        until=Shows(Loc('[role="menuitem"]', text="{folder}")),
+                    ),
+                    Tap(Loc('[role="menuitem"]', text="{folder}")),
+                ),
+            ),
+        ),
+    ),
+    Row(
+        "mail.star_from",
+        "star every message from one sender",
+        max_steps=18,
+        start=START,
+        draws={"person": anyone, ("m1", "m2", "m3"): three_from_one_sender},
+        instruction="Star every email in the inbox from {person.name}.",
+        plan=tuple(
+            starred(f"starred {{{m}[id]}}", m, f"message {{{m}[id]}} starred")
+            for m in ("m1", "m2", "m3")
+        ),
+    ),
+    Row(
+        "mail.reply",
+        "reply to a message with a text",
+        max_steps=12,
+        start=START,
+        draws={"m": inbox, "text": among(*REPLIES)},
+        instruction='Reply to {m[sender]}\'s email "{m[subject]}" with "{text}".',
+        plan=(replied("m", "{text}"),),
+    ),
+    Row(
+        "mail.forward",
+        "forward a message to someone",
+        max_steps=12,
+        start=START,
+        draws={
+            "m": inbox,
+            "to": someone_else,
+            "quote": derived(lambda p: p["m"]["body"].split("\n\n")[1]),
+        },
+        instruction='Forward the email "{m[subject]}" to {to.email}.',
+        plan=(
+            Work(
+                "forwarded",
+                (
+                    Expect(
+                        "insert",
+                        "mail",
+                        "messages",
+                        {
+                            "folder": "Sent",
+                            "recipient": "{to.email}",
+                            "subject": Text("Fwd: {m[subject]}"),
+                            "body": Has("{quote}"),
+                        },
+                        what="the forwarded message",
+                    ),
+                ),
+                (
+                    at_message("m", "#/compose?forward={m[id]}"),
+                    Go(("#/compose?forward={m[id]}",), button("Forward")),
+                    Fill(field_("To"), "{to.email}"),
                     Tap(button("Send")),
                 ),
             ),
         ),
-    )
-
-
-@template("mail.compose", apps=("mail",), max_steps=12, summary="write a new message")
-def compose(w: World, rng: random.Random) -> Spec:
-    to = w.person()
-    subject = rng.choice(("Team lunch", "Project kickoff", "Quick question", "Friday demo"))
-    body = rng.choice(REPLIES)
-    sent = Expect(
-        "insert",
-        "mail",
-        "messages",
-        {
-            "folder": "Sent",
-            "recipient": to.email,
-            "subject": Text(subject),
-            "body": Text(body),
-            "reply_to": None,
+    ),
+    Row(
+        "mail.compose",
+        "write a new message",
+        max_steps=12,
+        start=START,
+        draws={
+            "to": anyone,
+            "subject": among("Team lunch", "Project kickoff", "Quick question", "Friday demo"),
+            "body": among(*REPLIES),
         },
-        what="the new message",
-    )
-    return Spec(
-        f'Send an email to {to.email} with the subject "{subject}" and the message "{body}".',
-        START,
-        (
-            Milestone(
+        instruction='Send an email to {to.email} with the subject "{subject}" and the message '
+        '"{body}".',
+        plan=(
+            Work(
                 "sent",
-                (sent,),
+                (
+                    Expect(
+                        "insert",
+                        "mail",
+                        "messages",
+                        {
+                            "folder": "Sent",
+                            "recipient": "{to.email}",
+                            "subject": Text("{subject}"),
+                            "body": Text("{body}"),
+                            "reply_to": None,
+                        },
+                        what="the new message",
+                    ),
+                ),
                 (
                     OpenApp("mail", "Mail"),
                     Go(("#/compose",), button("Compose")),
-                    Fill(field_("To"), to.email),
-                    Fill(field_("Subject"), subject),
-                    Fill(field_("Message"), body),
+                    Fill(field_("To"), "{to.email}"),
+                    Fill(field_("Subject"), "{subject}"),
+                    Fill(field_("Message"), "{body}"),
                     Tap(button("Send")),
                 ),
             ),
         ),
-    )
-
-
-@template(
-    "mail.triage",
-    apps=("mail",),
-    max_steps=24,
-    summary="archive one message, star another, delete a third",
-)
-def triage(w: World, rng: random.Random) -> Spec:
-    a, b, c = rng.sample([m for m in w.rows("mail", "messages") if m["folder"] == "Inbox"], 3)
-    b["starred"] = 0
-    return Spec(
-        f'Clean up the inbox: archive "{a["subject"]}", star "{b["subject"]}" and delete '
-        f'"{c["subject"]}".',
-        START,
-        (
-            Milestone(
-                "archived",
-                (msg_update(a["id"], "first archived", folder="Archive"),),
-                (*open_message("Inbox", a["id"]), Tap(button("Archive"))),
-            ),
-            Milestone(
-                "starred",
-                (msg_update(b["id"], "second starred", starred=1),),
-                (*open_message("Inbox", b["id"]), Tap(button("Star"))),
-            ),
-            Milestone(
-                "deleted",
-                (msg_update(c["id"], "third deleted", folder="Trash"),),
-                (*open_message("Inbox", c["id"]), Tap(button("Delete"))),
-            ),
+    ),
+    Row(
+        "mail.triage",
+        "archive one message, star another, delete a third",
+        max_steps=24,
+        start=START,
+        draws={("a", "b", "c"): three_to_triage},
+        instruction='Clean up the inbox: archive "{a[subject]}", star "{b[subject]}" and delete '
+        '"{c[subject]}".',
+        plan=(
+            archived("a", "first archived"),
+            starred("starred", "b", "second starred"),
+            deleted("c", "third deleted"),
         ),
-    )
-
-
-@template(
-    "mail.reply_archive",
-    apps=("mail",),
-    max_steps=16,
-    summary="reply to a message, then archive it",
+    ),
+    Row(
+        "mail.reply_archive",
+        "reply to a message, then archive it",
+        max_steps=16,
+        start=START,
+        draws={"m": inbox, "text": among(*REPLIES)},
+        instruction='Reply "{text}" to the email "{m[subject]}", then archive that email.',
+        plan=(replied("m", "{text}"), archived("m", "the message archived")),
+    ),
 )
-def reply_archive(w: World, rng: random.Random) -> Spec:
-    m = inbox(w, rng)
-    text = rng.choice(REPLIES)
-    return Spec(
-        f'Reply "{text}" to the email "{m["subject"]}", then archive that email.',
-        START,
-        (
-            replied(m, text),
-            Milestone(
-                "archived",
-                (msg_update(m["id"], "the message archived", folder="Archive"),),
-                (*open_message("Inbox", m["id"]), Tap(button("Archive"))),
-            ),
-        ),
-    )

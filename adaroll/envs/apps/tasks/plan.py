@@ -125,6 +125,10 @@ def button(text: str) -> Loc:
     return Loc("button", text=text)
 
 
+DIALOG_DELETE = Loc(".dialog button", text="Delete")
+"""The confirming button of the dialog a Delete button opens."""
+
+
 def field_(label: str) -> Loc:
     """A text field by its label (the placeholder every field carries)."""
     return Loc("input, textarea", text=label)
@@ -360,6 +364,17 @@ class Tap:
 
     def act(self, ctx: Ctx) -> Action:
         return ctx.tap(self.target)
+
+
+@dataclass(frozen=True)
+class Shows:
+    """A :class:`Tap`'s ``until``: done once ``target`` is shown (the menu or dialog the tap
+    opens). A dataclass, not a closure, so that a template row can hold it with placeholders."""
+
+    target: Loc
+
+    def __call__(self, ctx: Ctx) -> bool:
+        return ctx.visible(self.target)
 
 
 @dataclass(frozen=True)

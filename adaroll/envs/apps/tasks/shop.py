@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from adaroll.envs.apps.tasks.base import Spec, template
+from adaroll.envs.apps.tasks.draws import among, between, derived
+from adaroll.envs.apps.tasks.fill import ref
 from adaroll.envs.apps.tasks.judge import Allow, Expect
 from adaroll.envs.apps.tasks.plan import (
     Choose,
@@ -15,18 +17,25 @@ from adaroll.envs.apps.tasks.plan import (
     Find,
     Go,
     Loc,
-    Milestone,
     OpenApp,
     Step,
     Tap,
     button,
     field_,
 )
+from adaroll.envs.apps.tasks.rows import Draw, Opens, Params, Row, Work
 from adaroll.envs.apps.tasks.world import World
 
 PER_PAGE = 8
 START = ("shop", "#/catalog")
 ADDRESSES = {"Home": "12 Elm Street, Springfield", "Office": "400 Market Avenue, Springfield"}
+REASONS = {
+    "Damaged": "it arrived damaged",
+    "Wrong item": "it is the wrong item",
+    "Too small": "it is too small",
+    "No longer needed": "it is no longer needed",
+}
+"""Return reasons (the form's radio buttons) and how an instruction says them."""
 CHECKOUT_ALLOW = (
     Allow("shop", "cart", frozenset({"insert", "update", "delete"})),
     Allow("shop", "products", frozenset({"update"}), frozenset({"stock"})),
@@ -59,345 +68,365 @@ def open_product(p: dict[str, Any]) -> tuple[Step, ...]:
     )
 
 
-def checkout(address: str, shipping: str) -> tuple[Step, ...]:
-    return (
-        Go(("#/cart",), Loc('.side-link[href="#/cart"]')),
-        Go(("#/checkout",), button("Checkout")),
-        Choose(Loc('[role="radio"]', text=address)),
-        Choose(Loc('[role="radio"]', text=shipping)),
-        Tap(button("Place order")),
-    )
+def at_product(name: str) -> Opens:
+    """The page of the product drawn as ``name``."""
+    return Opens(open_product, name)
 
 
-def order_expects(
-    address: str, shipping: str, items: list[tuple[dict[str, Any], int, str]]
-) -> tuple[Expect, ...]:
-    return (
-        Expect(
-            "insert",
-            "shop",
-            "orders",
-            {"shipping": shipping, "address": ADDRESSES[address], "status": "Processing"},
-            what="the new order",
-        ),
-        *(
-            Expect(
-                "insert",
-                "shop",
-                "order_items",
-                {"product_id": p["id"], "qty": qty, "option": option},
-                what=f"{p['name']} in the order",
-            )
-            for p, qty, option in items
-        ),
-    )
+@dataclass(frozen=True)
+class Delivery:
+    """Where an order goes (``address``: a key of :data:`ADDRESSES`) and how."""
+
+    address: str
+    shipping: str
+
+    @property
+    def street(self) -> str:
+        return ADDRESSES[self.address]
 
 
-def product(w: World, rng: random.Random, *, clothing: bool | None = None) -> dict[str, Any]:
-    items = w.rows("shop", "products")
-    if clothing is not None:
-        items = [p for p in items if (p["category"] == "Clothing") == clothing]
-    p = rng.choice(items)
+def delivery(w: World, rng: random.Random, p: Params) -> Delivery:
+    return Delivery(rng.choice(tuple(ADDRESSES)), rng.choice(("Standard", "Express")))
+
+
+def in_stock(p: dict[str, Any]) -> dict[str, Any]:
+    """Product ``p`` with stock for any quantity a task asks for."""
     p["stock"] = max(p["stock"], 6)
     return p
 
 
-@template(
-    "shop.add_to_cart",
-    apps=("shop",),
-    max_steps=12,
-    summary="add a quantity of a product to the cart",
-)
-def add_to_cart(w: World, rng: random.Random) -> Spec:
-    p = product(w, rng, clothing=False)
-    qty = rng.randint(2, 4)
-    return Spec(
-        f"Add {qty} of the {p['name']} to the cart.",
-        START,
+def product(*, clothing: bool | None = None) -> Draw:
+    """A product in stock (clothing or not, when asked)."""
+
+    def draw(w: World, rng: random.Random, p: Params) -> dict[str, Any]:
+        items = w.rows("shop", "products")
+        if clothing is not None:
+            items = [x for x in items if (x["category"] == "Clothing") == clothing]
+        return in_stock(rng.choice(items))
+
+    return draw
+
+
+def not_wished(w: World, rng: random.Random, p: Params) -> dict[str, Any]:
+    """A product not on the wishlist yet."""
+    wished = {r["product_id"] for r in w.rows("shop", "wishlist")}
+    return rng.choice([x for x in w.rows("shop", "products") if x["id"] not in wished])
+
+
+def two_products(w: World, rng: random.Random, p: Params) -> list[dict[str, Any]]:
+    """Two products other than clothing, in stock."""
+    pair = rng.sample([x for x in w.rows("shop", "products") if x["category"] != "Clothing"], 2)
+    return [in_stock(x) for x in pair]
+
+
+def cart_of(n: int) -> Draw:
+    """``n`` products other than clothing, in stock, put in the cart once each; then one of
+    them, with its cart line: ``(product, line)``."""
+
+    def draw(w: World, rng: random.Random, p: Params) -> tuple[dict[str, Any], dict[str, Any]]:
+        chosen = rng.sample(
+            [x for x in w.rows("shop", "products") if x["category"] != "Clothing"], n
+        )
+        for x in chosen:
+            in_stock(x)
+            w.add("shop", "cart", product_id=x["id"], qty=1, option="")
+        one = rng.choice(chosen)
+        return one, w.one("shop", "cart", product_id=one["id"])
+
+    return draw
+
+
+def delivered_order(w: World, rng: random.Random, p: Params) -> dict[str, Any]:
+    return rng.choice([o for o in w.rows("shop", "orders") if o["status"] == "Delivered"])
+
+
+def item_of_order(w: World, rng: random.Random, p: Params) -> dict[str, Any]:
+    """An item of the order drawn as ``order``."""
+    return rng.choice(
+        [i for i in w.rows("shop", "order_items") if i["order_id"] == p["order"]["id"]]
+    )
+
+
+def search_word(w: World, rng: random.Random, p: Params) -> str:
+    """The longest word of the name of the product drawn as ``p`` - its whole name when the
+    word finds other products too."""
+    name = p["p"]["name"]
+    word = max(name.split(), key=len)
+    hits = [
+        x
+        for x in w.rows("shop", "products")
+        if word.lower() in (x["name"] + x["description"]).lower()
+    ]
+    return str(name if len(hits) > 1 else word)
+
+
+@dataclass(frozen=True)
+class QtyAtLeast:
+    """A :class:`Tap`'s ``until``: the cart line ``line`` (its key) holds ``qty`` or more."""
+
+    line: str
+    qty: int
+
+    def __call__(self, ctx: Ctx) -> bool:
+        row = ctx.state()["shop"]["cart"].get(self.line)
+        return row is not None and row["qty"] >= self.qty
+
+
+def carted(milestone: str, name: str) -> Work:
+    """The product drawn as ``name`` in the cart, on the way to an order."""
+    return Work(
+        milestone,
+        (Expect("insert", "shop", "cart", {"product_id": ref(name, "id")}),),
+        (at_product(name), Tap(button("Add to cart"))),
+        judged=False,
+    )
+
+
+def ordered(*items: tuple[str, str]) -> Work:
+    """The cart ordered (``items``: each product's draw and option) with the delivery drawn
+    as ``to``: an order and its items."""
+    order = Expect(
+        "insert",
+        "shop",
+        "orders",
+        {"shipping": "{to.shipping}", "address": "{to.street}", "status": "Processing"},
+        what="the new order",
+    )
+    lines = tuple(
+        Expect(
+            "insert",
+            "shop",
+            "order_items",
+            {"product_id": ref(name, "id"), "qty": 1, "option": option},
+            what=f"{{{name}[name]}} in the order",
+        )
+        for name, option in items
+    )
+    return Work(
+        "ordered",
+        (order, *lines),
         (
-            Milestone(
+            Go(("#/cart",), Loc('.side-link[href="#/cart"]')),
+            Go(("#/checkout",), button("Checkout")),
+            Choose(Loc('[role="radio"]', text="{to.address}")),
+            Choose(Loc('[role="radio"]', text="{to.shipping}")),
+            Tap(button("Place order")),
+        ),
+    )
+
+
+def returned(reason: str) -> Work:
+    """A return of the item drawn as ``item`` of the order drawn as ``order`` requested (from
+    anywhere: the order's page, the item's Return button, the reason, submit)."""
+    number = "{order[number]}"
+    return Work(
+        "return requested",
+        (
+            Expect(
+                "insert",
+                "shop",
+                "returns",
+                {"order_id": ref("order", "id"), "item_id": ref("item", "id"), "reason": reason},
+                what="the return",
+            ),
+        ),
+        (
+            OpenApp("shop", "Shop"),
+            Go(("#/orders",), Loc('.side-link[href="#/orders"]')),
+            Go((f"#/order/{number}",), Loc(f'a.row[href="#/order/{number}"]')),
+            Go(
+                (f"#/return/{number}/{{item[id]}}",),
+                Loc(".row", has="{item[name]}", first=True).child("button", "Return"),
+            ),
+            Choose(Loc('[role="radio"]', text=reason)),
+            Tap(button("Submit return")),
+        ),
+    )
+
+
+CART = (OpenApp("shop", "Shop"), Go(("#/cart",), Loc('.side-link[href="#/cart"]')))
+CART_ROW = Loc(".row", has="{p[name]}", first=True)
+"""The cart's row of the product drawn as ``p``."""
+
+ROWS = (
+    Row(
+        "shop.add_to_cart",
+        "add a quantity of a product to the cart",
+        max_steps=12,
+        start=START,
+        draws={"p": product(clothing=False), "qty": between(2, 4)},
+        instruction="Add {qty} of the {p[name]} to the cart.",
+        plan=(
+            Work(
                 "in the cart",
                 (
                     Expect(
                         "insert",
                         "shop",
                         "cart",
-                        {"product_id": p["id"], "qty": qty, "option": ""},
+                        {"product_id": ref("p", "id"), "qty": ref("qty"), "option": ""},
                         what="the cart line",
                     ),
                 ),
-                (*open_product(p), Fill(field_("Quantity"), str(qty)), Tap(button("Add to cart"))),
+                (at_product("p"), Fill(field_("Quantity"), "{qty}"), Tap(button("Add to cart"))),
             ),
         ),
-    )
-
-
-@template(
-    "shop.buy_clothing",
-    apps=("shop",),
-    max_steps=18,
-    summary="buy a clothing item in a size, shipping and address chosen",
-)
-def buy_clothing(w: World, rng: random.Random) -> Spec:
-    p = product(w, rng, clothing=True)
-    size = rng.choice(p["options"].split(","))
-    address, shipping = rng.choice(tuple(ADDRESSES)), rng.choice(("Standard", "Express"))
-    return Spec(
-        f"Buy the {p['name']} in size {size}, shipped {shipping} to your {address} address.",
-        START,
-        (
-            Milestone(
+    ),
+    Row(
+        "shop.buy_clothing",
+        "buy a clothing item in a size, shipping and address chosen",
+        max_steps=18,
+        start=START,
+        draws={
+            "p": product(clothing=True),
+            "size": lambda w, rng, p: rng.choice(p["p"]["options"].split(",")),
+            "to": delivery,
+        },
+        instruction="Buy the {p[name]} in size {size}, shipped {to.shipping} to your "
+        "{to.address} address.",
+        plan=(
+            Work(
                 "in the cart",
-                (Expect("insert", "shop", "cart", {"product_id": p["id"], "option": size}),),
                 (
-                    *open_product(p),
-                    Choose(Loc('[role="radio"]', text=size)),
+                    Expect(
+                        "insert", "shop", "cart", {"product_id": ref("p", "id"), "option": "{size}"}
+                    ),
+                ),
+                (
+                    at_product("p"),
+                    Choose(Loc('[role="radio"]', text="{size}")),
                     Tap(button("Add to cart")),
                 ),
+                judged=False,
             ),
-            Milestone(
-                "ordered",
-                order_expects(address, shipping, [(p, 1, size)]),
-                checkout(address, shipping),
-            ),
+            ordered(("p", "{size}")),
         ),
         allow=CHECKOUT_ALLOW,
-        goal=order_expects(address, shipping, [(p, 1, size)]),
-    )
-
-
-def returned(order: dict[str, Any], item: dict[str, Any], reason: str) -> Expect:
-    return Expect(
-        "insert",
-        "shop",
-        "returns",
-        {"order_id": order["id"], "item_id": item["id"], "reason": reason},
-        what="the return",
-    )
-
-
-def return_steps(order: dict[str, Any], item: dict[str, Any], reason: str) -> tuple[Step, ...]:
-    """From anywhere: the order's page, the item's Return button, the reason, submit."""
-    number = order["number"]
-    return (
-        OpenApp("shop", "Shop"),
-        Go(("#/orders",), Loc('.side-link[href="#/orders"]')),
-        Go((f"#/order/{number}",), Loc(f'a.row[href="#/order/{number}"]')),
-        Go(
-            (f"#/return/{number}/{item['id']}",),
-            Loc(".row", has=item["name"], first=True).child("button", "Return"),
-        ),
-        Choose(Loc('[role="radio"]', text=reason)),
-        Tap(button("Submit return")),
-    )
-
-
-@template(
-    "shop.return_item",
-    apps=("shop",),
-    max_steps=12,
-    summary="request a return for an item of a delivered order",
-)
-def return_item(w: World, rng: random.Random) -> Spec:
-    orders = [o for o in w.rows("shop", "orders") if o["status"] == "Delivered"]
-    order = rng.choice(orders)
-    item = rng.choice([i for i in w.rows("shop", "order_items") if i["order_id"] == order["id"]])
-    reason = rng.choice(("Damaged", "Wrong item", "Too small", "No longer needed"))
-    words = {
-        "Damaged": "it arrived damaged",
-        "Wrong item": "it is the wrong item",
-        "Too small": "it is too small",
-        "No longer needed": "it is no longer needed",
-    }[reason]
-    return Spec(
-        f"Return the {item['name']} from order {order['number']}: {words}.",
-        START,
-        (
-            Milestone(
-                "return requested",
-                (returned(order, item, reason),),
-                return_steps(order, item, reason),
-            ),
-        ),
-    )
-
-
-@template(
-    "shop.wishlist_add",
-    apps=("shop",),
-    max_steps=8,
-    summary="add a product to the wishlist",
-    heldout=True,
-)
-def wishlist_add(w: World, rng: random.Random) -> Spec:
-    wished = {r["product_id"] for r in w.rows("shop", "wishlist")}
-    p = rng.choice([x for x in w.rows("shop", "products") if x["id"] not in wished])
-    return Spec(
-        f"Put the {p['name']} on your wishlist.",
-        START,
-        (
-            Milestone(
+    ),
+    Row(
+        "shop.return_item",
+        "request a return for an item of a delivered order",
+        max_steps=12,
+        start=START,
+        draws={
+            "order": delivered_order,
+            "item": item_of_order,
+            "reason": among(*REASONS),
+            "words": derived(lambda p: REASONS[p["reason"]]),
+        },
+        instruction="Return the {item[name]} from order {order[number]}: {words}.",
+        plan=(returned("{reason}"),),
+    ),
+    Row(
+        "shop.wishlist_add",
+        "add a product to the wishlist",
+        max_steps=8,
+        start=START,
+        draws={"p": not_wished},
+        instruction="Put the {p[name]} on your wishlist.",
+        plan=(
+            Work(
                 "wished",
                 (
                     Expect(
                         "insert",
                         "shop",
                         "wishlist",
-                        {"product_id": p["id"]},
+                        {"product_id": ref("p", "id")},
                         what="the wishlist entry",
                     ),
                 ),
-                (*open_product(p), Tap(button("Add to wishlist"))),
+                (at_product("p"), Tap(button("Add to wishlist"))),
             ),
         ),
-    )
-
-
-def _fill_cart(w: World, rng: random.Random, n: int) -> list[dict[str, Any]]:
-    chosen = rng.sample([p for p in w.rows("shop", "products") if p["category"] != "Clothing"], n)
-    for p in chosen:
-        p["stock"] = max(p["stock"], 6)
-        w.add("shop", "cart", product_id=p["id"], qty=1, option="")
-    return chosen
-
-
-@template(
-    "shop.remove_from_cart", apps=("shop",), max_steps=6, summary="remove a product from the cart"
-)
-def remove_from_cart(w: World, rng: random.Random) -> Spec:
-    items = _fill_cart(w, rng, 3)
-    p = rng.choice(items)
-    line = w.one("shop", "cart", product_id=p["id"])
-    return Spec(
-        f"Remove the {p['name']} from your cart.",
-        START,
-        (
-            Milestone(
+        heldout=True,
+    ),
+    Row(
+        "shop.remove_from_cart",
+        "remove a product from the cart",
+        max_steps=6,
+        start=START,
+        draws={("p", "line"): cart_of(3)},
+        instruction="Remove the {p[name]} from your cart.",
+        plan=(
+            Work(
                 "removed",
-                (
-                    Expect(
-                        "delete", "shop", "cart", key=str(line["id"]), what="the cart line removed"
-                    ),
-                ),
-                (
-                    OpenApp("shop", "Shop"),
-                    Go(("#/cart",), Loc('.side-link[href="#/cart"]')),
-                    Tap(Loc(".row", has=p["name"], first=True).child("button", "Remove")),
-                ),
+                (Expect("delete", "shop", "cart", key="{line[id]}", what="the cart line removed"),),
+                (*CART, Tap(CART_ROW.child("button", "Remove"))),
             ),
         ),
-    )
-
-
-@template(
-    "shop.cart_quantity", apps=("shop",), max_steps=8, summary="change a cart line's quantity"
-)
-def cart_quantity(w: World, rng: random.Random) -> Spec:
-    items = _fill_cart(w, rng, 2)
-    p = rng.choice(items)
-    line = w.one("shop", "cart", product_id=p["id"])
-    qty = rng.randint(2, 3)
-    plus = Loc(".row", has=p["name"], first=True).child("button", "+")
-    return Spec(
-        f"Change the quantity of the {p['name']} in your cart to {qty}.",
-        START,
-        (
-            Milestone(
+    ),
+    Row(
+        "shop.cart_quantity",
+        "change a cart line's quantity",
+        max_steps=8,
+        start=START,
+        draws={("p", "line"): cart_of(2), "qty": between(2, 3)},
+        instruction="Change the quantity of the {p[name]} in your cart to {qty}.",
+        plan=(
+            Work(
                 "quantity set",
                 (
                     Expect(
                         "update",
                         "shop",
                         "cart",
-                        {"qty": qty},
-                        key=str(line["id"]),
+                        {"qty": ref("qty")},
+                        key="{line[id]}",
                         what="the quantity",
                     ),
                 ),
+                # "+" until the line holds the quantity: one tap per missing unit
                 (
-                    OpenApp("shop", "Shop"),
-                    Go(("#/cart",), Loc('.side-link[href="#/cart"]')),
-                    *(Tap(plus, until=_qty_at_least(line["id"], n)) for n in range(2, qty + 1)),
+                    *CART,
+                    Tap(CART_ROW.child("button", "+"), until=QtyAtLeast("{line[id]}", ref("qty"))),
                 ),
             ),
         ),
-    )
-
-
-def _qty_at_least(line: int, n: int) -> Callable[[Ctx], bool]:
-    def done(ctx: Ctx) -> bool:
-        row = ctx.state()["shop"]["cart"].get(str(line))
-        return row is not None and row["qty"] >= n
-
-    return done
-
-
-@template(
-    "shop.search_buy", apps=("shop",), max_steps=18, summary="search, then order the product found"
-)
-def search_buy(w: World, rng: random.Random) -> Spec:
-    p = product(w, rng, clothing=False)
-    word = max(p["name"].split(), key=len)
-    hits = [
-        x
-        for x in w.rows("shop", "products")
-        if word.lower() in (x["name"] + x["description"]).lower()
-    ]
-    if len(hits) > 1:
-        word = p["name"]
-    address, shipping = rng.choice(tuple(ADDRESSES)), rng.choice(("Standard", "Express"))
-    view = f"#/catalog?q={word.replace(' ', '+')}"
-    return Spec(
-        f'Search the shop for "{word}" and order the product it finds, shipped {shipping} to '
-        f"your {address} address.",
-        START,
-        (
-            Milestone(
+    ),
+    Row(
+        "shop.search_buy",
+        "search, then order the product found",
+        max_steps=18,
+        start=START,
+        draws={
+            "p": product(clothing=False),
+            "word": search_word,
+            "to": delivery,
+            "query": derived(lambda p: p["word"].replace(" ", "+")),
+        },
+        instruction='Search the shop for "{word}" and order the product it finds, shipped '
+        "{to.shipping} to your {to.address} address.",
+        plan=(
+            Work(
                 "in the cart",
-                (Expect("insert", "shop", "cart", {"product_id": p["id"]}),),
+                (Expect("insert", "shop", "cart", {"product_id": ref("p", "id")}),),
                 (
                     OpenApp("shop", "Shop"),
-                    Fill(Loc("input", text="Search products"), word),
-                    Go((view,), button("Search")),
-                    Go((f"#/product/{p['id']}",), Loc(f'a.row[href="#/product/{p["id"]}"]')),
+                    Fill(Loc("input", text="Search products"), "{word}"),
+                    Go(("#/catalog?q={query}",), button("Search")),
+                    Go(("#/product/{p[id]}",), Loc('a.row[href="#/product/{p[id]}"]')),
                     Tap(button("Add to cart")),
                 ),
+                judged=False,
             ),
-            Milestone(
-                "ordered",
-                order_expects(address, shipping, [(p, 1, "")]),
-                checkout(address, shipping),
-            ),
+            ordered(("p", "")),
         ),
         allow=CHECKOUT_ALLOW,
-        goal=order_expects(address, shipping, [(p, 1, "")]),
-    )
-
-
-@template("shop.two_items", apps=("shop",), max_steps=24, summary="buy two products in one order")
-def two_items(w: World, rng: random.Random) -> Spec:
-    a, b = rng.sample([p for p in w.rows("shop", "products") if p["category"] != "Clothing"], 2)
-    for p in (a, b):
-        p["stock"] = max(p["stock"], 6)
-    address, shipping = rng.choice(tuple(ADDRESSES)), rng.choice(("Standard", "Express"))
-    order = order_expects(address, shipping, [(a, 1, ""), (b, 1, "")])
-    return Spec(
-        f"Order one {a['name']} and one {b['name']} together, shipped {shipping} to your "
-        f"{address} address.",
-        START,
-        (
-            Milestone(
-                "first in the cart",
-                (Expect("insert", "shop", "cart", {"product_id": a["id"]}),),
-                (*open_product(a), Tap(button("Add to cart"))),
-            ),
-            Milestone(
-                "second in the cart",
-                (Expect("insert", "shop", "cart", {"product_id": b["id"]}),),
-                (*open_product(b), Tap(button("Add to cart"))),
-            ),
-            Milestone("ordered", order, checkout(address, shipping)),
+    ),
+    Row(
+        "shop.two_items",
+        "buy two products in one order",
+        max_steps=24,
+        start=START,
+        draws={("a", "b"): two_products, "to": delivery},
+        instruction="Order one {a[name]} and one {b[name]} together, shipped {to.shipping} to "
+        "your {to.address} address.",
+        plan=(
+            carted("first in the cart", "a"),
+            carted("second in the cart", "b"),
+            ordered(("a", ""), ("b", "")),
         ),
         allow=CHECKOUT_ALLOW,
-        goal=order,
-    )
+    ),
+)
