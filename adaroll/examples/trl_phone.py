@@ -28,11 +28,8 @@ solve in one step stays Local under the paper's thresholds.
 # --- docs:trl begin ---
 from __future__ import annotations
 
-import argparse
-import importlib.resources
 import json
 import os
-import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,22 +37,18 @@ from typing import Any
 
 import torch
 
-from adaroll.actions import PAPER_MATCHER, action_format_help, parse_action
-from adaroll.checkpoints import CheckpointStore
-from adaroll.config import GRPOConfig as AdaRollGRPO
-from adaroll.config import SchedulerConfig
-from adaroll.envs import get_suite, make_env_factory
-from adaroll.experts import collect_experts
+from adaroll.examples.options import parse_options
+from adaroll.examples.train_tasks import hybrid_scheduler, train_tasks
+from adaroll.examples.warm_start import (
+    greedy_match,
+    local_demonstrations,
+    prompt_tokenizer,
+    teach_action_format,
+)
 from adaroll.integrations.rows import RowSession
 from adaroll.integrations.trl import AdaRollEnv, AdaRollTRL
 from adaroll.policies.hf_tiny import build_tiny_model
-from adaroll.rollout.sessions import Starts
-from adaroll.routes import StartKind
-from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.ledger import Ledger
-from adaroll.training.scheduler import SCHEDULERS
-
-CHAT_TEMPLATE = importlib.resources.files("trl") / "chat_templates" / "qwen2_5.jinja"
 
 
 def main(
@@ -77,45 +70,21 @@ def main(
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    # 1. phone, tasks, verified expert checkpoints (your env: see docs/integrations.md)
-    suite = get_suite(
-        "mobile",
-        seed=seed,
-        n_train=tasks,
-        n_val=0,
-        n_heldout=0,
-        n_heldout_templates=0,
-        n_pretrain=0,
-    )
-    make_env = make_env_factory("mobile")
-    train = suite.split("train")
-    store = collect_experts(make_env, suite, train, progress=False).store
-    pivots = {t.id: [c.id for c in store.for_task(t.id)] for t in train}
+    # 1. phone, tasks, verified expert checkpoints (train_tasks.py; your env: trl_pretrained.py)
+    phone = train_tasks("mobile", tasks=tasks, seed=seed)
     # 2. AdaRoll's scheduler under the paper's thresholds; one group size for every job
-    sched = SchedulerConfig(
-        tasks_per_iteration=tasks,
-        tau_low=thresholds[0],
-        tau_high=thresholds[1],
-        routing_probes=num_generations,
-        root_probes=num_generations,
+    scheduler = hybrid_scheduler(
+        phone, group_size=num_generations, thresholds=thresholds, seed=seed
     )
-    scheduler = SCHEDULERS.get("hybrid")(
-        tasks=train,
-        sched=sched,
-        grpo=AdaRollGRPO(group_size=num_generations),
-        pivots=pivots,
-        seed=seed,
-    )
-    starts = Starts(make_env, store, MemorySnapshots(), train, history_window=2)
     hub = AdaRollTRL(
-        scheduler, starts, Ledger(out / "ledger.jsonl"), num_generations=num_generations
+        scheduler, phone.starts(), Ledger(out / "ledger.jsonl"), num_generations=num_generations
     )
-    # 3. the tiny model, taught the action format on the expert demonstrations
-    examples = demonstrations(hub, store)
+    # 3. the tiny model, taught the action format on the expert demonstrations (warm_start.py)
+    examples = demonstrations(hub)
     tokenizer = prompt_tokenizer([prompt for prompt, _ in examples])
     model = build_tiny_model(tokenizer, seed=seed)
     sft_losses = teach_action_format(model, tokenizer, examples, steps=sft_steps, seed=seed)
-    before = greedy_match(model, tokenizer, examples, store)
+    before = greedy_match(model, tokenizer, examples, phone.store)
     # 4. TRL's trainer with AdaRoll's rows, environments and reward
     args = GRPOConfig(
         output_dir=str(out / "trl"),
@@ -146,7 +115,7 @@ def main(
     )
     trainer.train()
     hub.close()
-    after = greedy_match(model, tokenizer, examples, store)
+    after = greedy_match(model, tokenizer, examples, phone.store)
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     for row, loss in zip(log.rows, losses, strict=False):
         row["loss"] = loss
@@ -166,123 +135,16 @@ def main(
     return {"hub": hub, "trainer": trainer, "summary": summary}
 
 
-def demonstrations(hub: AdaRollTRL, store: CheckpointStore) -> list[tuple[str, str]]:
+def demonstrations(hub: AdaRollTRL) -> list[tuple[str, str]]:
     """``(prompt, expert action)`` per checkpoint, the prompt exactly as TRL renders a Local row
     at that checkpoint (the dataset's messages, the state ``reset`` appends, the ``act`` tool)."""
     messages = next(iter(hub.dataset()))["prompt"]
-    tools = [AdaRollEnv(hub).act]
-    pairs = []
-    for c in store:
-        job = hub.starts.job(StartKind.ONESTEP.value, c.task.id, c.id)
-        session = RowSession(job, hub.starts.open(job), hub.starts.history_window)
+
+    def chat(session: RowSession) -> list[dict[str, Any]]:
         user = {**messages[-1], "content": messages[-1]["content"] + "\n" + session.prompt()}
-        pairs.append(([*messages[:-1], user], c.expert_action.to_text()))
-        session.close()
-    template = _template_tokenizer()
-    return [
-        (
-            template.apply_chat_template(
-                m, tools=tools, add_generation_prompt=True, tokenize=False
-            ),
-            a,
-        )
-        for m, a in pairs
-    ]
+        return [*messages[:-1], user]
 
-
-def _template_tokenizer() -> Any:
-    from adaroll.policies.hf_tiny import build_tiny_tokenizer
-
-    tokenizer = build_tiny_tokenizer()
-    tokenizer.chat_template = CHAT_TEMPLATE.read_text()
-    return tokenizer
-
-
-def prompt_tokenizer(prompts: Sequence[str], vocab: int = 2048) -> Any:
-    """A byte-level BPE tokenizer trained on the prompts TRL will show and the action format,
-    merging across spaces, so that a prompt of ~3,000 characters is tens of tokens and a CPU
-    trains on it in seconds; ``<|im_end|>`` (the end of a chat turn) is its EOS."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    tok.decoder = decoders.ByteLevel()
-    special = ["<|im_end|>", "<|pad|>", "<|im_start|>", "<|endoftext|>"]
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab,
-        special_tokens=special,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator([*prompts, action_format_help()], trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=special[0], pad_token=special[1])
-    fast.padding_side = "left"
-    fast.chat_template = CHAT_TEMPLATE.read_text()
-    return fast
-
-
-def teach_action_format(
-    model: Any,
-    tokenizer: Any,
-    examples: Sequence[tuple[str, str]],
-    *,
-    steps: int,
-    batch_size: int = 8,
-    lr: float = 3e-3,
-    seed: int = 0,
-) -> list[float]:
-    """Behaviour cloning: ``steps`` AdamW steps on (prompt, expert action + EOS), the loss on
-    the action's tokens only; the loss of every step."""
-    rng = random.Random(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-    encoded = [
-        (tokenizer(p)["input_ids"], tokenizer(a)["input_ids"] + [tokenizer.eos_token_id])
-        for p, a in examples
-    ]
-    losses = []
-    model.train()
-    for _ in range(steps):
-        batch = rng.sample(encoded, min(batch_size, len(encoded)))
-        width = max(len(p) + len(a) for p, a in batch)
-        ids, labels, mask = [], [], []
-        for p, a in batch:
-            pad = width - len(p) - len(a)
-            ids.append([tokenizer.pad_token_id] * pad + p + a)
-            labels.append([-100] * (pad + len(p)) + a)
-            mask.append([0] * pad + [1] * (len(p) + len(a)))
-        loss = model(
-            input_ids=torch.tensor(ids),
-            attention_mask=torch.tensor(mask),
-            labels=torch.tensor(labels),
-        ).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        losses.append(loss.item())
-    return losses
-
-
-@torch.no_grad()
-def greedy_match(
-    model: Any, tokenizer: Any, examples: Sequence[tuple[str, str]], store: CheckpointStore
-) -> float:
-    """The share of checkpoints where the model's greedy action matches the expert's (the
-    paper's matcher: a Local row's reward)."""
-    model.eval()
-    hits = 0
-    for (prompt, _), checkpoint in zip(examples, store, strict=True):
-        enc = tokenizer(prompt, return_tensors="pt")
-        generated = model.generate(
-            **enc, max_new_tokens=16, do_sample=False, pad_token_id=tokenizer.pad_token_id
-        )
-        text = tokenizer.decode(generated[0, enc["input_ids"].shape[1] :], skip_special_tokens=True)
-        try:
-            hits += int(PAPER_MATCHER.reward(parse_action(text), checkpoint.expert_action) > 0)
-        except ValueError:
-            continue
-    model.train()
-    return hits / max(1, len(examples))
+    return local_demonstrations(hub.starts, chat, tools=[AdaRollEnv(hub).act])
 
 
 class StepLog:
@@ -355,27 +217,10 @@ def _print(summary: dict[str, Any], block: int = 8) -> None:
 
 
 def _cli() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("runs/trl-phone"))
-    parser.add_argument("--steps", type=int, default=96)
-    parser.add_argument("--num-generations", type=int, default=8)
-    parser.add_argument("--tasks", type=int, default=2)
-    parser.add_argument("--sft-steps", type=int, default=60)
-    parser.add_argument("--lr", type=float, default=3e-4)
-    parser.add_argument("--seed", type=int, default=0)
-    a = parser.parse_args()
-    torch.set_num_threads(1)
-    result = main(
-        a.out,
-        steps=a.steps,
-        num_generations=a.num_generations,
-        tasks=a.tasks,
-        sft_steps=a.sft_steps,
-        lr=a.lr,
-        seed=a.seed,
-    )
-    _print(result["summary"])
-    print(f"summary: {a.out / 'summary.json'}")
+    options = parse_options(main, __doc__, defaults={"out": Path("runs/trl-phone")})
+    torch.set_num_threads(1)  # a tiny model runs fastest on one thread
+    _print(main(**options)["summary"])
+    print(f"summary: {options['out'] / 'summary.json'}")
 
 
 if __name__ == "__main__":

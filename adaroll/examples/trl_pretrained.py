@@ -17,18 +17,10 @@ from typing import Any
 
 import yaml
 
-from adaroll.config import GRPOConfig as AdaRollGRPO
-from adaroll.config import PivotConfig, RolloutConfig, SchedulerConfig
-from adaroll.envs import get_suite, make_env_factory
-from adaroll.experts import collect_experts
+from adaroll.examples.train_tasks import hybrid_scheduler, scored_pivots, train_tasks
 from adaroll.integrations.trl import AdaRollTRL
 from adaroll.policies.hf import HFPolicy, HFPolicyConfig
-from adaroll.rollout.collector import Collector
-from adaroll.rollout.sessions import Starts
-from adaroll.snapshots.memory import MemorySnapshots
 from adaroll.training.ledger import Ledger
-from adaroll.training.pivot_scoring import score_checkpoints
-from adaroll.training.scheduler import SCHEDULERS
 
 
 def setup(
@@ -46,42 +38,18 @@ def setup(
     ``env_options`` are what a run config's ``env.name`` and ``env.options`` would say."""
     env_options = dict(env_options or {"id": "FrozenLake-v1", "adapter": "frozen_lake"})
     # 1. your env: its train split and the verified expert checkpoints
-    suite = get_suite(
-        env,
-        env_options,
-        seed=seed,
-        n_train=tasks,
-        n_val=0,
-        n_heldout=0,
-        n_heldout_templates=0,
-        n_pretrain=0,
-    )
-    make_env = make_env_factory(env, **env_options)
-    train = suite.split("train")
-    store = collect_experts(make_env, suite, train, progress=False).store
+    train = train_tasks(env, env_options, tasks=tasks, seed=seed)
     # 2. the pretrained model, loaded once: AdaRoll samples from it to score the checkpoints
-    #    (8 samples each; pivots where two samples differ with probability > 0.45)
     policy = HFPolicy(HFPolicyConfig(model=model, lora=False, seed=seed))
-    collector = Collector.from_config(
-        RolloutConfig(), policy, make_env, store, MemorySnapshots(make_env=make_env)
-    )
-    pivot_set = score_checkpoints(policy, collector, store, PivotConfig(), seed=seed)
-    collector.close()
+    pivots = scored_pivots(policy, train, seed)
     # 3. AdaRoll's scheduler under the paper's thresholds, its starts and its ledger
-    scheduler = SCHEDULERS.get("hybrid")(
-        tasks=train,
-        sched=SchedulerConfig(
-            tasks_per_iteration=tasks, routing_probes=num_generations, root_probes=num_generations
-        ),
-        grpo=AdaRollGRPO(group_size=num_generations),
-        pivots=pivot_set.pivots,
-        pivot_weights=pivot_set.weights,
-        seed=seed,
-    )
-    starts = Starts(make_env, store, MemorySnapshots(), train, history_window=2)
+    scheduler = hybrid_scheduler(train, group_size=num_generations, pivots=pivots, seed=seed)
     Path(out).mkdir(parents=True, exist_ok=True)
     hub = AdaRollTRL(
-        scheduler, starts, Ledger(Path(out) / "ledger.jsonl"), num_generations=num_generations
+        scheduler,
+        train.starts(),
+        Ledger(Path(out) / "ledger.jsonl"),
+        num_generations=num_generations,
     )
     tokenizer = policy.tokenizer
     tokenizer.padding_side = "left"

@@ -12,7 +12,7 @@ The recipe (docs/integrations.md has the full configuration)::
         data.sampler.class_name=AdaRollCurriculumSampler \\
         +data.adaroll_setup=mymodule:make_setup data.dataloader_num_workers=0 \\
         actor_rollout_ref.rollout.mode=async actor_rollout_ref.rollout.n=G \\
-        actor_rollout_ref.rollout.agent.agent_loop_config_path=... (or import this module in the workers)
+        actor_rollout_ref.rollout.agent.agent_loop_config_path=loops.yaml  (write_agent_loops)
 
 * **Rows.** verl's dataset is static, so it holds one row per possible start
   (:func:`start_rows`): Root (train and routing), Suffix and Local at every checkpoint, and one
@@ -27,13 +27,16 @@ The recipe (docs/integrations.md has the full configuration)::
   :class:`~adaroll.rollout.sessions.Starts` in an executor thread (the G loops of a Suffix
   group run as concurrent coroutines, so their restores run in parallel), asks verl's server for
   one action per turn, plays it, appends the new state as a user turn (response mask 0), and
-  returns AdaRoll's reward as ``reward_score`` plus its cost in ``extra_fields``. Routing
-  probes and idle rows return reward 0 for every sample (no gradient) and their real outcome in
-  ``extra_fields``.
+  returns AdaRoll's reward as ``reward_score`` plus its cost and the seconds it ran in
+  ``extra_fields`` (the sampler bills each group its share of the batch's longest sample: the
+  batch's wall time). Routing probes and idle rows return reward 0 for every sample (no
+  gradient) and their real outcome in ``extra_fields``.
 
 Untested here (no GPU, no model server): verl's trainer itself (``main_ppo``, Ray workers,
 FSDP, vLLM/SGLang servers). The tests drive the sampler and the agent loops with verl's own
-classes and a fake server (tests/integrations/test_verl.py). Known difference from AdaRoll's
+classes and a fake server (tests/integrations/test_verl.py); :mod:`adaroll.examples.verl_phone`
+trains a tiny model through them on CPU, a small loop of ours in place of verl's trainer.
+Known difference from AdaRoll's
 trainer: verl fixes rewards inside the loops, so a group where one sample hit an env fault
 still trains on its other samples (AdaRoll re-runs the whole group); the fault is billed and the
 job re-queued all the same.
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -138,6 +142,22 @@ def write_start_rows(setup: VerlSetup, path: Path) -> Path:
     return Path(path)
 
 
+def write_agent_loops(path: Path) -> Path:
+    """The four agent loops as the YAML verl's
+    ``actor_rollout_ref.rollout.agent.agent_loop_config_path`` reads: every agent-loop worker
+    registers them from it (verl's ``register`` only runs in a process that imports this
+    module, which a worker need not have done)."""
+    import yaml
+
+    loops = (AdaRollOneStepLoop, AdaRollSuffixLoop, AdaRollRootLoop, AdaRollIdleLoop)
+    entries = [
+        {"name": AGENTS[loop.kind], "_target_": f"{loop.__module__}.{loop.__qualname__}"}
+        for loop in loops
+    ]
+    Path(path).write_text(yaml.safe_dump(entries, sort_keys=False))
+    return Path(path)
+
+
 _SETUPS: dict[str, VerlSetup] = {}
 
 
@@ -150,6 +170,23 @@ def load_setup(spec: str) -> VerlSetup:
         factory: Callable[[], VerlSetup] = getattr(importlib.import_module(module), name)
         _SETUPS[spec] = factory()
     return _SETUPS[spec]
+
+
+def provide_setup(spec: str, setup: VerlSetup) -> None:
+    """Make ``spec`` name ``setup`` in this process without importing anything: for a driver
+    that builds its setup itself and runs verl's loops in its own process (the CPU example,
+    :mod:`adaroll.examples.verl_phone`). verl's Ray workers are other processes: they import
+    ``module:function`` as :func:`load_setup` says."""
+    _SETUPS[spec] = setup
+
+
+def opening_messages(session: RowSession) -> list[dict[str, str]]:
+    """The chat an agent loop opens with: AdaRoll's system prompt and the start's state (what a
+    warm start must teach, :mod:`adaroll.examples.verl_phone`)."""
+    return [
+        {"role": "system", "content": RowSession.system_prompt()},
+        {"role": "user", "content": session.prompt()},
+    ]
 
 
 def _setup_spec(config: Any) -> str:
@@ -207,6 +244,9 @@ class AdaRollCurriculumSampler(AbstractCurriculumSampler):
         groups: dict[Any, list[int]] = defaultdict(list)
         for i, uid in enumerate(extra["uid"]):
             groups[uid].append(i)
+        # wall seconds: verl runs a batch's samples at once, so the batch took as long as its
+        # longest sample (open, turns, env steps); shared by its groups, as AdaRollTRL does
+        wall = max(float(s) for s in extra["adaroll_seconds"]) / max(1, len(groups))
         for rows in groups.values():
             key = str(extra["adaroll_start"][rows[0]])
             bound = next((b for b in self.pending if _key(b) == key), None)
@@ -221,7 +261,7 @@ class AdaRollCurriculumSampler(AbstractCurriculumSampler):
                 cost = cost + Cost(**{name: sample[name] for name in COST_FIELDS})
                 self.setup.starts.builds.add_build(int(sample["setup_replayed_steps"]))
             faulted = any(bool(extra["adaroll_faulted"][i]) for i in rows)
-            cost = replace(cost, faults=int(faulted))
+            cost = replace(cost, faults=int(faulted), wall_seconds=wall)
             self.feed.report(
                 bound.slot,
                 [float(extra["adaroll_reward"][i]) for i in rows],
@@ -261,17 +301,14 @@ class _AdaRollAgentLoop(AgentLoopBase):
         return RowSession(job, opened, starts.history_window)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        started = time.perf_counter()  # this process's clock: a duration, never a timestamp
         starts = self._starts()
         loop = asyncio.get_running_loop()
         purpose = str(kwargs.get("adaroll_purpose", "train"))
         session = await self._open(starts, purpose, kwargs)
         setup_replayed = starts.builds.take_overhead()
         response_length = int(self.config.actor_rollout_ref.rollout.response_length)
-        messages = [
-            {"role": "system", "content": RowSession.system_prompt()},
-            {"role": "user", "content": session.prompt()},
-        ]
-        prompt_ids = await self.apply_chat_template(messages)
+        prompt_ids = await self.apply_chat_template(opening_messages(session))
         response_ids: list[int] = []
         mask: list[int] = []
         logprobs: list[float] = []
@@ -318,6 +355,7 @@ class _AdaRollAgentLoop(AgentLoopBase):
                 "adaroll_cost": cost,
                 "adaroll_decisions": session.decisions,
                 "adaroll_faulted": session.fault is not None,
+                "adaroll_seconds": time.perf_counter() - started,
             },
         )
 

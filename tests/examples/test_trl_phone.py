@@ -6,12 +6,12 @@
 * the same example routed to Suffix (thresholds 0 and 1): the second step's rows are restored
   from checkpoints ahead of TRL's resets and billed;
 * adaroll/examples/trl_pretrained.py on a saved tiny model and FrozenLake: pivots
-  scored with the model (``score_checkpoints``), one TRL step;
-* docs/integrations.md shows exactly the examples' code."""
+  scored with the model (``score_checkpoints``), one TRL step.
+
+(tests/examples/test_docs_blocks.py checks that docs/integrations.md shows the examples' code.)"""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -19,14 +19,6 @@ import pytest
 from adaroll.examples import trl_phone, trl_pretrained
 
 pytestmark = pytest.mark.usefixtures("module_one_torch_thread")
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _block(text: str, name: str) -> str:
-    found = re.search(rf"# --- docs:{name} begin ---\n(.*?)# --- docs:{name} end ---", text, re.S)
-    assert found is not None, name
-    return found.group(1)
 
 
 @pytest.fixture(scope="module")
@@ -86,18 +78,13 @@ def test_suffix_rows_are_restored_from_checkpoints_and_billed(routed_to_suffix) 
     assert summary["routes"]["suffix"] == 2
 
 
-def test_a_pretrained_model_scores_pivots_on_your_env_and_trains(tmp_path: Path) -> None:
+def test_a_pretrained_model_scores_pivots_on_your_env_and_trains(
+    saved_model: Path, tmp_path: Path
+) -> None:
     """A saved tiny model stands in for a downloaded one; FrozenLake for your env."""
-    from adaroll.policies.hf_tiny import build_tiny_model, build_tiny_tokenizer
-
-    folder = tmp_path / "model"
-    tokenizer = build_tiny_tokenizer()
-    tokenizer.chat_template = trl_phone.CHAT_TEMPLATE.read_text()
-    build_tiny_model(tokenizer).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
     lake = {"id": "FrozenLake-v1", "adapter": "frozen_lake"}
     hub, model, tok = trl_pretrained.setup(
-        str(folder), tmp_path / "run", env_options=lake, tasks=2, num_generations=2
+        str(saved_model), tmp_path / "run", env_options=lake, tasks=2, num_generations=2
     )
     assert hub.feed is not None
     routes = hub.feed.scheduler.routes  # type: ignore[attr-defined]
@@ -107,9 +94,3 @@ def test_a_pretrained_model_scores_pivots_on_your_env_and_trains(tmp_path: Path)
     assert pivots and set(pivots) <= checkpoints  # scored by the model's disagreement
     trainer = trl_pretrained.train(hub, model, tok, tmp_path / "run", steps=1)
     assert trainer.state.global_step == 1 and list(hub.ledger)
-
-
-def test_docs_show_the_examples_code() -> None:
-    docs = (ROOT / "docs" / "integrations.md").read_text()
-    for module, name in ((trl_phone, "trl"), (trl_pretrained, "trl-pretrained")):
-        assert _block(docs, name) == _block(Path(module.__file__).read_text(), name), name

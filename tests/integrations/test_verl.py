@@ -150,6 +150,8 @@ def test_sampler_and_agent_loops_route_restore_and_bill(sampler):
         r.env_steps == verl_setup.G and r.restores == 0 for r in routing
     )
     assert len(suffix) == tasks
+    # each group's share of its batch's wall time (the batch's longest sample), measured
+    assert all(r.wall_seconds > 0 for r in ledger if r.policy_samples)
     assert all(
         r.restores == verl_setup.G and r.env_steps == verl_setup.G and r.iteration == 2
         for r in suffix
