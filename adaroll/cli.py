@@ -176,6 +176,15 @@ def experiment(
     root: Annotated[Path, typer.Option(help="Where runs and results go.")] = Path(
         "runs/experiments"
     ),
+    variants: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated optional variants to run and report (horizon: own-run-sft, "
+            "tau_suffix-0.5, learn, learn-quota, learn-estimate, learn-reeval, learn-expand); "
+            "the experiment's other variants always run. Default: every one.",
+            show_default=False,
+        ),
+    ] = None,
     analyse_only: Annotated[
         bool,
         typer.Option(
@@ -214,13 +223,28 @@ def experiment(
             f"error: --out {out} is inside --root {root}; analyse into another place", err=True
         )
         raise typer.Exit(2)
+    only = None if variants is None else [v.strip() for v in variants.split(",") if v.strip()]
     written = (
         analyse_experiments(
-            chosen, profile=env, seeds=seed_list, quick=quick, root=root, out=out, say=say
+            chosen,
+            profile=env,
+            seeds=seed_list,
+            quick=quick,
+            root=root,
+            out=out,
+            variants=only,
+            say=say,
         )
         if out is not None
         else run_experiments(
-            chosen, profile=env, seeds=seed_list, quick=quick, root=root, jobs=jobs, say=say
+            chosen,
+            profile=env,
+            seeds=seed_list,
+            quick=quick,
+            root=root,
+            jobs=jobs,
+            variants=only,
+            say=say,
         )
     )
     for path in written:

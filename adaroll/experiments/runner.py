@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from adaroll.config import ConfigError
-from adaroll.experiments.specs import EXPERIMENTS, PROFILES, VARIANTS, Profile
+from adaroll.experiments.specs import EXPERIMENTS, PROFILES, VARIANTS, Experiment, Profile
 from adaroll.io import atomic_write_text
 
 
@@ -73,11 +73,33 @@ def overrides_for(profile: Profile, quick: bool, unit: Unit) -> list[str]:
     ]
 
 
-def plan_units(names: Sequence[str], seeds: Sequence[int], profile: Profile) -> list[Unit]:
-    """The runs the experiments need, one per (variant, seed) with the union of configurations."""
+def chosen_experiments(
+    names: Sequence[str], variants: Sequence[str] | None = None
+) -> list[Experiment]:
+    """The named experiments, each with only the optional variants in ``variants`` (every one
+    when None); a name there that no experiment has as optional is a config error."""
+    exps = [EXPERIMENTS.get(name) for name in names]
+    if variants is not None:
+        optional = {v for exp in exps for v in exp.optional}
+        unknown = [v for v in variants if v not in optional]
+        if unknown:
+            raise ConfigError(
+                f"--variants: {', '.join(map(repr, unknown))} not an optional variant of "
+                f"{', '.join(names)}; optional: {', '.join(sorted(optional)) or 'none'}"
+            )
+    return [exp.narrowed(None if variants is None else tuple(variants)) for exp in exps]
+
+
+def plan_units(
+    names: Sequence[str],
+    seeds: Sequence[int],
+    profile: Profile,
+    variants: Sequence[str] | None = None,
+) -> list[Unit]:
+    """The runs the experiments need, one per (variant, seed) with the union of configurations
+    (of the optional variants, only those in ``variants`` when given)."""
     wanted: dict[tuple[str, int], dict[str, None]] = {}
-    for name in names:
-        exp = EXPERIMENTS.get(name)
+    for exp in chosen_experiments(names, variants):
         for variant in exp.variants_for(profile):
             for seed in seeds:
                 wanted.setdefault((variant, seed), {}).update(
@@ -231,12 +253,14 @@ def run_experiments(
     quick: bool,
     root: Path,
     jobs: int = 1,
+    variants: Sequence[str] | None = None,
     say: Callable[[str], None] = print,
 ) -> list[Path]:
-    """Train what ``names`` need and write each experiment's results; returns their directories."""
+    """Train what ``names`` need (of their optional variants, only ``variants`` when given) and
+    write each experiment's results; returns their directories."""
     prof = _profile(names, profile)
     home = profile_home(root, profile, quick)
-    units = plan_units(names, seeds, prof)
+    units = plan_units(names, seeds, prof, variants)
     seconds: dict[str, float] = {}
     summaries: dict[str, dict[int, dict[str, Any]]] = {}
 
@@ -253,7 +277,9 @@ def run_experiments(
         f"seeds {', '.join(map(str, seeds))}; {jobs} at a time) under {home}"
     )
     run_units(units, home, prof, quick, jobs, done)
-    return write_analyses(names, profile, seeds, quick, home, summaries, seconds, home, say)
+    return write_analyses(
+        names, profile, seeds, quick, home, summaries, seconds, home, say, variants
+    )
 
 
 def analyse_experiments(
@@ -264,6 +290,7 @@ def analyse_experiments(
     quick: bool,
     root: Path,
     out: Path,
+    variants: Sequence[str] | None = None,
     say: Callable[[str], None] = print,
 ) -> list[Path]:
     """Analyse finished runs without training or writing anything under ``root``: every
@@ -274,7 +301,7 @@ def analyse_experiments(
     home = profile_home(root, profile, quick)
     summaries: dict[str, dict[int, dict[str, Any]]] = {}
     missing = []
-    for unit in plan_units(names, seeds, prof):
+    for unit in plan_units(names, seeds, prof, variants):
         path = unit.directory(home) / "summary.json"
         summary = json.loads(path.read_text()) if path.exists() else {}
         if not set(unit.configurations) <= set(summary.get("configurations", {})):
@@ -287,7 +314,7 @@ def analyse_experiments(
             f"{', ...' if len(missing) > 3 else ''}; analyse the seeds that are"
         )
     target = profile_home(out, profile, quick)
-    return write_analyses(names, profile, seeds, quick, home, summaries, {}, target, say)
+    return write_analyses(names, profile, seeds, quick, home, summaries, {}, target, say, variants)
 
 
 def _profile(names: Sequence[str], profile: str) -> Profile:
@@ -313,6 +340,7 @@ def write_analyses(
     seconds: dict[str, float],
     target: Path,
     say: Callable[[str], None],
+    variants: Sequence[str] | None = None,
 ) -> list[Path]:
     """Each experiment's results.md/results.json (and plots) from the runs under ``home``,
     written to ``target/<name>``."""
@@ -320,8 +348,7 @@ def write_analyses(
 
     prof = PROFILES[profile]
     written = []
-    for name in names:
-        exp = EXPERIMENTS.get(name)
+    for name, exp in zip(names, chosen_experiments(names, variants), strict=True):
         out = target / name
         out.mkdir(parents=True, exist_ok=True)
         section = analyse(

@@ -8,7 +8,7 @@ the default rows of the sensitivity and option ablations are the same runs, trai
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import get_args
 
 from adaroll.config import ConfigError, ConfigurationName
@@ -557,6 +557,17 @@ class Experiment:
     own_configurations: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """(variant, configurations) pairs: variants that train these instead of ``configurations``,
     e.g. one configuration per run, so that the phases of a seed train in parallel."""
+    optional: tuple[str, ...] = ()
+    """Variants the analysis reports when their runs are there and skips otherwise, so that
+    ``--variants`` can leave them out (compute is short: run the combined option first)."""
+
+    def narrowed(self, chosen: tuple[str, ...] | None) -> Experiment:
+        """The experiment with only the ``chosen`` optional variants (every one when None);
+        ``chosen`` may name variants of other experiments (one filter for several)."""
+        if chosen is None:
+            return self
+        dropped = set(self.optional) - set(chosen)
+        return replace(self, variants=tuple(v for v in self.variants if v not in dropped))
 
     def runs_on(self, profile: str) -> bool:
         return not self.profiles or profile in self.profiles
@@ -704,6 +715,7 @@ for _exp in (
             ("own-run-sft", ("sft", "sft_vanilla")),
             *((v, ("base_hybrid",)) for v in ("tau_suffix-0.5", *LEARNING_VARIANTS)),
         ),
+        optional=("own-run-sft", "tau_suffix-0.5", *LEARNING_VARIANTS),
         profiles=tuple(f"mobile-{bucket}" for bucket in HORIZON_BUCKETS),
         note="Each budget is read from the same runs, cut where a run with that budget would "
         "have stopped (a phase's first b env steps and its marks do not depend on its budget). "

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from adaroll.actions import Action
-from adaroll.config import load_config
+from adaroll.config import ConfigError, load_config
 from adaroll.experiments.runner import (
     SHARED_BASE,
     Unit,
@@ -59,6 +59,22 @@ def test_experiments_share_runs_and_union_their_configurations():
         "action_hybrid",
     }
     assert len(units) == 2 * len(EXPERIMENTS.get("sensitivity").variants)
+
+
+def test_variants_leave_out_optional_variants_only_and_unknown_names_are_config_errors():
+    h12 = PROFILES["mobile-h12"]
+    every = {u.variant for u in plan_units(["horizon"], seeds=[0], profile=h12)}
+    some = {u.variant for u in plan_units(["horizon"], seeds=[0], profile=h12, variants=["learn"])}
+    assert some == {"default", "own-run", "learn"} < every
+    assert {u.variant for u in plan_units(["horizon"], [0], h12, variants=[])} == {
+        "default",
+        "own-run",
+    }
+    for wrong in (["own-run"], ["learn", "no-such-variant"]):  # required, or no variant at all
+        with pytest.raises(ConfigError, match="--variants: .*not an optional variant of horizon"):
+            plan_units(["horizon"], seeds=[0], profile=h12, variants=wrong)
+    with pytest.raises(ConfigError, match="optional: none"):
+        plan_units(["sensitivity"], seeds=[0], profile=PROFILES["mobile"], variants=["learn"])
 
 
 def test_only_stage_overrides_share_the_base():
