@@ -229,6 +229,7 @@ def side_by_side(found: dict[str, dict[str, tuple[Path, dict[str, Any]]]]) -> st
                 f"| {where} | {claim['text']} | {paper.get(claim['key'], '-')} | "
                 f"{ours} | {claim['seeds']} | {claim['verdict']} |"
             )
+        lines += _sensitivity_rows(profile, exps)
         if "routing" in exps:
             shares = exps["routing"][1]["shares"]
             for name in ("base_hybrid", "action_hybrid"):
@@ -257,6 +258,24 @@ def side_by_side(found: dict[str, dict[str, tuple[Path, dict[str, Any]]]]) -> st
         "of its pair. Verdicts come from the intervals, never by hand."
     )
     return legend + "\n\n" + "\n".join(lines)
+
+
+def _sensitivity_rows(profile: str, exps: dict[str, tuple[Path, dict[str, Any]]]) -> list[str]:
+    """One row per threshold value of the ``sensitivity`` experiment: its paired Val and cost
+    intervals against the default and the reading they give (the paper sets its thresholds by
+    hand and reports no sensitivity)."""
+    thresholds = exps.get("sensitivity", (None, {}))[1].get("sensitivity", {}).get("thresholds", {})
+    rows = []
+    for name, judged in thresholds.items():
+        for r in judged["variants"]:
+            val = fmt_interval(r["val"]["interval"], scale=100, unit=" pts")
+            cost = fmt_interval(r["cost"]["interval"], unit=" env steps")
+            rows.append(
+                f"| {profile} | Sensitivity: {name} {judged['default']} -> {r['value']} (Base->Hybrid;"
+                f" Val Avg@4, env steps to the target) | not tested | {val}; {cost} | "
+                f"{r['val']['seeds']} | {r['reading']} |"
+            )
+    return rows
 
 
 ROUTING = {"mobile": "31.96% -> 82.29%", "web": "53.78% -> 86.97%"}

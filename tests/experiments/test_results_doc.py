@@ -42,3 +42,19 @@ def test_device_claims_of_both_demonstration_conditions_are_listed_with_the_mobi
     clean = next(r for r in rows if r.startswith("| mobile-clean |"))
     assert "+9.38 pts (50.20 vs 40.82)" in clean and "+5.00 pts [+1.00, +9.00]" in clean
     assert not any("mobile-quick" in r for r in rows)
+
+
+def test_each_threshold_value_of_the_sensitivity_experiment_is_a_row_with_its_reading() -> None:
+    judged = {
+        "variant": "tau_dis-0.3",
+        "value": "0.3",
+        "val": {"interval": (-0.02, -0.05, 0.01), "seeds": 10},
+        "cost": {"interval": (120.0, -300.0, 540.0), "seeds": 10},
+        "reading": "undetermined",
+    }
+    thresholds = {"tau_dis": {"default": "0.45", "variants": [judged], "sentence": "..."}}
+    found = {"mobile": {"sensitivity": (Path("."), {"sensitivity": {"thresholds": thresholds}})}}
+    (row,) = [r for r in side_by_side(found).splitlines() if "Sensitivity" in r]
+    assert row.startswith("| mobile | Sensitivity: tau_dis 0.45 -> 0.3 ")
+    assert "-2.00 pts [-5.00, +1.00]" in row and "+120 env steps [-300, +540]" in row
+    assert row.endswith("| 10 | undetermined |")
