@@ -61,6 +61,18 @@ def bill_groups(
     decisions that entered an update, one entry per group), and the replay that builds its
     checkpoint's image, billed at the image's first use in the phase
     (:meth:`~adaroll.snapshots.cache.BuildCosts.bill_first_use`)."""
+    with ledger.batch():  # one fsync for the call's records
+        _bill(ledger, groups, builds, training_samples, stage, iteration)
+
+
+def _bill(
+    ledger: Ledger,
+    groups: Sequence[Group],
+    builds: BuildCosts,
+    training_samples: Sequence[int],
+    stage: str,
+    iteration: int | None,
+) -> None:
     overhead = builds.take_overhead()
     if overhead:
         ledger.add(

@@ -8,13 +8,14 @@ tagged by ``mode`` (onestep/suffix/root/vanilla/sft/eval), ``purpose``
 and optionally ``task_id``, ``iteration`` and ``stage``.
 
 Persistence: one JSON object per line (JSONL). Each record is written with a single
-``write`` of the whole line, then ``flush`` and ``os.fsync``; a record counts as committed
-once its newline is on disk. A crash therefore loses at most the record being written: on
-load, a last line without its newline (or that does not parse) is a *torn tail*; it is
-reported (:attr:`Ledger.torn_tail`, a logged warning) and, when the ledger is opened for
-appending, cut off the file. A bad line *before* the last one is corruption, not a crash,
-and raises :class:`LedgerError`. Reloading gives records equal to those written, hence
-identical totals (sums are taken in record order).
+``write`` of the whole line, then ``flush`` and ``os.fsync`` (records appended inside
+:meth:`Ledger.batch`, such as one iteration's group records, are flushed and fsynced once,
+together); a record counts as committed once its newline is on disk. A crash therefore loses
+at most the record (or the batch) being written: on load, a last line without its newline (or
+that does not parse) is a *torn tail*; it is reported (:attr:`Ledger.torn_tail`, a logged
+warning) and, when the ledger is opened for appending, cut off the file. A bad line *before*
+the last one is corruption, not a crash, and raises :class:`LedgerError`. Reloading gives
+records equal to those written, hence identical totals (sums are taken in record order).
 
 Resume: the trainer stores ``len(ledger)`` in its checkpoint; after a crash it reopens the
 ledger and calls :meth:`Ledger.truncate_to` with that count, dropping records of the work
@@ -37,6 +38,7 @@ import math
 import os
 import time
 from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import IO, Any
@@ -259,6 +261,7 @@ class Ledger:
         self._offsets: list[int] = []
         self.torn_tail: bytes | None = None
         self._fh: IO[bytes] | None = None
+        self._batching = False
         if self.path is None:
             return
         loaded = read_ledger(self.path)
@@ -283,7 +286,8 @@ class Ledger:
 
     # -- writing ---------------------------------------------------------------------------------
     def append(self, record: CostRecord) -> CostRecord:
-        """Append one record; on return it is on disk (flushed and fsynced)."""
+        """Append one record; on return it is on disk (flushed and fsynced), or inside
+        :meth:`batch`, once the batch ends."""
         if self.readonly:
             raise LedgerError("ledger opened read-only")
         if not isinstance(record, CostRecord):
@@ -293,12 +297,34 @@ class Ledger:
                 line = json.dumps(record.to_dict(), separators=(",", ":"), allow_nan=False) + "\n"
                 data = line.encode("utf-8")
                 self._fh.write(data)
-                self._fh.flush()
-                if self.fsync:
-                    os.fsync(self._fh.fileno())
+                if not self._batching:
+                    self._commit()
                 self._offsets.append((self._offsets[-1] if self._offsets else 0) + len(data))
             self._records.append(record)
         return record
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Appends inside the block are committed together when it ends (one flush and one
+        ``fsync`` instead of one per record; the bytes written are the same). A crash inside
+        loses what the OS had not yet written of the block: whole records, and at most one torn
+        last line, reported and cut off on load like any torn tail. Nested blocks commit with
+        the outermost."""
+        outer = not self._batching
+        self._batching = True
+        try:
+            yield
+        finally:
+            if outer:
+                self._batching = False
+                with critical():
+                    self._commit()
+
+    def _commit(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+            if self.fsync:
+                os.fsync(self._fh.fileno())
 
     def add(self, mode: str, purpose: str, **fields_: Any) -> CostRecord:
         """Build a :class:`CostRecord` from keywords (``ts`` defaults to now) and append it."""

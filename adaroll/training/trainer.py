@@ -31,6 +31,7 @@ import torch
 from adaroll.config import TrainConfig
 from adaroll.envs.base import GUIEnv, TaskSpec
 from adaroll.evaluation import evaluate_split
+from adaroll.gc_tuning import training_gc
 from adaroll.io import atomic_write_bytes, atomic_write_text, critical, make_private_dir
 from adaroll.jsonl import JsonlLog
 from adaroll.policies.base import Policy
@@ -99,6 +100,10 @@ class Trainer:
         done = self.dir / "done.json"
         if resume and done.exists():
             return PhaseResult(self._output_dir(), json.loads(done.read_text()))
+        with training_gc():  # fewer full collections of the run's large, long-lived heap
+            return self._train(resume=resume)
+
+    def _train(self, *, resume: bool) -> PhaseResult:
         if resume and self._recover_state():
             self._load_state()
         else:

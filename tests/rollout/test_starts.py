@@ -20,8 +20,9 @@ from adaroll.rollout.starts import BranchStart, OneStepStart, ResetStart, StartT
 from adaroll.routes import StartKind
 from adaroll.snapshots.cache import SnapshotCache
 from adaroll.snapshots.memory import MemorySnapshots
+from adaroll.training import ledger as ledger_mod
 from adaroll.training.bill import bill_groups
-from adaroll.training.ledger import Ledger
+from adaroll.training.ledger import Ledger, read_ledger
 from tests.fakes import LineEnv, LineSuite
 
 SUITE = LineSuite()
@@ -142,7 +143,9 @@ def test_the_start_table_looks_each_kind_up_once(line_store):
     assert [table[kind].kind for kind in StartKind] == list(StartKind)
 
 
-def test_the_bill_writer_bills_counters_overhead_and_each_image_once(line_store, tmp_path):
+def test_the_bill_writer_bills_counters_overhead_and_each_image_once(
+    line_store, tmp_path, monkeypatch
+):
     checkpoint = line_store.for_task(TASK.id)[2]
     cache = SnapshotCache(MemorySnapshots(), line_store, LineEnv)
     cache.ref(checkpoint)  # one image built: overhead
@@ -154,7 +157,11 @@ def test_the_bill_writer_bills_counters_overhead_and_each_image_once(line_store,
         Group(Job(StartKind.ROOT, TASK, 2, purpose="routing", baseline=True), [], [0.0, 1.0]),
     ]
     ledger = Ledger(tmp_path / "ledger.jsonl")
+    synced: list[int] = []
+    monkeypatch.setattr(ledger_mod.os, "fsync", synced.append)
     bill_groups(ledger, groups, cache.costs, training_samples=[4, 0, 0], stage="s", iteration=3)
+    assert len(synced) == 1  # the call's four records are committed together
+    assert read_ledger(tmp_path / "ledger.jsonl").records == list(ledger.records)
     built, first, second, probe = ledger.records
     prefix = len(checkpoint.history)
     assert (built.mode, built.purpose, built.replayed_steps) == ("suffix", "overhead", prefix)

@@ -327,6 +327,53 @@ def test_each_record_is_on_disk_when_append_returns(
     ledger.close()
 
 
+def test_a_batch_is_committed_once_when_it_ends_with_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(ledger_mod.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    one_by_one, batched = tmp_path / "one.jsonl", tmp_path / "batched.jsonl"
+    with Ledger(one_by_one) as ledger:
+        for r in RECORDS:
+            ledger.append(r)
+    synced.clear()
+    ledger = Ledger(batched)
+    with ledger.batch():
+        for r in RECORDS[:2]:
+            ledger.append(r)
+        with ledger.batch():  # a nested batch commits with the outer one
+            ledger.append(RECORDS[2])
+        assert synced == []
+        assert len(ledger) == 3  # the records are there for totals at once
+    assert len(synced) == 1
+    assert read_ledger(batched).records == list(RECORDS[:3])
+    for r in RECORDS[3:]:  # after the batch: one fsync per record again
+        ledger.append(r)
+    assert len(synced) == 1 + len(RECORDS) - 3
+    ledger.close()
+    assert batched.read_bytes() == one_by_one.read_bytes()
+    reopened = Ledger(batched)
+    assert list(reopened.records) == RECORDS and reopened.torn_tail is None
+
+
+def test_a_batch_commits_what_was_appended_when_the_block_raises(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    ledger = Ledger(path)
+    with pytest.raises(RuntimeError), ledger.batch():
+        ledger.append(RECORDS[0])
+        raise RuntimeError("the iteration failed after billing one group")
+    assert read_ledger(path).records == [RECORDS[0]]
+    ledger.close()
+
+
+def test_in_memory_ledger_batches_too() -> None:
+    ledger = Ledger()
+    with ledger.batch():
+        ledger.append(RECORDS[0])
+    assert ledger.records == (RECORDS[0],)
+
+
 def test_every_crash_point_loses_at_most_the_record_being_written(tmp_path: Path) -> None:
     full = tmp_path / "full.jsonl"
     with Ledger(full, fsync=False) as ledger:

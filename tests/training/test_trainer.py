@@ -3,6 +3,7 @@ exactly what ran, and a resumed run equals an uninterrupted one."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import torch
 
 from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, SchedulerConfig, TrainConfig
 from adaroll.experts import collect_experts
+from adaroll.gc_tuning import TRAINING_THRESHOLDS
 from adaroll.rollout.collector import Collector
 from adaroll.rollout.jobs import Job
 from adaroll.snapshots.memory import MemorySnapshots
@@ -237,3 +239,22 @@ def test_evaluations_fall_on_the_first_iteration_past_each_cost_mark(tmp_path: P
     due = [i for i in range(1, 6) if spent[i] // 30 > spent[i - 1] // 30]
     evals = [m["iteration"] for m in trainer.metrics if m["kind"] == "eval"]
     assert evals == [0, *due, 6] and due
+
+
+def test_the_loop_runs_with_training_gc_thresholds_and_restores_them(
+    tmp_path: Path, store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trainer = make_trainer(tmp_path, store, "vanilla", iterations=2)
+    seen: list[tuple[int, int, int]] = []
+    plan = trainer.scheduler.plan
+    monkeypatch.setattr(
+        trainer.scheduler, "plan", lambda k: (seen.append(gc.get_threshold()), plan(k))[1]
+    )
+    before = gc.get_threshold()
+    trainer.train()
+    assert seen == [max_thresholds(TRAINING_THRESHOLDS, before)] * 2
+    assert gc.get_threshold() == before
+
+
+def max_thresholds(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(max(x, y) for x, y in zip(a, b, strict=True))
