@@ -312,12 +312,18 @@ def test_round_trip_gives_identical_totals(tmp_path: Path) -> None:
     assert len(path.read_text().splitlines()) == 7
 
 
-def test_each_record_is_on_disk_when_append_returns(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def count_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The file descriptors the ledger fsyncs from now on (each fsync still happens)."""
     synced: list[int] = []
     real_fsync = os.fsync
     monkeypatch.setattr(ledger_mod.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    return synced
+
+
+def test_each_record_is_on_disk_when_append_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced = count_fsyncs(monkeypatch)
     path = tmp_path / "ledger.jsonl"
     ledger = Ledger(path)
     for i, r in enumerate(RECORDS, 1):
@@ -330,9 +336,7 @@ def test_each_record_is_on_disk_when_append_returns(
 def test_a_batch_is_committed_once_when_it_ends_with_the_same_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    synced: list[int] = []
-    real_fsync = os.fsync
-    monkeypatch.setattr(ledger_mod.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    synced = count_fsyncs(monkeypatch)
     one_by_one, batched = tmp_path / "one.jsonl", tmp_path / "batched.jsonl"
     with Ledger(one_by_one) as ledger:
         for r in RECORDS:
