@@ -245,6 +245,20 @@ def _train_all(
                 on_done(pending.pop(future), future.result())
 
 
+RESUMED_SECONDS = 5.0
+"""A run that reports less than this was already finished (loaded, not trained): it does not
+count toward the pace the time-left estimate reads."""
+
+
+def time_left(elapsed: float, trained: int, remaining: int) -> str:
+    """``remaining`` runs at the pace of this invocation (``elapsed`` wall seconds for
+    ``trained`` runs, jobs in parallel included), as the experiment's progress line shows it."""
+    if trained == 0 or remaining == 0:
+        return ""
+    minutes = elapsed / trained * remaining / 60
+    return f"; about {minutes:.0f} min left at this pace"
+
+
 def run_experiments(
     names: Sequence[str],
     *,
@@ -263,13 +277,16 @@ def run_experiments(
     units = plan_units(names, seeds, prof, variants)
     seconds: dict[str, float] = {}
     summaries: dict[str, dict[int, dict[str, Any]]] = {}
+    started = time.monotonic()
 
     def done(unit: Unit, result: dict[str, Any]) -> None:
         summaries.setdefault(unit.variant, {})[unit.seed] = result["summary"]
         seconds[f"{unit.variant}/seed{unit.seed}"] = round(result["seconds"], 1)
+        trained = sum(s >= RESUMED_SECONDS for s in seconds.values())
+        left = time_left(time.monotonic() - started, trained, len(units) - len(seconds))
         say(
             f"[{len(seconds)}/{len(units)}] {unit.variant} seed {unit.seed}: {result['seconds']:.0f} s "
-            f"({unit.directory(home)})"
+            f"({unit.directory(home)}){left}"
         )
 
     say(

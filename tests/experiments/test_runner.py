@@ -1,4 +1,5 @@
-"""The experiment runner's worker processes end with the runner."""
+"""The experiment runner's worker processes end with the runner; its progress line says how
+long the rest will take."""
 
 from __future__ import annotations
 
@@ -47,3 +48,12 @@ def test_a_worker_ends_when_its_runner_is_killed(tmp_path) -> None:  # type: ign
         assert not alive(worker)
     finally:
         runner.kill()
+
+
+def test_time_left_reads_the_pace_of_runs_trained_in_this_invocation() -> None:
+    from adaroll.experiments.runner import time_left
+
+    # 2 runs trained in 20 min of wall time (jobs in parallel included): 3 more take 30 min
+    assert time_left(elapsed=1200, trained=2, remaining=3) == "; about 30 min left at this pace"
+    assert time_left(elapsed=5, trained=0, remaining=3) == ""  # only resumed runs so far
+    assert time_left(elapsed=1200, trained=2, remaining=0) == ""  # the last one: nothing to say
