@@ -1,6 +1,7 @@
 """Experiment plans: every variant is valid config, runs are shared between experiments, and
 only variants that leave Base untouched reuse its directory."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from adaroll.experiments.runner import (
     plan_units,
     shares_base,
 )
-from adaroll.experiments.specs import EXPERIMENTS, PROFILES, VARIANTS
+from adaroll.experiments.specs import APPS_PILOT, EXPERIMENTS, PROFILES, VARIANTS
 
 QUICK_BUDGETS = {
     name: load_config(
@@ -204,3 +205,18 @@ def test_all_pivots_at_its_own_budget_runs_the_papers_ratio_on_every_profile(pro
     assert long == round(default * 56 / 12) and long > default
     if profile == "mobile" and not quick:  # the committed ten-seed runs' budget
         assert long == 56
+
+
+def test_web_apps_budget_and_predictions_are_its_committed_pilot() -> None:
+    """30 Base->Vanilla iterations at the pilot's cost (827 env steps each), Val marked every
+    2.5 of them as on the horizon profiles; the predictions are the file's."""
+    pilot = json.loads(
+        (Path(__file__).parents[2] / "docs/results/pilots/web-apps-seed0.json").read_text()
+    )
+    per_iteration, predicted = APPS_PILOT
+    assert per_iteration == round(pilot["vanilla_per_iteration"])
+    assert predicted == {int(n): round(s, 3) for n, s in pilot["predicted_saving"].items()}
+    cfg = load_config(None, [*PROFILES["web-apps"].overrides, "configurations=[base_vanilla]"])
+    assert cfg.rl.eval.every_env_steps == 2068  # 827 / 0.4
+    assert cfg.rl.budget.env_steps == 12 * 2068  # 30 iterations, a whole number of marks
+    assert abs(cfg.rl.budget.env_steps / per_iteration - 30) < 0.1
