@@ -43,15 +43,17 @@ def option_variants(x: Inputs) -> list[str]:
 
 def probe_share(x: Inputs, variant: str) -> float | None:
     """The share of the variant's Base->Hybrid env steps spent on probes (routing pass and
-    re-evaluation), over its whole run, mean over seeds; None for runs without the breakdown."""
-    shares = []
+    re-evaluation), over its whole run, pooled over seeds as the purpose table pools them (a
+    seed that spent few env steps does not weigh as much as one that spent many); None for runs
+    without the breakdown."""
+    probes = total = 0
     for seed in x.seeds:
         by_key = x.summaries[variant][seed].get("purposes", {}).get("base_hybrid")
         if not by_key:
             return None
-        total = sum(v["env_steps"] for v in by_key.values()) or 1
-        shares.append(sum(by_key.get(k, {}).get("env_steps", 0) for k in PROBE_KEYS) / total)
-    return sum(shares) / len(shares) if shares else None
+        total += sum(v["env_steps"] for v in by_key.values())
+        probes += sum(by_key.get(k, {}).get("env_steps", 0) for k in PROBE_KEYS)
+    return probes / total if total else None
 
 
 def option_cell(
