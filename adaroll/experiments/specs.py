@@ -324,8 +324,8 @@ def _apps_profile(iterations: int, fixed_target: float) -> Profile:
     sets most of a run's cost), an RL budget of ``iterations`` Base->Vanilla iterations at the
     pilot's cost (:data:`APPS_PILOT`) with Val marks every 2.5 of them, as on the horizon
     profiles. The small policy's action space comes from the suite (``policy_hints``)."""
-    every = round(APPS_PILOT[0] / MARKS_PER_ITERATION)
-    budget = round(iterations * MARKS_PER_ITERATION) * every
+    every = marks_every(APPS_PILOT[0])
+    budget = marked_budget(APPS_PILOT[0], iterations)
     return Profile(
         "apps",
         (
@@ -451,15 +451,26 @@ MARKS_PER_ITERATION = 0.4
 a mark and its target (the last three marks) lies inside it."""
 
 
+def marks_every(per_iteration: int) -> int:
+    """Env steps (and policy samples) between two Val evaluations when one Base->Vanilla
+    iteration costs ``per_iteration`` env steps (a pilot's C_V)."""
+    return round(per_iteration / MARKS_PER_ITERATION)
+
+
+def marked_budget(per_iteration: int, iterations: int) -> int:
+    """The RL budget (env steps, and policy samples alike) in which Base->Vanilla makes about
+    ``iterations`` iterations at ``per_iteration`` env steps each: a whole number of marks."""
+    return round(iterations * MARKS_PER_ITERATION) * marks_every(per_iteration)
+
+
 def horizon_mark(bucket: str) -> int:
     """Env steps (and policy samples) between two Val evaluations of a horizon profile."""
-    return round(HORIZON_PILOT[bucket][0] / MARKS_PER_ITERATION)
+    return marks_every(HORIZON_PILOT[bucket][0])
 
 
 def horizon_budget(bucket: str, iterations: int) -> int:
-    """The RL budget (env steps, and policy samples alike) in which Base->Vanilla makes about
-    ``iterations`` iterations at the pilot's per-iteration cost: a whole number of marks."""
-    return round(iterations * MARKS_PER_ITERATION) * horizon_mark(bucket)
+    """A horizon profile's budget of about ``iterations`` Vanilla iterations at its pilot's cost."""
+    return marked_budget(HORIZON_PILOT[bucket][0], iterations)
 
 
 def horizon_profile(bucket: str, templates: tuple[str, ...]) -> Profile:
