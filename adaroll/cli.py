@@ -472,8 +472,8 @@ def pilot(
     one Suffix group per Suffix task) and print the cost model's Vanilla and Hybrid env steps
     per iteration and the saving S(N) at 10, 30 and 100 updates (ROOT/PROFILE/seedK/pilot.json)."""
     from adaroll.experiments.pilot import pilot_table, run_pilot
+    from adaroll.experiments.profiles import PROFILES
     from adaroll.experiments.route_pilot import route_pilot_table, run_route_pilot
-    from adaroll.experiments.specs import PROFILES
 
     unknown = [p for p in profiles if p not in PROFILES]
     if unknown:

@@ -36,10 +36,11 @@ from adaroll.experiments.inputs import (  # noqa: E402
     markdown_table,
     save_figure,
 )
+from adaroll.experiments.profiles import PROFILES, Profile  # noqa: E402
 from adaroll.experiments.savings import HEADER as SAVINGS_HEADER  # noqa: E402
 from adaroll.experiments.savings import saving_rows  # noqa: E402
 from adaroll.experiments.sensitivity import sensitivity_section  # noqa: E402
-from adaroll.experiments.specs import PROFILES, VARIANTS, Experiment, Profile  # noqa: E402
+from adaroll.experiments.specs import Experiment  # noqa: E402
 from adaroll.experiments.stats import (  # noqa: E402
     cost_to_reach,
     fmt_censored,
@@ -50,6 +51,7 @@ from adaroll.experiments.stats import (  # noqa: E402
     paired_saving,
     verdict,
 )
+from adaroll.experiments.variants import VARIANTS  # noqa: E402
 from adaroll.jsonl import read_jsonl  # noqa: E402
 from adaroll.report import LABELS, RL_RUNS  # noqa: E402
 from adaroll.training.bill import BILL_KEYS  # noqa: E402

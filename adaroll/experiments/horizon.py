@@ -1,5 +1,5 @@
 """The horizon sweep (issue 28): on one horizon bucket, Base->Vanilla against Base->Hybrid at
-each budget of :data:`~adaroll.experiments.specs.HORIZON_SWEEP`, the measured saving beside the
+each budget of :data:`~adaroll.experiments.profiles.HORIZON_SWEEP`, the measured saving beside the
 saving the train-split pilot predicted before the runs, and SFT and SFT->Vanilla against the same
 targets.
 
@@ -21,7 +21,7 @@ from adaroll.algos.targets import at_every_mark, vanilla_target
 from adaroll.config import load_config
 from adaroll.experiments.horizon_options import options_section
 from adaroll.experiments.inputs import Inputs, Section, analysis, markdown_table, save_figure
-from adaroll.experiments.specs import (
+from adaroll.experiments.profiles import (
     HORIZON_BUCKETS,
     HORIZON_PILOT,
     HORIZON_SWEEP,

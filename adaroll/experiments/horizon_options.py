@@ -15,7 +15,7 @@ from typing import Any
 
 from adaroll.experiments.claims import MIN_SEEDS
 from adaroll.experiments.inputs import Inputs, markdown_table
-from adaroll.experiments.specs import OPTION_PILOT, VARIANTS
+from adaroll.experiments.profiles import OPTION_PILOT
 from adaroll.experiments.stats import (
     Censored,
     bootstrap_ci,
@@ -25,6 +25,7 @@ from adaroll.experiments.stats import (
     paired_cost_difference,
     verdict,
 )
+from adaroll.experiments.variants import VARIANTS
 
 DEFAULT_RUN = "own-run"
 """The variant whose runs train the default Base->Hybrid."""

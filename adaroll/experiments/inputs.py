@@ -15,7 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from adaroll.algos.targets import SPLITS, target_costs, target_keys  # noqa: E402
 from adaroll.config import ConfigurationName  # noqa: E402
-from adaroll.experiments.specs import Experiment, Profile  # noqa: E402
+from adaroll.experiments.profiles import Profile  # noqa: E402
+from adaroll.experiments.specs import Experiment  # noqa: E402
 from adaroll.experiments.stats import Censored  # noqa: E402
 
 Summaries = dict[str, dict[int, dict[str, Any]]]

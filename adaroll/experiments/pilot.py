@@ -27,7 +27,7 @@ from typing import Any
 
 from adaroll.algos import cost_model as cm
 from adaroll.config import RunConfig, dump_config, load_config
-from adaroll.experiments.specs import PROFILES
+from adaroll.experiments.profiles import PROFILES
 from adaroll.io import atomic_write_text, make_private_dir
 from adaroll.policies.base import Policy
 from adaroll.rollout.jobs import Group, Job, StartKind

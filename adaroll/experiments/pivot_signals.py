@@ -35,7 +35,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from adaroll.algos.pivots import PIVOT_SCORERS, cluster_sizes, disagreement_from_counts  # noqa: E402
 from adaroll.experiments.inputs import markdown_table, save_figure  # noqa: E402
-from adaroll.experiments.specs import EXPERIMENTS, VARIANTS  # noqa: E402
+from adaroll.experiments.specs import EXPERIMENTS  # noqa: E402
+from adaroll.experiments.variants import VARIANTS  # noqa: E402
 
 COMPARED = ("disagreement", "reward_variance", "entropy")
 """The signals whose picks are compared: a state "only one signal picks" is one the other two

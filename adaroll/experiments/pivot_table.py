@@ -30,8 +30,8 @@ from adaroll.experiments.claims import (  # noqa: E402
     judge,
 )
 from adaroll.experiments.inputs import Inputs, Section, analysis, markdown_table, save_figure  # noqa: E402
-from adaroll.experiments.specs import VARIANTS  # noqa: E402
 from adaroll.experiments.stats import fmt_count, fmt_interval, fmt_pct, mean_std  # noqa: E402
+from adaroll.experiments.variants import VARIANTS  # noqa: E402
 
 SPLITS = ("train", "val", "heldout")
 SCORE_KEYS = tuple(f"{split}_{kind}4" for split in SPLITS for kind in ("avg", "pass"))

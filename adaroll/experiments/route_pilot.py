@@ -31,7 +31,7 @@ from typing import Any
 from adaroll.algos import cost_model as cm
 from adaroll.algos.route_estimate import calibrated, fit_gamma, spearman
 from adaroll.experiments.pilot import pilot_base, run_pilot
-from adaroll.experiments.specs import LEARNING_CALIBRATION, LEARNING_ESTIMATE
+from adaroll.experiments.variants import LEARNING_CALIBRATION, LEARNING_ESTIMATE
 from adaroll.io import atomic_write_text
 from adaroll.rollout.jobs import Job
 from adaroll.routes import ROUTED, Route, StartKind
@@ -205,8 +205,8 @@ def predict_options(
     (``cost``, the default's inputs) and the routing pilot (estimates, reference success).
 
     * estimate routing: the shares are the routes of the variants' estimate (``raws``: each
-      kind's raw estimates; ``specs.LEARNING_ESTIMATE``), calibrated on the first
-      ``specs.LEARNING_CALIBRATION`` tasks, tasks without pivots to Root; the routing pass is
+      kind's raw estimates; ``variants.LEARNING_ESTIMATE``), calibrated on the first
+      ``variants.LEARNING_CALIBRATION`` tasks, tasks without pivots to Root; the routing pass is
       the calibration tasks' probes; the episode lengths by mode stay the probe-routed ones;
     * reeval=near: the Local term times the share of Local tasks whose calibrated estimate is
       within :data:`REEVAL_MARGIN` of tau_low - the estimate the phase would hold: the routing

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from adaroll.config import ConfigError
-from adaroll.experiments.specs import EXPERIMENTS, PROFILES, VARIANTS, Experiment, Profile
+from adaroll.experiments.profiles import PROFILES, Profile
+from adaroll.experiments.specs import EXPERIMENTS, Experiment
+from adaroll.experiments.variants import VARIANTS
 from adaroll.io import atomic_write_text
 
 

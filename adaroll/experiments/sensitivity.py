@@ -22,8 +22,8 @@ from typing import Any
 from adaroll.config import RunConfig
 from adaroll.experiments.claims import MIN_SEEDS, Claim, judge
 from adaroll.experiments.inputs import Inputs, Section, markdown_table
-from adaroll.experiments.specs import VARIANTS
 from adaroll.experiments.stats import fmt_interval, mean_std
+from adaroll.experiments.variants import VARIANTS
 
 VAL_MARGIN = 0.025
 """Val Avg@4 differences within +-2.5 points count as no effect (about one standard error of an

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from adaroll.experiments.analyses import Inputs
-from adaroll.experiments.specs import EXPERIMENTS, PROFILES
+from adaroll.experiments.profiles import PROFILES
+from adaroll.experiments.specs import EXPERIMENTS
 
 
 def _summary(target: float | None, curve: list[dict], reached: bool | None) -> dict:

@@ -20,8 +20,10 @@ from adaroll.experiments.horizon import (
     noise_level_target,
 )
 from adaroll.experiments.inputs import Inputs
+from adaroll.experiments.profiles import PROFILES, horizon_budget
 from adaroll.experiments.runner import Unit, copy_base, overrides_for, run_experiments
-from adaroll.experiments.specs import EXPERIMENTS, PROFILES, VARIANTS, horizon_budget
+from adaroll.experiments.specs import EXPERIMENTS
+from adaroll.experiments.variants import VARIANTS
 from adaroll.training.pipeline import Pipeline
 
 

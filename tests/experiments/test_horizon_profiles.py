@@ -13,8 +13,7 @@ from adaroll.config import ConfigError, load_config
 from adaroll.envs import get_suite
 from adaroll.envs.mobile.suite import expert_length
 from adaroll.envs.mobile.tasks import get_template
-from adaroll.experiments.runner import Unit, overrides_for
-from adaroll.experiments.specs import (
+from adaroll.experiments.profiles import (
     HORIZON_BUCKETS,
     HORIZON_PILOT,
     HORIZON_SWEEP,
@@ -24,6 +23,7 @@ from adaroll.experiments.specs import (
     horizon_mark,
     horizon_profile,
 )
+from adaroll.experiments.runner import Unit, overrides_for
 
 PILOTS = Path(__file__).parents[2] / "docs" / "results" / "pilots"
 
@@ -106,7 +106,9 @@ def test_a_horizon_profiles_suite_draws_from_its_templates(name: str) -> None:
 def test_the_options_predictions_are_the_committed_routing_pilots(bucket: str) -> None:
     """Issue 40: every option variant the horizon experiment trains has its S(30) from the
     routing pilot committed before the runs, and the pilot used the variants' estimate."""
-    from adaroll.experiments.specs import EXPERIMENTS, LEARNING_ESTIMATE, OPTION_PILOT
+    from adaroll.experiments.profiles import OPTION_PILOT
+    from adaroll.experiments.specs import EXPERIMENTS
+    from adaroll.experiments.variants import LEARNING_ESTIMATE
 
     pilot = json.loads((PILOTS / f"mobile-{bucket}-seed0-routing.json").read_text())
     predicted = {k: round(v["saving_30"], 3) for k, v in pilot["predictions"].items()}

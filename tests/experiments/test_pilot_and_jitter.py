@@ -11,7 +11,7 @@ import pytest
 from adaroll.config import BudgetConfig, EvalConfig, GRPOConfig, SchedulerConfig, TrainConfig
 from adaroll.experiments import pilot as pilot_module
 from adaroll.experiments.jitter import measure
-from adaroll.experiments.specs import PROFILES, Profile
+from adaroll.experiments.profiles import PROFILES, Profile
 from adaroll.experts import collect_experts
 from adaroll.rollout.collector import Collector
 from adaroll.snapshots.memory import MemorySnapshots

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from adaroll.experiments import pivot_signals as ps
+from adaroll.experiments.profiles import PROFILES
 from adaroll.experiments.runner import Unit, overrides_for, train_unit
-from adaroll.experiments.specs import PROFILES
 
 pytestmark = pytest.mark.timeout(900)
 

@@ -12,8 +12,9 @@ import pytest
 from adaroll.config import ConfigError
 from adaroll.experiments import pivot_table
 from adaroll.experiments.inputs import Inputs, Section
+from adaroll.experiments.profiles import PROFILES
 from adaroll.experiments.runner import analyse_experiments, run_experiments
-from adaroll.experiments.specs import EXPERIMENTS, PROFILES
+from adaroll.experiments.specs import EXPERIMENTS
 
 pytestmark = pytest.mark.timeout(1200)
 

@@ -9,6 +9,7 @@ import pytest
 
 from adaroll.experiments.analyses import ANALYSES
 from adaroll.experiments.inputs import Inputs
+from adaroll.experiments.profiles import PROFILES
 from adaroll.experiments.sensitivity import (
     COST_MARGIN,
     VAL_MARGIN,
@@ -17,7 +18,7 @@ from adaroll.experiments.sensitivity import (
     sensitivity_section,
     threshold_of,
 )
-from adaroll.experiments.specs import EXPERIMENTS, PROFILES
+from adaroll.experiments.specs import EXPERIMENTS
 
 SEEDS = list(range(10))
 

@@ -1,13 +1,13 @@
 """Experiment plans: every variant is valid config, runs are shared between experiments, and
 only variants that leave Base untouched reuse its directory."""
 
-import json
 from pathlib import Path
 
 import pytest
 
 from adaroll.actions import Action
 from adaroll.config import ConfigError, load_config
+from adaroll.experiments.profiles import PROFILES
 from adaroll.experiments.runner import (
     SHARED_BASE,
     Unit,
@@ -16,7 +16,8 @@ from adaroll.experiments.runner import (
     plan_units,
     shares_base,
 )
-from adaroll.experiments.specs import APPS_PILOT, EXPERIMENTS, PROFILES, VARIANTS
+from adaroll.experiments.specs import EXPERIMENTS
+from adaroll.experiments.variants import VARIANTS
 
 QUICK_BUDGETS = {
     name: load_config(
@@ -134,18 +135,6 @@ def test_a_profile_skips_configurations_in_every_experiment():
     assert set(web.skip_configurations) <= mobile
 
 
-def test_web_long_differs_from_web_only_in_the_rl_budget_and_its_evaluations():
-    web, long = PROFILES["web"], PROFILES["web-long"]
-    differ = {o.split("=")[0] for o in set(web.overrides) ^ set(long.overrides)}
-    assert differ == {"rl.budget", "rl.eval.every_env_steps", "rl.eval.every_policy_samples"}
-    assert "rl.budget={env_steps: 12000, policy_samples: 12000}" in long.overrides
-    assert (web.quick, web.skip, web.skip_configurations) == (
-        long.quick,
-        long.skip,
-        long.skip_configurations,
-    )
-
-
 @pytest.mark.parametrize("profile", ["web", "web-long", "web-long-tasks"])
 @pytest.mark.parametrize(
     ("variant", "wrong_field"),
@@ -205,18 +194,3 @@ def test_all_pivots_at_its_own_budget_runs_the_papers_ratio_on_every_profile(pro
     assert long == round(default * 56 / 12) and long > default
     if profile == "mobile" and not quick:  # the committed ten-seed runs' budget
         assert long == 56
-
-
-def test_web_apps_budget_and_predictions_are_its_committed_pilot() -> None:
-    """30 Base->Vanilla iterations at the pilot's cost (827 env steps each), Val marked every
-    2.5 of them as on the horizon profiles; the predictions are the file's."""
-    pilot = json.loads(
-        (Path(__file__).parents[2] / "docs/results/pilots/web-apps-seed0.json").read_text()
-    )
-    per_iteration, predicted = APPS_PILOT
-    assert per_iteration == round(pilot["vanilla_per_iteration"])
-    assert predicted == {int(n): round(s, 3) for n, s in pilot["predicted_saving"].items()}
-    cfg = load_config(None, [*PROFILES["web-apps"].overrides, "configurations=[base_vanilla]"])
-    assert cfg.rl.eval.every_env_steps == 2068  # 827 / 0.4
-    assert cfg.rl.budget.env_steps == 12 * 2068  # 30 iterations, a whole number of marks
-    assert abs(cfg.rl.budget.env_steps / per_iteration - 30) < 0.1

@@ -11,7 +11,7 @@ import pytest
 from adaroll.config import load_config
 from adaroll.envs import get_suite
 from adaroll.envs.base import TaskSpec
-from adaroll.experiments.specs import PROFILES
+from adaroll.experiments.profiles import PROFILES
 from adaroll.training.scheduler_base import RoundRobin, interleave_templates
 
 

@@ -53,8 +53,8 @@ def test_curated_set_holds_sixty_templates_with_the_long_ones_and_some_held_out(
 def _profile_templates() -> set[str]:
     """Every template some web experiment profile trains or evaluates on."""
     from adaroll.config import load_config
+    from adaroll.experiments.profiles import PROFILES
     from adaroll.experiments.runner import Unit, overrides_for
-    from adaroll.experiments.specs import PROFILES
 
     out: set[str] = set()
     for profile in PROFILES.values():

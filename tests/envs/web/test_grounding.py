@@ -12,8 +12,8 @@ from adaroll.envs.base import Observation, UIElement
 from adaroll.envs.web import MiniWoBSuite
 from adaroll.envs.web.grounding import UNREPRESENTABLE, check_representable, grounding_gap
 from adaroll.envs.web.miniwob import curated_tasks
+from adaroll.experiments.profiles import PROFILES
 from adaroll.experiments.runner import Unit, overrides_for
-from adaroll.experiments.specs import PROFILES
 from adaroll.policies.base import Context
 from adaroll.policies.small import SmallPolicy
 
