@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from adaroll.cli_common import ConfigOpt, SetOpt, load_or_exit
+from adaroll.cli_common import ConfigOpt, SetOpt, load_or_exit, warn_if_other_checkout
 from adaroll.cli_envs import envs_app
 from adaroll.config import ConfigError, RunConfig, dump_config, load_config
 
@@ -80,6 +80,7 @@ def run(
 
     extra = _rollout_overrides(workers, ray_address) + (["checks.stop=false"] if go_on else [])
     cfg = _config(config, (set_ or []) + extra, quick)
+    warn_if_other_checkout()
     if fresh and out.exists():
         shutil.rmtree(out)
     summary = Pipeline(cfg, out, progress=progress, say=lambda m: typer.echo(m)).run()
@@ -224,6 +225,8 @@ def experiment(
         )
         raise typer.Exit(2)
     only = None if variants is None else [v.strip() for v in variants.split(",") if v.strip()]
+    if out is None:
+        warn_if_other_checkout()
     written = (
         analyse_experiments(
             chosen,

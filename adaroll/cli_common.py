@@ -27,3 +27,29 @@ def load_or_exit(
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def other_checkout(cwd: Path) -> tuple[Path, Path] | None:
+    """(the AdaRoll checkout ``cwd`` lies in, the tree whose code this process imported) when
+    they differ, else None. An editable install's ``adaroll`` script imports the tree it was
+    installed from whatever the current directory, so a long experiment started from a second
+    checkout (a worktree pinned for the runs) would silently run the first one's code, and
+    every run it starts later would pick up edits made there."""
+    imported = Path(__file__).resolve().parent.parent
+    here = cwd.resolve()
+    for folder in (here, *here.parents):
+        if (folder / "adaroll" / "__init__.py").is_file() and (folder / "pyproject.toml").is_file():
+            return None if folder == imported else (folder, imported)
+    return None
+
+
+def warn_if_other_checkout() -> None:
+    """Say so, once, before training, when :func:`other_checkout` finds one."""
+    found = other_checkout(Path.cwd())
+    if found is not None:
+        here, imported = found
+        typer.echo(
+            f"warning: this runs the code in {imported}, not in the checkout you are in "
+            f"({here}); to run this checkout's code: PYTHONPATH={here} python -m adaroll.cli ...",
+            err=True,
+        )
