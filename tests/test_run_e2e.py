@@ -294,6 +294,24 @@ def test_a_run_resumes_only_under_the_env_settings_it_started_with(
     assert (finished / "summary.json").read_text() == (straight_run / "summary.json").read_text()
 
 
+def test_each_start_records_its_machine_and_a_resume_elsewhere_says_so(
+    straight_run: Path, tmp_path: Path
+) -> None:
+    lines = (straight_run / "machines.jsonl").read_text().splitlines()
+    assert len(lines) == 1  # one start; a finished run read again adds none
+    first = json.loads(lines[0])
+    assert first["cpu"] and first["python"] and first["torch"]
+    moved = tmp_path / "moved"
+    shutil.copytree(straight_run, moved)
+    (moved / "summary.json").unlink()
+    (moved / "machines.jsonl").write_text(json.dumps({**first, "cpu": "Another CPU"}) + "\n")
+    done = _cli("run", "--quick", "--no-progress", "--out", str(moved))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"cpu: Another CPU -> {first['cpu']}" in done.stdout
+    assert len((moved / "machines.jsonl").read_text().splitlines()) == 2
+    assert (moved / "summary.json").read_text() == (straight_run / "summary.json").read_text()
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "adaroll.cli", *args],

@@ -20,6 +20,7 @@ from typing import Any
 from adaroll.experiments.claims import PAPER
 from adaroll.experiments.stats import closeness, fmt_interval
 from adaroll.io import atomic_write_text
+from adaroll.training.run_identity import cpu_model
 
 ORDER = (
     "recipe",
@@ -40,11 +41,7 @@ ORDER = (
 
 
 def _machine() -> str:
-    model = "unknown CPU"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            model = line.split(":", 1)[1].strip()
-            break
+    model = cpu_model()
     mem = next(
         (
             int(line.split()[1])

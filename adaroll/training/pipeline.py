@@ -54,7 +54,7 @@ from adaroll.training.preflight import (
 )
 from adaroll.training.purposes import run_purposes
 from adaroll.training.route_estimate import phase_estimator
-from adaroll.training.run_identity import experiment_changes, settings_changes
+from adaroll.training.run_identity import experiment_changes, record_machine, settings_changes
 from adaroll.training.scheduler import SCHEDULERS
 from adaroll.training.scheduler_base import interleave_templates
 from adaroll.training.self_pool import SelfPivotPool
@@ -459,6 +459,8 @@ class Pipeline:
                 f"{'; ...' if len(changed) > 4 else ''}); use a new --out or the same config"
             )
         self._record_env_settings(started=saved.exists())
+        if not self._finished() and (note := record_machine(self.out / "machines.jsonl")):
+            self.say(note)
         atomic_write_text(saved, dump_config(self.cfg))
         atomic_write_text(self.out / "format.json", json.dumps({"format": RUN_FORMAT}))
         wanted = set(self.cfg.configurations)

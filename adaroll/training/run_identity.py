@@ -1,9 +1,17 @@
 """What makes a run directory the same experiment when it is resumed: the config up to the
 fields that only change where work runs (:func:`experiment_changes`), and the env's settings
-with every default resolved (:func:`settings_changes`, the run's ``env.json``)."""
+with every default resolved (:func:`settings_changes`, the run's ``env.json``). And what it
+does not check but records: the machine each start and resume ran on (:func:`record_machine`,
+the run's ``machines.jsonl``)."""
 
 from __future__ import annotations
 
+import json
+import os
+import platform
+import time
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from adaroll.config import (
@@ -97,3 +105,61 @@ def _read_settings_only(phase: TrainConfig) -> TrainConfig:
         k: getattr(defaults, k) for k in SchedulerConfig.model_fields if k.startswith("bandit_")
     }
     return phase.model_copy(update={"scheduler": phase.scheduler.model_copy(update=unread)})
+
+
+def cpu_model() -> str:
+    """The CPU's model name as the kernel reports it (``unknown CPU`` where it does not)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def machine() -> dict[str, Any]:
+    """Where this process computes: CPU model, cores, Python, torch and numpy versions."""
+    versions: dict[str, str | None] = {}
+    for dist in ("torch", "numpy"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = None
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        **versions,
+    }
+
+
+def record_machine(path: Path) -> str | None:
+    """Append this machine (:func:`machine`, with the time) to ``path`` (a run's
+    ``machines.jsonl``, one line per start or resume) and return a note when its CPU or
+    versions differ from the run's first line: the same commit on another CPU family takes
+    other floating-point paths (SFT gives another Base from the same seed), so the run stays a
+    valid run of its experiment but is no longer reproducible bit for bit on one machine. Not an
+    error: a long run may have to finish elsewhere. An unreadable first line is no comparison."""
+    now = machine()
+    first: dict[str, Any] | None = None
+    if path.exists():
+        try:
+            first = json.loads(path.read_text().splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            first = None
+    with path.open("a") as f:
+        f.write(json.dumps({"ts": round(time.time(), 3), **now}) + "\n")
+    if first is None:
+        return None
+    # the core count changes how many runs go at once, not what one computes
+    changed = [
+        f"{k}: {first.get(k)} -> {v}" for k, v in now.items() if k != "cores" and first.get(k) != v
+    ]
+    if not changed:
+        return None
+    return (
+        f"note: this run started on another machine ({'; '.join(changed)}); it resumes, "
+        "but its results are no longer reproducible bit for bit on one machine "
+        "(docs/RESULTS.md, 'How we measure': reproducing a run)"
+    )
