@@ -591,6 +591,16 @@ class WebEnv(EpisodeEnv):
         if not self.cdp.evaluate(js, await_promise=True, timeout=timeout + 5):
             raise CDPError(f"page condition not met within {timeout} s: {condition.strip()[:80]}")
 
+    def pending_work(self) -> int:
+        """Callbacks the settle policy would wait for now (short timers, animation frames and,
+        on the apps, requests in flight); 0 on a settled page."""
+        return int(self.cdp.evaluate("__adaroll.pending.size + __adaroll.rafs.size") or 0)
+
+    def settle(self) -> int:
+        """Wait as a step does until the page is settled; the callbacks still pending at the
+        settle bound (0 = settled)."""
+        return self._settle()
+
     def _settle(self, frames: int = 0) -> int:
         """Run the settle policy; returns how many callbacks were still pending at its time
         limit (0 = settled), also kept in ``info["unsettled"]`` of the step."""

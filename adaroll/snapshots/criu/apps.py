@@ -13,9 +13,14 @@ layer): a write in one branch is invisible to every other branch and to the pare
 
 What this backend adds to the browser backend:
 
-* **refuses what it cannot restore faithfully**: only a settled apps env (no request in flight:
-  the settle policy waits for every request, so a dump never cuts one; Chromium opens a new
-  connection after a restore, HTTP/1.0 keeps none alive) whose servers all run;
+* **connections survive**: the browser's connections to the app servers are dumped and restored
+  established (``--tcp-established``; both ends are in the dumped tree), so a request in flight
+  at the dump completes in every branch: each branch's server applies it to its own database
+  and answers its own page. A dump of a page with work pending (a request, a short timer) is
+  verified against the state it leads to: the parent settles right after the dump, and each
+  branch settles before its check (``ref.meta["unsettled"]``). The env's own checkpoints are
+  settled, so this only concerns a user's ``save`` mid-request;
+* **refuses what it cannot restore faithfully**: an env whose servers do not all run;
 * **a state checksum at dump**: the databases as dumped - read from the state copy the hook made
   while the tree was frozen - are hashed (:func:`~adaroll.envs.apps.state.checksum`) and must
   equal the live state just before the dump (else the dump raced with a write and is refused);
@@ -35,7 +40,7 @@ apply (the state is not in this process).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +50,12 @@ from adaroll.envs.apps.env import AppsEnv
 from adaroll.envs.apps.launch import server_processes
 from adaroll.envs.apps.state import checksum, read_database
 from adaroll.envs.base import EnvFault, GUIEnv
+from adaroll.envs.web.cdp import CDPError
 from adaroll.snapshots.base import SNAPSHOT_BACKENDS, SnapshotError, SnapshotRef
 from adaroll.snapshots.criu.backend import CriuSnapshots
 from adaroll.snapshots.criu.branch import branch_class_of
 from adaroll.snapshots.criu.config import STATE_SUBDIR
-from adaroll.snapshots.verification import RestoreCheck
+from adaroll.snapshots.verification import RestoreCheck, stable_screenshot_hash
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,7 @@ class AppCriuSnapshots(CriuSnapshots):
 
     name = "app-criu"
     whole_app = True
+    tcp_connections = "--tcp-established"
 
     def save(self, env: GUIEnv, prefix: tuple[Action, ...]) -> SnapshotRef:
         if not isinstance(env, AppsEnv):
@@ -107,6 +114,7 @@ class AppCriuSnapshots(CriuSnapshots):
         try:
             env.check_servers()
             live = env.state_checksum()
+            unsettled = env.pending_work()
         except EnvFault as exc:
             raise SnapshotError(f"cannot snapshot a broken apps env: {exc}") from exc
         ref = super().save(env, prefix)
@@ -123,13 +131,44 @@ class AppCriuSnapshots(CriuSnapshots):
                 f"app-criu {ref.id}: the databases changed during the dump ({dumped} != {live})"
             )
         ref.meta["state_checksum"] = dumped
+        if unsettled:
+            ref = self._settled(env, ref, unsettled)
         return ref
+
+    def _settled(self, env: AppsEnv, ref: SnapshotRef, unsettled: int) -> SnapshotRef:
+        """What a branch of a dump with work pending must come to: the parent, settled now,
+        as every branch is before its check (its requests complete there too)."""
+        try:
+            busy = env.settle()
+            tree = env.observe().element_tree_hash()
+            state = env.state_checksum()
+            shot = stable_screenshot_hash(env) if ref.meta.get("screenshot_hash") else ""
+        except (EnvFault, CDPError) as exc:
+            self.release(ref)
+            raise SnapshotError(
+                f"app-criu {ref.id}: the parent broke while settling: {exc}"
+            ) from exc
+        if busy:
+            self.release(ref)
+            raise SnapshotError(
+                f"app-criu {ref.id}: the page was still busy {env.config.settle_timeout_ms} ms "
+                "after the dump: a branch would have no settled state to be checked against"
+            )
+        meta = {**ref.meta, "unsettled": unsettled, "state_checksum": state}
+        if shot:
+            meta["screenshot_hash"] = shot
+        return replace(ref, element_tree_hash=tree, meta=meta)
 
     @staticmethod
     def branch_class() -> Any:
         return branch_class_of(AppsEnv)
 
     def _verify(self, env: Any, ref: SnapshotRef) -> Any:
+        if ref.meta.get("unsettled"):  # the dump's pending requests complete in the branch first
+            try:
+                env.settle()
+            except (EnvFault, CDPError) as exc:
+                return RestoreCheck(False, False, None, error=f"settling after restore: {exc}")
         base = super()._verify(env, ref)
         if self.config.verify == "off":
             return base

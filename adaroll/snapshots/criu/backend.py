@@ -89,6 +89,10 @@ class CriuSnapshots(SnapshotBackend):
     browser (its servers and files: ``app-criu``, :mod:`adaroll.snapshots.criu.apps`); a backend
     without it refuses such an env."""
     branch_class = staticmethod(branch_env_class)  # the env class a restored branch is
+    tcp_connections: str = "--tcp-close"
+    """criu's flag for established TCP connections, at dump and restore: a browser alone has
+    only the controller's DevTools connection, whose far end is outside the dump, so it is
+    restored closed (the controller reconnects)."""
 
     def __init__(self, config: CriuConfig | None = None, **overrides: Any) -> None:
         config = config or CriuConfig()
@@ -181,6 +185,7 @@ class CriuSnapshots(SnapshotBackend):
             "-o",
             str(log),
             "--leave-running",
+            self.tcp_connections,
             *CRIU_COMMON,
             "--network-lock",
             "skip",
@@ -487,6 +492,7 @@ class CriuSnapshots(SnapshotBackend):
             "-d",
             "--pidfile",
             str(pidfile),
+            self.tcp_connections,
             *CRIU_COMMON,
             *unprivileged_flags(image.ids),
         ]

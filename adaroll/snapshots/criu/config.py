@@ -8,9 +8,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-# Options shared by dump and restore: open CDP sockets are closed (not dumped, restored closed),
-# unix sockets to peers outside the tree are external, flock/fcntl locks are dumped.
-CRIU_COMMON = ("--tcp-close", "--ext-unix-sk", "--file-locks")
+# Options shared by dump and restore: unix sockets to peers outside the tree are external,
+# flock/fcntl locks are dumped. How TCP connections are handled is the backend's choice
+# (``CriuSnapshots.tcp_connections``).
+CRIU_COMMON = ("--ext-unix-sk", "--file-locks")
 IMAGE_SUBDIR = "img"
 STATE_SUBDIR = "state"
 MANIFEST = "manifest.json"
