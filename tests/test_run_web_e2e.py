@@ -1,8 +1,9 @@
-"""`adaroll run --quick` on the web env with CRIU snapshots, end to end in a subprocess: two
-MiniWoB++ templates in Chromium, tiny budgets. Every configuration is billed in summary.json,
-the Hybrid phase's Suffix starts are restored from real CRIU images (the thresholds are pinned
-so that every probed task goes to Suffix), and the run leaves nothing behind: no Chromium, CRIU
-or janitor process, no image or browser directory.
+"""`adaroll run --quick` on the web envs with CRIU snapshots, end to end in a subprocess, tiny
+budgets: two MiniWoB++ templates in Chromium (``criu``), and two templates of the apps env, whose
+servers and databases are snapshotted with the browser (``app-criu``). Every configuration is
+billed in summary.json, the Hybrid phase's Suffix starts are restored from real CRIU images (the
+thresholds are pinned so that every probed task goes to Suffix), and the run leaves nothing
+behind: no Chromium, app server, CRIU or janitor process, no image or browser directory.
 
 Under CI a missing Chromium, CRIU or root fails this test (tests/components.py)."""
 
@@ -29,12 +30,24 @@ pytestmark = [pytest.mark.slow, pytest.mark.web, pytest.mark.criu]
 
 CONFIGS = ("base", "sft", "base_vanilla", "base_hybrid")
 GROUP = 4
-OVERRIDES = (
-    "env.name=web",
-    "env.snapshot_backend=criu",
-    "env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 3, templates: [click-button, click-tab-2]}",
-    *suffix_run(CONFIGS, GROUP, tasks_per_iteration=2),
-)
+ENVS = {
+    # env: (snapshot backend, two short templates)
+    "web": ("criu", "click-button, click-tab-2"),
+    "apps": ("app-criu", "mail.archive, notes.pin"),
+}
+
+
+def overrides(env: str) -> tuple[str, ...]:
+    backend, templates = ENVS[env]
+    return (
+        f"env.name={env}",
+        f"env.snapshot_backend={backend}",
+        "env.suite_options={train_seeds: 1, eval_seeds: 1, pretrain_seeds: 3, "
+        f"templates: [{templates}]}}",
+        *suffix_run(CONFIGS, GROUP, tasks_per_iteration=2),
+    )
+
+
 TIMEOUT_S = 300
 """The run takes well under a minute; the limit stays below pytest's (pyproject.toml)."""
 
@@ -53,18 +66,18 @@ def _alive(pid: int) -> bool:
     return pid > 0 and Path(f"/proc/{pid}").exists()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=sorted(ENVS))
 def web_run(
-    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Path, Path, dict[int, str], list[str]]]:
     """(run directory, the run's TMPDIR, processes before the run, /dev/shm entries before)."""
     require_criu_stack()
-    out = tmp_path_factory.mktemp("web-run") / "run"
+    out = tmp_path_factory.mktemp(f"{request.param}-run") / "run"
     # A TMPDIR of its own, to see what the run leaves there; short, because Chromium does not
     # start under a TMPDIR path longer than about 27 characters (a pytest tmp_path is longer).
     tmp = Path(tempfile.mkdtemp(prefix="adr-", dir="/tmp"))
     before, shm = live_processes(), _ours(Path("/dev/shm"))
-    sets = [arg for override in OVERRIDES for arg in ("--set", override)]
+    sets = [arg for override in overrides(request.param) for arg in ("--set", override)]
     try:
         done = subprocess.run(
             [
@@ -93,7 +106,8 @@ def web_run(
 def test_web_run_bills_every_configuration(web_run) -> None:
     out = web_run[0]
     config = yaml.safe_load((out / "config.yaml").read_text())
-    assert config["env"]["name"] == "web" and config["env"]["snapshot_backend"] == "criu"
+    env = config["env"]["name"]
+    assert config["env"]["snapshot_backend"] == ENVS[env][0]
     rows = json.loads((out / "summary.json").read_text())["configurations"]
     assert set(rows) == set(CONFIGS)
     parts = ("env_steps", "replay_steps", "demo_env_steps", "selection_env_steps")
@@ -126,7 +140,7 @@ def test_hybrid_suffix_starts_are_restored_from_criu_images(web_run) -> None:
 
 def test_web_run_leaves_nothing_behind(web_run) -> None:
     _, tmp, before, shm = web_run
-    assert left_behind(before, "chromium", "criu", "_janitor.py") == {}
+    assert left_behind(before, "chromium", "criu", "_janitor.py", "appserver.supervisor") == {}
     assert _ours(tmp) == []  # CRIU images and browser state directories
     # CRIU's kernel-feature caches (adaroll-criu-kdat-PID-...): a new one whose creator has
     # exited is left behind; one of a live process belongs to other work on this machine

@@ -4,21 +4,15 @@ training, tiny budgets) and writes its table, data and plot; `adaroll results` g
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from adaroll.experiments.specs import EXPERIMENTS
+from tests.experiments.quick_runs import CLI_TIMEOUT_S, EXPERIMENTS_TIMEOUT_S, adaroll
 
 PLOTS = {"full": "table3.png", "efficiency": "figure4.png", "routing": "figure5.png"}
-EXPERIMENTS_TIMEOUT_S = 1500
-"""Limit of `adaroll experiment all --quick`."""
-CLI_TIMEOUT_S = 300
-"""Limit of one shorter command (`adaroll results`, a refused experiment)."""
 PYTEST_TIMEOUT_S = EXPERIMENTS_TIMEOUT_S + CLI_TIMEOUT_S + 60
 """pytest's limit covers a test's fixtures too: the experiments, then one shorter command (or
 two without them). Each subprocess reaches its own limit (and reports its output) first."""
@@ -26,39 +20,9 @@ two without them). Each subprocess reaches its own limit (and reports its output
 pytestmark = pytest.mark.timeout(PYTEST_TIMEOUT_S)
 
 
-def adaroll(
-    *args: str, cwd: Path, timeout: float = CLI_TIMEOUT_S
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    return subprocess.run(
-        [sys.executable, "-m", "adaroll.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
 @pytest.fixture(scope="module")
-def experiments(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("experiments")
-    done = adaroll(
-        "experiment",
-        "all",
-        "--quick",
-        "--seeds",
-        "0",
-        "--jobs",
-        "2",
-        "--root",
-        str(root),
-        cwd=root,
-        timeout=EXPERIMENTS_TIMEOUT_S,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return root / "mobile-quick"
+def experiments(quick_experiments: Path) -> Path:
+    return quick_experiments
 
 
 ON_MOBILE = [n for n in EXPERIMENTS.names() if EXPERIMENTS.get(n).runs_on("mobile")]
