@@ -49,7 +49,8 @@ def overrides(env: str) -> tuple[str, ...]:
 
 
 TIMEOUT_S = 300
-"""The run takes well under a minute; the limit stays below pytest's (pyproject.toml)."""
+"""A run takes 15-30 s on idle cores (1-1.5 min beside two experiments); the limit stays below
+pytest's (pyproject.toml)."""
 
 
 def _ours(directory: Path) -> list[str]:
