@@ -115,7 +115,7 @@ class AppCriuSnapshots(CriuSnapshots):
             env.check_servers()
             live = env.state_checksum()
             unsettled = env.pending_work()
-        except EnvFault as exc:
+        except (EnvFault, CDPError) as exc:
             raise SnapshotError(f"cannot snapshot a broken apps env: {exc}") from exc
         ref = super().save(env, prefix)
         try:
