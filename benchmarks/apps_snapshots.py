@@ -14,7 +14,11 @@ seed used), with the servers' documented latency (``latency_scale`` 1):
   checksum), median over ``--restores`` sequential restores, and its parts;
 * **ratios**: replay / restore, for the fresh and the warm replay;
 * **memory**: PSS summed over each live branch's processes (browser, renderer, app server,
-  namespace init) with ``--branches`` branches live at once, per branch.
+  namespace init) with ``--branches`` branches live at once, per branch;
+* **connections**: what keeping them costs - ``--tcp-restores`` restores of the same state from
+  two snapshots, alternated: app-criu's (connections dumped and restored established, so a
+  request in flight completes in every branch) and one taken with the browser backend's
+  ``--tcp-close``.
 
 Then the **step rate**: the experts' recorded action sequences on single-app templates replayed
 (1) through ``AppsEnv.step`` (input events, settle incl. the servers' answers, element-list
@@ -27,10 +31,10 @@ Goals (issue 44): a cold restore <= 0.1 s and >= 20x faster than replaying the p
 fresh env. The machine is shared: the load average is printed with the figures.
 
 Usage: ``python benchmarks/apps_snapshots.py [--tasks calendar.two_events,shop.two_items,...]
-[--prefix 10] [--replays 3] [--restores 10] [--branches 8] [--rate-templates ...]
-[--rate-seeds 3] [--smoke]`` (root, Chromium and ``scripts/install_criu.sh`` needed). ``--smoke``
-(CI): one task with the 10-step prefix, 1 replay of each kind, 2 restores, 2 live branches, the
-step rate on 2 templates x 1 seed. The last stdout line is one JSON object with every figure.
+[--prefix 10] [--replays 3] [--restores 10] [--branches 8] [--tcp-restores 12]
+[--rate-templates ...] [--rate-seeds 3] [--smoke]`` (root, Chromium and ``scripts/install_criu.sh`` needed). ``--smoke``
+(CI): one task with the 10-step prefix, 1 replay of each kind, 2 restores, 2 live branches, 1
+restore of each connection mode, the step rate on 2 templates x 1 seed. The last stdout line is one JSON object with every figure.
 """
 
 from __future__ import annotations
@@ -89,6 +93,44 @@ def long_task(env: Any, suite: Any, template: str, prefix: int) -> tuple[TaskSpe
     raise RuntimeError(f"no seed of {template} needs more than {prefix} expert steps")
 
 
+def closed_connections_backend(**kwargs: Any) -> Any:
+    """app-criu with the browser backend's ``--tcp-close``: the comparison only."""
+    from adaroll.snapshots.criu.apps import AppCriuSnapshots
+
+    class ClosedConnections(AppCriuSnapshots):
+        tcp_connections = "--tcp-close"
+
+    return ClosedConnections(**kwargs)
+
+
+def bench_connections(env: Any, prefix: tuple[Action, ...], n: int) -> dict[str, Any]:
+    """Restores of one state, alternated between connections kept and closed at the dump."""
+    from adaroll.snapshots.criu.apps import AppCriuSnapshots
+
+    backends = {"established": AppCriuSnapshots(max_branches=2)}
+    backends["closed"] = closed_connections_backend(max_branches=2)
+    times: dict[str, list[float]] = {k: [] for k in backends}
+    try:
+        refs = {k: b.save(env, prefix) for k, b in backends.items()}
+        for i in range(n):
+            for key in sorted(backends, reverse=i % 2 == 1):
+                t0 = time.perf_counter()
+                branch = backends[key].restore(refs[key])
+                times[key].append(time.perf_counter() - t0)
+                assert branch.restore_info["check"].ok
+                branch.close()
+    finally:
+        for b in backends.values():
+            b.close()
+    kept, closed = summary(times["established"]), summary(times["closed"])
+    return {
+        "restores_each": n,
+        "established_s": kept,
+        "closed_s": closed,
+        "established_vs_closed": round(kept["median"] / closed["median"], 2),
+    }
+
+
 def bench_task(env: Any, suite: Any, template: str, args: argparse.Namespace) -> dict[str, Any]:
     from adaroll.envs.apps import AppsEnv
     from adaroll.snapshots.criu.apps import AppCriuSnapshots
@@ -128,6 +170,7 @@ def bench_task(env: Any, suite: Any, template: str, args: argparse.Namespace) ->
                 b.close()
     finally:
         backend.close()
+    connections = bench_connections(env, prefix, args.tcp_restores) if args.tcp_restores else None
     restore = summary(restores)
     return {
         "task": task.id,
@@ -144,6 +187,7 @@ def bench_task(env: Any, suite: Any, template: str, args: argparse.Namespace) ->
         "ratio_vs_replay_warm": round(statistics.median(warm) / restore["median"], 1),
         "live_branches": args.branches,
         "branch_pss_mb": round(pss_mb, 1),
+        "connections": connections,
     }
 
 
@@ -194,12 +238,14 @@ def main() -> None:
     parser.add_argument("--replays", type=int, default=3)
     parser.add_argument("--restores", type=int, default=10)
     parser.add_argument("--branches", type=int, default=8)
+    parser.add_argument("--tcp-restores", type=int, default=12)
     parser.add_argument("--rate-templates", default=",".join(RATE_TEMPLATES))
     parser.add_argument("--rate-seeds", type=int, default=3)
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
     if args.smoke:
         args.tasks, args.replays, args.restores, args.branches = LONG_TASKS[0], 1, 2, 2
+        args.tcp_restores = 1
         args.rate_templates, args.rate_seeds = ",".join(RATE_TEMPLATES[:2]), 1
     args.rate_templates = tuple(t for t in args.rate_templates.split(",") if t)
     from adaroll.envs.apps import AppsEnv, AppsSuite
@@ -217,6 +263,14 @@ def main() -> None:
                 f"image {row['image_mb']} MB, {row['branch_pss_mb']} MB PSS per live branch",
                 file=sys.stderr,
             )
+            if row["connections"]:
+                c = row["connections"]
+                print(
+                    f"  restore with connections established {c['established_s']['median']:.3f} s, "
+                    f"closed {c['closed_s']['median']:.3f} s ({c['established_vs_closed']}x), "
+                    f"{c['restores_each']} alternated restores each",
+                    file=sys.stderr,
+                )
             out["tasks"].append(row)
         out["rate"] = bench_rate(env, suite, args)
     rate = out["rate"]

@@ -1,6 +1,6 @@
 """`benchmarks/apps_snapshots.py --smoke` finishes and its final JSON line holds its figures: a
-10-step prefix restored vs replayed (as ratios), PSS per live branch, and the env's step rate
-against a plain DevTools loop on the same apps.
+10-step prefix restored vs replayed (as ratios), PSS per live branch, restores with connections
+kept against closed, and the env's step rate against a plain DevTools loop on the same apps.
 
 Under CI a missing Chromium, CRIU or root fails this test (tests/components.py)."""
 
@@ -27,6 +27,12 @@ def test_smoke_run_prints_restore_vs_replay_memory_and_step_rate(smoke) -> None:
     )
     assert task["ratio_vs_replay_warm"] > 0 and task["image_mb"] > 0 and task["save_s"] > 0
     assert task["live_branches"] == 2 and task["branch_pss_mb"] > 0
+    connections = task["connections"]
+    assert connections["restores_each"] == 1
+    assert connections["established_s"]["n"] == connections["closed_s"]["n"] == 1
+    assert connections["established_vs_closed"] == round(
+        connections["established_s"]["median"] / connections["closed_s"]["median"], 2
+    )
     rate = result["rate"]
     assert rate["steps"] > 10 and rate["env_steps_per_s"] > 0 and rate["plain_cdp_steps_per_s"] > 0
     assert set(result["goals"]) == {"restore_le_0.1s", "ratio_ge_20x_vs_fresh_replay"}
