@@ -218,11 +218,17 @@ class Pipeline:
         return policy
 
     def evaluate(self, name: str, policy: Policy) -> dict[str, float]:
+        """``name``'s final evaluation on every split. Each split is kept as it finishes (it is
+        seeded by its own name), so a stopped run resumes at the split it was in."""
         path = self.out / "evals" / f"{name}.json"
         if path.exists():
             return json.loads(path.read_text())
         row: dict[str, float] = {}
+        parts = {split: path.with_name(f"{name}.{split}.json") for split in self.eval_tasks()}
         for split, tasks in self.eval_tasks().items():
+            if parts[split].exists():
+                row |= json.loads(parts[split].read_text())
+                continue
             r = evaluate_split(
                 policy,
                 self.make_env,
@@ -230,8 +236,12 @@ class Pipeline:
                 k=self.cfg.rl.eval.k,
                 seed=derive_seed(self.cfg.seed, "final-eval", name, split),
             )
-            row[f"{split}_avg"], row[f"{split}_pass"] = r.avg, r.pass_
+            done = {f"{split}_avg": r.avg, f"{split}_pass": r.pass_}
+            atomic_write_text(parts[split], json.dumps(done))
+            row |= done
         atomic_write_text(path, json.dumps(row))
+        for part in parts.values():
+            part.unlink()
         return row
 
     def pivots(self, name: str, policy: Policy, phase: TrainConfig) -> PivotSet:
