@@ -222,12 +222,13 @@ class Pipeline:
         seeded by its own name), so a stopped run resumes at the split it was in."""
         path = self.out / "evals" / f"{name}.json"
         if path.exists():
+            self._drop_split_rows(path)  # a stop may have come between the row and this
             return json.loads(path.read_text())
         row: dict[str, float] = {}
-        parts = {split: path.with_name(f"{name}.{split}.json") for split in self.eval_tasks()}
         for split, tasks in self.eval_tasks().items():
-            if parts[split].exists():
-                row |= json.loads(parts[split].read_text())
+            part = path.with_name(f"{name}.{split}.json")
+            if part.exists():
+                row |= json.loads(part.read_text())
                 continue
             r = evaluate_split(
                 policy,
@@ -237,12 +238,16 @@ class Pipeline:
                 seed=derive_seed(self.cfg.seed, "final-eval", name, split),
             )
             done = {f"{split}_avg": r.avg, f"{split}_pass": r.pass_}
-            atomic_write_text(parts[split], json.dumps(done))
+            atomic_write_text(part, json.dumps(done))
             row |= done
         atomic_write_text(path, json.dumps(row))
-        for part in parts.values():
-            part.unlink()
+        self._drop_split_rows(path)
         return row
+
+    @staticmethod
+    def _drop_split_rows(path: Path) -> None:
+        for part in path.parent.glob(f"{path.stem}.*.json"):
+            part.unlink()
 
     def pivots(self, name: str, policy: Policy, phase: TrainConfig) -> PivotSet:
         path = self.out / "pivots" / f"{name}.json"

@@ -63,3 +63,8 @@ def test_a_stopped_final_evaluation_resumes_at_its_split_and_equals_an_uninterru
     assert len(calls) == 2  # the first split was not evaluated again
     assert sorted(p.name for p in evals.iterdir()) == ["base.json"]
     assert json.loads((evals / "base.json").read_text()) == want
+
+    # a stop between the row and the removal of its split rows: the next read removes them
+    (evals / f"base.{splits[0]}.json").write_text("{}")
+    assert run.evaluate("base", _policy(run)) == want
+    assert sorted(p.name for p in evals.iterdir()) == ["base.json"]
